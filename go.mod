@@ -1,0 +1,8 @@
+module github.com/finsync/finsync
+
+go 1.26.8
+
+require (
+	github.com/google/uuid v1.6.0
+	github.com/shopspring/decimal v1.6.0
+)

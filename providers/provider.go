@@ -1,0 +1,197 @@
+// Package providers defines what finsync asks of an upstream financial data
+// provider: the Provider interface every adapter implements, the four classes
+// every provider failure falls into, the resilience layer (circuit breakers,
+// rate limits and retries) shared by all adapters, and the registry that maps
+// a provider name to its adapter.
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/finsync/finsync/domain"
+)
+
+// Connection is what an adapter needs to reach one user's data at a provider.
+type Connection struct {
+	// ID is the finsync bank connection id, for logs and error context.
+	ID string
+	// Provider is the provider name (domain.ProviderPlaid, ...).
+	Provider string
+	// InstitutionID names the bank behind an aggregator connection; it scopes
+	// the per-institution circuit breaker. Empty when the provider is the bank.
+	InstitutionID string
+	// BaseURL is the provider's API root (the simulator's root URL in tests
+	// and demos).
+	BaseURL string
+	// Credentials is the decrypted provider-specific JSON credential object.
+	Credentials json.RawMessage
+}
+
+// Account is an account as a provider reports it, already in finsync's
+// conventions (balances in major units; for liabilities, the amount owed).
+type Account struct {
+	ProviderAccountID string
+	Name              string
+	Mask              string
+	Type              string
+	Subtype           string
+	Currency          string
+	CurrentBalance    *domain.Money
+	AvailableBalance  *domain.Money
+	CreditLimit       *domain.Money
+	Liability         *domain.Liability
+}
+
+// Institution describes the bank behind a connection.
+type Institution struct {
+	ID      string
+	Name    string
+	LogoURL string
+}
+
+// AccountSet is the result of fetching a connection's accounts and balances.
+type AccountSet struct {
+	Institution Institution
+	Accounts    []Account
+	// HasInvestments reports whether the connection offers holdings and
+	// investment transactions.
+	HasInvestments bool
+}
+
+// CategoryRef is a provider's category for a transaction.
+type CategoryRef struct {
+	ProviderID  string
+	Name        string
+	Group       string
+	Description string
+}
+
+// Transaction is a transaction as a provider reports it, converted to
+// finsync's conventions: outflow negative, major units, status one of
+// domain.TxPending, domain.TxPosted, domain.TxDeleted.
+type Transaction struct {
+	ProviderID          string
+	ProviderAccountID   string
+	Status              string
+	Summary             string
+	Amount              domain.Money
+	Currency            string
+	AuthorizedDate      *domain.Date
+	PostedDate          *domain.Date
+	MerchantName        *string
+	Category            *CategoryRef
+	Fees                *domain.Money
+	FeeType             *string
+	NetAmount           *domain.Money
+	SubAccount          *string
+	PaymentChannel      *string
+	CheckNumber         *string
+	OriginalDescription *string
+	Type                *string
+	CreatedAt           time.Time
+	PostedAt            *time.Time
+	// PendingProviderID names the pending transaction this posted one
+	// replaces (Plaid's pending_transaction_id), so that a user's category
+	// carries over.
+	PendingProviderID *string
+}
+
+// TransactionRequest asks for the next page of a connection's transactions.
+type TransactionRequest struct {
+	// Cursor is the opaque resume state returned by the previous page's
+	// Next, or "" for the first sync.
+	Cursor string
+	// PendingIDs are the provider ids of stored pending transactions, for
+	// providers that must re-check them (Stripe).
+	PendingIDs []string
+	// Today is the current UTC date, used for date windows.
+	Today domain.Date
+}
+
+// TransactionPage is one page of a connection's transactions.
+type TransactionPage struct {
+	// Upserts are new or changed transactions.
+	Upserts []Transaction
+	// Removed are provider ids the provider says no longer exist.
+	Removed []string
+	// ReplacePendingFor, when non-empty, says that the pending transactions
+	// in Upserts are the complete pending set for these provider account ids:
+	// any other stored pending transaction of those accounts has vanished and
+	// becomes deleted (GoCardless signals removals this way).
+	ReplacePendingFor []string
+	// Next is the opaque cursor to store with this page and resume from.
+	Next string
+	// Done reports that this was the last page of this sync.
+	Done bool
+}
+
+// Holdings is a connection's investment positions.
+type Holdings struct {
+	Holdings   []Holding
+	Securities []Security
+}
+
+// Holding is one position as a provider reports it.
+type Holding struct {
+	ProviderAccountID  string
+	ProviderSecurityID string
+	Quantity           domain.Money
+	CostBasis          *domain.Money
+	InstitutionPrice   domain.Money
+	InstitutionValue   domain.Money
+	Currency           string
+	PriceAsOf          *domain.Date
+}
+
+// Security is a tradable instrument as a provider reports it.
+type Security struct {
+	ProviderSecurityID string
+	Symbol             *string
+	Name               string
+	Type               string
+	ClosePrice         *domain.Money
+	Currency           string
+}
+
+// InvestmentTransaction is one investment event as a provider reports it,
+// converted so that cash out is negative.
+type InvestmentTransaction struct {
+	ProviderID         string
+	ProviderAccountID  string
+	ProviderSecurityID *string
+	Date               domain.Date
+	Type               string
+	Subtype            string
+	Quantity           domain.Money
+	Price              domain.Money
+	Amount             domain.Money
+	Fees               *domain.Money
+	Currency           string
+	Description        string
+}
+
+// InvestmentTransactions is every investment event in a date window.
+type InvestmentTransactions struct {
+	Transactions []InvestmentTransaction
+	Securities   []Security
+}
+
+// Provider is one upstream provider's adapter. Every method classifies its
+// failures as an *Error (see Class); a nil error means the data is complete.
+type Provider interface {
+	// Name is the provider name (domain.ProviderPlaid, ...).
+	Name() string
+	// Accounts fetches the connection's accounts with current balances and
+	// liability details.
+	Accounts(ctx context.Context, conn Connection) (AccountSet, error)
+	// Transactions fetches the next page of transactions after req.Cursor.
+	Transactions(ctx context.Context, conn Connection, req TransactionRequest) (TransactionPage, error)
+	// Holdings fetches investment positions; ErrNotSupported where the
+	// provider has none.
+	Holdings(ctx context.Context, conn Connection) (Holdings, error)
+	// InvestmentTransactions fetches investment events between two dates,
+	// inclusive; ErrNotSupported where the provider has none.
+	InvestmentTransactions(ctx context.Context, conn Connection, start, end domain.Date) (InvestmentTransactions, error)
+}
