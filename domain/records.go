@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"database/sql/driver"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -331,3 +333,23 @@ type InvestmentTransaction struct {
 	Currency    string
 	Description string
 }
+
+// Scan reads a PostgreSQL date.
+func (d *Date) Scan(src any) error {
+	switch v := src.(type) {
+	case time.Time:
+		*d = DateOf(v)
+		return nil
+	case string:
+		p, err := ParseDate(v)
+		if err != nil {
+			return err
+		}
+		*d = p
+		return nil
+	}
+	return fmt.Errorf("scan date: unsupported %T", src)
+}
+
+// Value writes the date for PostgreSQL.
+func (d Date) Value() (driver.Value, error) { return d.Format(DateLayout), nil }

@@ -1,0 +1,297 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/finsync/finsync/storage"
+)
+
+const principalKey = "finsync.principal"
+
+// GetPrincipal returns the authenticated principal, or nil.
+func GetPrincipal(c *gin.Context) *storage.Principal {
+	v, ok := c.Get(principalKey)
+	if !ok {
+		return nil
+	}
+	return v.(*storage.Principal)
+}
+
+// CredentialStore is what the authenticator needs from storage.
+type CredentialStore interface {
+	LookupCredential(ctx context.Context, hash []byte) (storage.Principal, error)
+	TouchCredentials(ctx context.Context, used map[uuid.UUID]time.Time) error
+}
+
+// AuthConfig tunes an Authenticator.
+type AuthConfig struct {
+	// CacheTTL bounds how long a looked-up credential is trusted without a
+	// change notification; notifications drop the cache at once.
+	CacheTTL time.Duration
+	// CacheSize caps the number of cached credentials.
+	CacheSize int
+	// TouchEvery is how often last_used_at writes are flushed.
+	TouchEvery time.Duration
+	// FailuresPerMinute and FailureBurst throttle failed authentications per
+	// client address before they reach the database.
+	FailuresPerMinute float64
+	FailureBurst      int
+}
+
+// DefaultAuthConfig is the production tuning.
+var DefaultAuthConfig = AuthConfig{
+	CacheTTL:          5 * time.Minute,
+	CacheSize:         100_000,
+	TouchEvery:        30 * time.Second,
+	FailuresPerMinute: 60,
+	FailureBurst:      30,
+}
+
+type cacheEntry struct {
+	p       storage.Principal
+	expires time.Time
+}
+
+// Authenticator resolves Bearer credentials to principals. Lookups are
+// cached; a LISTEN on storage.CredentialsChannel drops the cache whenever a
+// credential, its scope or its user changes, and while that listener is not
+// connected the cache is bypassed, so a disabled key stops working at once.
+type Authenticator struct {
+	store    CredentialStore
+	cfg      AuthConfig
+	log      *slog.Logger
+	failures *Limiters
+
+	mu        sync.RWMutex
+	cache     map[[32]byte]cacheEntry
+	listening bool
+
+	touchMu sync.Mutex
+	touched map[uuid.UUID]time.Time
+}
+
+// NewAuthenticator returns an authenticator over the store.
+func NewAuthenticator(store CredentialStore, cfg AuthConfig, log *slog.Logger) *Authenticator {
+	return &Authenticator{
+		store:    store,
+		cfg:      cfg,
+		log:      log,
+		failures: NewLimiters(),
+		cache:    make(map[[32]byte]cacheEntry),
+		touched:  make(map[uuid.UUID]time.Time),
+	}
+}
+
+// Run keeps the change listener connected and flushes last-used times until
+// ctx ends. Without Run, the cache is never used.
+func (a *Authenticator) Run(ctx context.Context, pool *pgxpool.Pool) {
+	go a.flushTouches(ctx)
+	for ctx.Err() == nil {
+		err := a.listen(ctx, pool)
+		a.setListening(false)
+		if ctx.Err() != nil {
+			return
+		}
+		a.log.Warn("credential change listener stopped; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (a *Authenticator) listen(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN "+storage.CredentialsChannel); err != nil {
+		return err
+	}
+	defer conn.Exec(context.Background(), "UNLISTEN *") //nolint:errcheck
+	a.setListening(true)
+	for {
+		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+			return err
+		}
+		a.clear()
+	}
+}
+
+func (a *Authenticator) setListening(on bool) {
+	a.mu.Lock()
+	a.listening = on
+	a.cache = make(map[[32]byte]cacheEntry)
+	a.mu.Unlock()
+}
+
+func (a *Authenticator) clear() {
+	a.mu.Lock()
+	a.cache = make(map[[32]byte]cacheEntry)
+	a.mu.Unlock()
+}
+
+// errBadCredential is a lookup that found nothing usable.
+var errBadCredential = errors.New("bad credential")
+
+// lookup returns the principal for a secret, from the cache when it is
+// trustworthy.
+func (a *Authenticator) lookup(ctx context.Context, secret string) (storage.Principal, error) {
+	hash := storage.HashSecret(secret)
+	var key [32]byte
+	copy(key[:], hash)
+	now := time.Now()
+	a.mu.RLock()
+	e, ok := a.cache[key]
+	listening := a.listening
+	a.mu.RUnlock()
+	if ok && listening && now.Before(e.expires) {
+		return e.p, nil
+	}
+	p, err := a.store.LookupCredential(ctx, hash)
+	if errors.Is(err, storage.ErrNotFound) {
+		return p, errBadCredential
+	}
+	if err != nil {
+		return p, err
+	}
+	if listening {
+		a.mu.Lock()
+		if len(a.cache) >= a.cfg.CacheSize {
+			a.cache = make(map[[32]byte]cacheEntry)
+		}
+		a.cache[key] = cacheEntry{p: p, expires: now.Add(a.cfg.CacheTTL)}
+		a.mu.Unlock()
+	}
+	return p, nil
+}
+
+// wellFormed reports whether a secret has the shape of a finsync key or
+// token, so malformed ones never reach the database.
+func wellFormed(secret string) bool {
+	var rest string
+	switch {
+	case strings.HasPrefix(secret, storage.OAuthTokenPrefix):
+		rest = secret[len(storage.OAuthTokenPrefix):]
+	case strings.HasPrefix(secret, storage.APIKeyPrefix):
+		rest = secret[len(storage.APIKeyPrefix):]
+	default:
+		return false
+	}
+	if len(rest) < 32 || len(rest) > 128 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		ch := rest[i]
+		if !(ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// bearer extracts the token of an "Authorization: Bearer <token>" header.
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return "", false
+	}
+	return strings.TrimSpace(h[len(prefix):]), true
+}
+
+// Authenticate resolves the Bearer credential and stores the principal in
+// the context; failures answer 401 through the responder. Failed attempts
+// are throttled per client address (429) before they reach the database.
+func (a *Authenticator) Authenticate(r Responder) gin.HandlerFunc {
+	failLimit := LimitInfo{Name: "auth-failures", Count: int(a.cfg.FailuresPerMinute), Period: time.Minute}
+	return func(c *gin.Context) {
+		secret, ok := bearer(c.Request)
+		if !ok {
+			r.Unauthorized(c, ReasonMissing)
+			c.Abort()
+			return
+		}
+		ip := c.ClientIP()
+		if wait, blocked := a.failures.Blocked(ip, failLimit); blocked {
+			r.RateLimited(c, failLimit, wait)
+			c.Abort()
+			return
+		}
+		if !wellFormed(secret) {
+			a.fail(c, r, ip, failLimit, ReasonInvalid)
+			return
+		}
+		p, err := a.lookup(c.Request.Context(), secret)
+		if errors.Is(err, errBadCredential) {
+			a.fail(c, r, ip, failLimit, ReasonInvalid)
+			return
+		}
+		if err != nil {
+			a.log.Error("credential lookup failed", "request_id", GetRequestID(c), "error", err)
+			r.Internal(c)
+			c.Abort()
+			return
+		}
+		if !p.Enabled {
+			a.fail(c, r, ip, failLimit, ReasonDisabled)
+			return
+		}
+		if p.ExpiresAt != nil && !time.Now().Before(*p.ExpiresAt) {
+			a.fail(c, r, ip, failLimit, ReasonExpired)
+			return
+		}
+		a.touch(p.CredentialID)
+		c.Set(principalKey, &p)
+		c.Next()
+	}
+}
+
+func (a *Authenticator) fail(c *gin.Context, r Responder, ip string, limit LimitInfo, reason Reason) {
+	a.failures.Spend(ip, limit, a.cfg.FailureBurst)
+	r.Unauthorized(c, reason)
+	c.Abort()
+}
+
+func (a *Authenticator) touch(id uuid.UUID) {
+	a.touchMu.Lock()
+	a.touched[id] = time.Now()
+	a.touchMu.Unlock()
+}
+
+// flushTouches writes last-used times in one statement every TouchEvery,
+// so heavy traffic costs one write per credential per interval.
+func (a *Authenticator) flushTouches(ctx context.Context) {
+	t := time.NewTicker(a.cfg.TouchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			a.flushOnce(context.Background())
+			return
+		case <-t.C:
+			a.flushOnce(ctx)
+		}
+	}
+}
+
+func (a *Authenticator) flushOnce(ctx context.Context) {
+	a.touchMu.Lock()
+	batch := a.touched
+	a.touched = make(map[uuid.UUID]time.Time)
+	a.touchMu.Unlock()
+	if err := a.store.TouchCredentials(ctx, batch); err != nil {
+		a.log.Warn("record credential use", "error", err)
+	}
+}

@@ -1,0 +1,56 @@
+// Package middleware holds what every finsync API version runs before its
+// handlers: request ids, panic recovery, request logs and metrics,
+// authentication with a cached credential lookup, plan and storage-mode
+// gates, and per-user rate limits. The error bodies differ between API
+// versions, so each version supplies its own Responder.
+package middleware
+
+import (
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Responder writes the error bodies of one API version for failures raised
+// before a handler runs.
+type Responder interface {
+	// Unauthorized answers 401; reason says why (see the Reason constants).
+	Unauthorized(c *gin.Context, reason Reason)
+	// Forbidden answers 403 for a plan or storage-mode gate.
+	Forbidden(c *gin.Context, gate Gate)
+	// RateLimited answers 429 for the named limit, retry after the given wait.
+	RateLimited(c *gin.Context, limit LimitInfo, retryAfter time.Duration)
+	// Internal answers 500.
+	Internal(c *gin.Context)
+}
+
+// Reason is why a request failed authentication.
+type Reason int
+
+// Reasons for a 401.
+const (
+	ReasonMissing Reason = iota
+	ReasonInvalid
+	ReasonDisabled
+	ReasonExpired
+)
+
+// Gate is a 403 check.
+type Gate int
+
+// The 403 gates.
+const (
+	GateSubscription Gate = iota
+	GateStorageMode
+)
+
+// LimitInfo describes a rate limit, for messages and headers.
+type LimitInfo struct {
+	// Name identifies the limiter ("general", "create-rule", ...).
+	Name string
+	// Count requests per Period.
+	Count  int
+	Period time.Duration
+	// Plan is the user's plan, for the message.
+	Plan string
+}

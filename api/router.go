@@ -1,0 +1,123 @@
+// Package api assembles finsync's HTTP API: the Gin engine with the
+// middleware every request passes through, versions 1 and 2 of the API, and
+// the HTTP server with its timeouts and graceful shutdown.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/finsync/finsync/api/cursor"
+	"github.com/finsync/finsync/api/middleware"
+	"github.com/finsync/finsync/api/openapi"
+	v2 "github.com/finsync/finsync/api/v2"
+	"github.com/finsync/finsync/storage"
+)
+
+// MaxBodyBytes is the largest request body accepted.
+const MaxBodyBytes = 1 << 20
+
+// Config wires the API.
+type Config struct {
+	Store *storage.Store
+	Log   *slog.Logger
+	// CursorKey seals pagination cursors.
+	CursorKey []byte
+	// Metrics receives the HTTP metrics; nil skips them.
+	Metrics prometheus.Registerer
+	// Auth tunes credential caching and throttling; zero uses the defaults.
+	Auth middleware.AuthConfig
+	// Plans overrides the version 2 per-minute budgets by plan.
+	Plans v2.PlanLimits
+}
+
+// API is the assembled HTTP handler and the background work it needs.
+type API struct {
+	Handler http.Handler
+	auth    *middleware.Authenticator
+	store   *storage.Store
+}
+
+// New builds the API.
+func New(cfg Config) *API {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	authCfg := cfg.Auth
+	if authCfg.CacheSize == 0 {
+		authCfg = middleware.DefaultAuthConfig
+	}
+	auth := middleware.NewAuthenticator(cfg.Store, authCfg, cfg.Log)
+	e.Use(middleware.RequestID())
+	if cfg.Metrics != nil {
+		e.Use(middleware.NewMetrics(cfg.Metrics).Handler())
+	}
+	e.Use(middleware.Logger(cfg.Log), limitBody)
+	limits := middleware.NewLimiters()
+	v2.Register(e, v2.Config{
+		Store:   cfg.Store,
+		Cursors: cursor.NewCodec(cfg.CursorKey),
+		Auth:    auth,
+		Limits:  limits,
+		Log:     cfg.Log,
+		Plans:   cfg.Plans,
+		OpenAPI: openapi.V2(),
+	})
+	e.NoRoute(func(c *gin.Context) {
+		v2.Fail(c, http.StatusNotFound, v2.CodeNotFound, "No such endpoint")
+	})
+	e.NoMethod(func(c *gin.Context) {
+		v2.Fail(c, http.StatusMethodNotAllowed, v2.CodeMethodNotAllowed, "Method "+c.Request.Method+" is not allowed on "+strings.TrimSuffix(c.Request.URL.Path, "/"))
+	})
+	return &API{Handler: e, auth: auth, store: cfg.Store}
+}
+
+// Run keeps the API's background work going (credential change listener,
+// last-used flushes) until ctx ends.
+func (a *API) Run(ctx context.Context) {
+	a.auth.Run(ctx, a.store.Pool())
+}
+
+// limitBody caps request bodies at MaxBodyBytes.
+func limitBody(c *gin.Context) {
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes)
+	}
+	c.Next()
+}
+
+// Serve runs an HTTP server with timeouts on addr until ctx ends, then
+// shuts it down gracefully, letting in-flight requests finish.
+func Serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+	srv := &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("listening", "addr", addr)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

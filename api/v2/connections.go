@@ -1,0 +1,60 @@
+package v2
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/finsync/finsync/domain"
+)
+
+// connectionView is the version 2 Bank connection object, with nextSyncAt
+// (our addition).
+type connectionView struct {
+	ID                       uuid.UUID  `json:"id"`
+	Provider                 string     `json:"provider"`
+	InstitutionName          *string    `json:"institutionName"`
+	InstitutionLogoURL       *string    `json:"institutionLogoUrl"`
+	Status                   string     `json:"status"`
+	LastSyncedAt             *time.Time `json:"lastSyncedAt"`
+	LastProviderErrorCode    *string    `json:"lastProviderErrorCode"`
+	LastProviderErrorMessage *string    `json:"lastProviderErrorMessage"`
+	ReconnectURL             *string    `json:"reconnectUrl"`
+	NextSyncAt               *time.Time `json:"nextSyncAt"`
+}
+
+func newConnectionView(bc domain.BankConnection) connectionView {
+	return connectionView{
+		ID:                       bc.ID,
+		Provider:                 bc.Provider,
+		InstitutionName:          optional(bc.InstitutionName),
+		InstitutionLogoURL:       optional(bc.InstitutionLogoURL),
+		Status:                   bc.Status,
+		LastSyncedAt:             utc(bc.LastSyncedAt),
+		LastProviderErrorCode:    bc.LastProviderErrorCode,
+		LastProviderErrorMessage: bc.LastProviderErrorMessage,
+		ReconnectURL:             bc.ReconnectURL,
+		NextSyncAt:               utc(bc.NextSyncAt),
+	}
+}
+
+func (s *Server) listConnections(c *gin.Context) {
+	q := newQuery(c.Request.URL.Query())
+	status := q.enum("status", "active", "active", "all", "disabled")
+	if q.err != nil {
+		s.handle(c, q.err)
+		return
+	}
+	rows, err := s.cfg.Store.ListConnections(c.Request.Context(), scope(c), status)
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
+	out := make([]connectionView, len(rows))
+	for i, bc := range rows {
+		out[i] = newConnectionView(bc)
+	}
+	c.JSON(http.StatusOK, gin.H{"bankConnections": out})
+}

@@ -1,0 +1,109 @@
+// Package v2 serves version 2 of the finsync API: reads of stored accounts,
+// transactions, balances, connections, categories and investments, and the
+// few writes version 2 allows.
+package v2
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/finsync/finsync/api/middleware"
+)
+
+// Error codes of version 2.
+const (
+	CodeBadRequest          = "BAD_REQUEST"
+	CodeStorageModeRequired = "STORAGE_MODE_REQUIRED"
+	CodeSubscriptionNeeded  = "SUBSCRIPTION_REQUIRED"
+	CodeNotFound            = "NOT_FOUND"
+	CodeMethodNotAllowed    = "METHOD_NOT_ALLOWED"
+	CodeRateLimited         = "RATE_LIMITED"
+	CodeProviderUnavailable = "PROVIDER_UNAVAILABLE"
+	CodeInternal            = "INTERNAL_ERROR"
+)
+
+// UnauthorizedMessage is the whole 401 body's error string.
+const UnauthorizedMessage = "Missing or invalid Authorization header"
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Fail writes the version 2 error envelope and aborts the request.
+func Fail(c *gin.Context, status int, code, message string) {
+	c.AbortWithStatusJSON(status, errorBody{Error: errorDetail{Code: code, Message: message}})
+}
+
+// badRequest is an invalid parameter or body, with the message the client sees.
+type badRequest struct{ msg string }
+
+func (e *badRequest) Error() string { return e.msg }
+
+func badf(format string, args ...any) error { return &badRequest{msg: fmt.Sprintf(format, args...)} }
+
+// errNotFound answers 404 NOT_FOUND.
+var errNotFound = errors.New("not found")
+
+// errProviderUnavailable answers 502 PROVIDER_UNAVAILABLE.
+var errProviderUnavailable = errors.New("provider unavailable")
+
+// Responder writes version 2's bodies for failures raised before a handler.
+type Responder struct{}
+
+// Unauthorized answers 401 with the plain-string body of the spec.
+func (Responder) Unauthorized(c *gin.Context, _ middleware.Reason) {
+	c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": UnauthorizedMessage})
+}
+
+// Forbidden answers 403 SUBSCRIPTION_REQUIRED or STORAGE_MODE_REQUIRED.
+func (Responder) Forbidden(c *gin.Context, gate middleware.Gate) {
+	if gate == middleware.GateStorageMode {
+		Fail(c, http.StatusForbidden, CodeStorageModeRequired, "Storage Mode must be enabled to use the API; creating an API key enables it")
+		return
+	}
+	Fail(c, http.StatusForbidden, CodeSubscriptionNeeded, "API access requires an active Standard or Pro subscription")
+}
+
+// RateLimited answers 429 with the exceeded limit named and retryAfter in seconds.
+func (Responder) RateLimited(c *gin.Context, limit middleware.LimitInfo, retryAfter time.Duration) {
+	secs := middleware.RetryAfterSeconds(retryAfter)
+	c.Header("Retry-After", strconv.Itoa(secs))
+	c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{
+		"error":      errorDetail{Code: CodeRateLimited, Message: limitMessage(limit)},
+		"retryAfter": secs,
+	})
+}
+
+// Internal answers 500 with no internals.
+func (Responder) Internal(c *gin.Context) {
+	Fail(c, http.StatusInternalServerError, CodeInternal, "Internal server error")
+}
+
+func limitMessage(l middleware.LimitInfo) string {
+	per := "minute"
+	if l.Period == time.Hour {
+		per = "hour"
+	}
+	msg := fmt.Sprintf("Rate limit exceeded: %d requests per %s", l.Count, per)
+	switch {
+	case l.Name == "auth-failures":
+		return fmt.Sprintf("Too many failed authentication attempts: %d per %s from this address", l.Count, per)
+	case l.Name != "general":
+		msg += " on " + strings.ReplaceAll(l.Name, "-", " ")
+	}
+	if l.Plan != "" {
+		msg += " on the " + l.Plan + " plan"
+	}
+	return msg
+}

@@ -1,0 +1,118 @@
+package v2
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/finsync/finsync/api/cursor"
+	"github.com/finsync/finsync/api/middleware"
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/storage"
+)
+
+// PlanLimits are the general request budgets per minute by plan.
+type PlanLimits map[string]int
+
+// DefaultPlanLimits are the spec's figures: standard 200 per minute, pro 1,000.
+var DefaultPlanLimits = PlanLimits{domain.PlanStandard: 200, domain.PlanPro: 1000}
+
+// CreateRulePerMinute is the standard plan's create-rule budget.
+const CreateRulePerMinute = 10
+
+// Config wires the version 2 handlers.
+type Config struct {
+	Store   *storage.Store
+	Cursors *cursor.Codec
+	Auth    *middleware.Authenticator
+	Limits  *middleware.Limiters
+	Log     *slog.Logger
+	Plans   PlanLimits
+	// OpenAPI is the document served at /v2/openapi.json.
+	OpenAPI []byte
+}
+
+// Server holds the version 2 handlers.
+type Server struct {
+	cfg Config
+}
+
+// Register mounts version 2 under /v2 on the engine.
+func Register(e *gin.Engine, cfg Config) *Server {
+	if cfg.Plans == nil {
+		cfg.Plans = DefaultPlanLimits
+	}
+	s := &Server{cfg: cfg}
+	var resp Responder
+	g := e.Group("/v2", middleware.Recover(cfg.Log, resp))
+	g.GET("/health", s.health)
+	g.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", cfg.OpenAPI) })
+
+	authed := g.Group("",
+		cfg.Auth.Authenticate(resp),
+		middleware.RequirePlan(resp, domain.PlanStandard, domain.PlanPro),
+		middleware.RequireStorageMode(resp),
+		middleware.RateLimit(cfg.Limits, resp, s.generalLimit),
+	)
+	authed.GET("/me", s.me)
+	authed.GET("/accounts", s.listAccounts)
+	authed.GET("/accounts/balance-history", s.balanceHistory)
+	authed.GET("/accounts/:accountId", s.getAccount)
+	authed.GET("/transactions", s.listTransactions)
+	authed.GET("/bank-connections", s.listConnections)
+	authed.GET("/categories", s.listCategories)
+	authed.GET("/category-groups", s.listCategoryGroups)
+	authed.GET("/holdings", s.listHoldings)
+	authed.GET("/investment-transactions", s.listInvestmentTransactions)
+	return s
+}
+
+func (s *Server) generalLimit(c *gin.Context) (middleware.LimitInfo, bool) {
+	p := middleware.GetPrincipal(c)
+	n, ok := s.cfg.Plans[p.Plan]
+	if !ok {
+		return middleware.LimitInfo{}, false
+	}
+	return middleware.LimitInfo{Name: "general", Count: n, Period: time.Minute, Plan: p.Plan}, true
+}
+
+// handle turns a handler's error into the right envelope.
+func (s *Server) handle(c *gin.Context, err error) {
+	var br *badRequest
+	switch {
+	case errors.As(err, &br):
+		Fail(c, http.StatusBadRequest, CodeBadRequest, br.msg)
+	case errors.Is(err, errNotFound), errors.Is(err, storage.ErrNotFound):
+		Fail(c, http.StatusNotFound, CodeNotFound, "Resource not found")
+	case errors.Is(err, errProviderUnavailable):
+		Fail(c, http.StatusBadGateway, CodeProviderUnavailable, "The provider is unavailable and this data has not been synced yet")
+	case errors.Is(err, context.Canceled):
+		c.Abort()
+	default:
+		s.cfg.Log.Error("request failed", "request_id", middleware.GetRequestID(c), "route", c.FullPath(), "error", err)
+		Fail(c, http.StatusInternalServerError, CodeInternal, "Internal server error")
+	}
+}
+
+func (s *Server) health(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+	defer cancel()
+	status, code := "ok", http.StatusOK
+	if err := s.cfg.Store.Pool().Ping(ctx); err != nil {
+		status, code = "degraded", http.StatusServiceUnavailable
+	}
+	c.JSON(code, gin.H{"status": status, "timestamp": time.Now().UTC().Format(time.RFC3339)})
+}
+
+func (s *Server) me(c *gin.Context) {
+	p := middleware.GetPrincipal(c)
+	c.JSON(http.StatusOK, gin.H{"userId": p.UserID, "email": p.Email, "storageMode": p.StorageMode})
+}
+
+func scope(c *gin.Context) storage.Scope {
+	return middleware.GetPrincipal(c).Scope()
+}

@@ -1,0 +1,94 @@
+package v2
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/finsync/finsync/api/jsonw"
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/storage"
+)
+
+var transactionStatuses = map[string][]string{
+	"pending": {domain.TxPending},
+	"posted":  {domain.TxPosted},
+	"deleted": {domain.TxDeleted},
+	"all":     nil,
+}
+
+func (s *Server) listTransactions(c *gin.Context) {
+	q := newQuery(c.Request.URL.Query())
+	f := storage.TransactionFilter{
+		BankConnectionID: q.uuid("bankConnectionId"),
+		AccountID:        q.uuid("bankAccountId"),
+		CategoryID:       q.uuid("categoryId"),
+		IncludeHidden:    q.boolean("includeHidden"),
+	}
+	f.Statuses = transactionStatuses[q.enum("status", "posted", "pending", "posted", "deleted", "all")]
+	f.StartDate, f.EndDate = q.dateRange()
+	pg := s.newPager(c, "transactions", q)
+	if q.err != nil {
+		s.handle(c, q.err)
+		return
+	}
+	ctx, sc := c.Request.Context(), scope(c)
+	if err := s.checkFilters(c, f.BankConnectionID, f.AccountID, f.CategoryID); err != nil {
+		s.handle(c, err)
+		return
+	}
+	rows, err := s.cfg.Store.ListTransactions(ctx, sc, f, pg.after, pg.fetch())
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
+	hasMore := pg.more(len(rows))
+	if hasMore {
+		rows = rows[:pg.limit]
+	}
+	buf := make([]byte, 0, 64+len(rows)*640)
+	o := jsonw.Start(buf)
+	arr := append([]byte(nil), '[')
+	for i := range rows {
+		if i > 0 {
+			arr = append(arr, ',')
+		}
+		arr = appendTransaction(arr, &rows[i])
+	}
+	arr = append(arr, ']')
+	o.Raw("transactions", arr)
+	var last storage.Keyset
+	if len(rows) > 0 {
+		t := &rows[len(rows)-1]
+		last = storage.Keyset{Date: t.Day().Time, ID: t.ID}
+	}
+	pg.appendInfo(&o, hasMore, last)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", o.End())
+}
+
+// appendTransaction appends the version 2 Transaction object.
+func appendTransaction(b []byte, t *domain.Transaction) []byte {
+	o := jsonw.Start(b)
+	o.UUID("id", t.ID)
+	o.UUIDPtr("bankConnectionId", t.BankConnectionID)
+	o.UUID("bankAccountId", t.AccountID)
+	o.String("provider", t.Provider)
+	o.String("providerId", t.ProviderID)
+	o.String("status", t.Status)
+	o.String("summary", t.Summary)
+	o.Money("amount", t.Amount)
+	o.String("currency", t.Currency)
+	o.DatePtr("authorizedDate", t.AuthorizedDate)
+	o.DatePtr("postedDate", t.PostedDate)
+	o.StringPtr("merchantName", t.MerchantName)
+	o.UUIDPtr("categoryId", t.CategoryID)
+	o.MoneyPtr("fees", t.Fees)
+	o.StringPtr("feeType", t.FeeType)
+	o.MoneyPtr("netAmount", t.NetAmount)
+	o.StringPtr("subAccount", t.SubAccount)
+	o.StringPtr("paymentChannel", t.PaymentChannel)
+	o.StringPtr("checkNumber", t.CheckNumber)
+	o.StringPtr("originalDescription", t.OriginalDescription)
+	o.StringPtr("source", t.Source)
+	return o.End()
+}

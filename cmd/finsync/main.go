@@ -1,0 +1,69 @@
+// Command finsync is the one binary of finsync: the HTTP API, the sync
+// worker, the provider simulator, the zero-config demo, migrations, and the
+// operator commands for users, keys and connections.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRoot(os.Stdout, os.Stderr).ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "finsync:", err)
+		os.Exit(1)
+	}
+}
+
+// app carries what every command shares: configuration and output streams.
+type app struct {
+	cfg    config
+	out    io.Writer
+	errOut io.Writer
+	json   bool
+}
+
+func newRoot(out, errOut io.Writer) *cobra.Command {
+	a := &app{cfg: configFromEnv(), out: out, errOut: errOut}
+	root := &cobra.Command{
+		Use:           "finsync",
+		Short:         "Keep people's financial data in sync and serve it back",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&a.cfg.DatabaseURL, "database-url", a.cfg.DatabaseURL, "PostgreSQL URL (env DATABASE_URL)")
+	root.PersistentFlags().BoolVar(&a.json, "json", false, "print results as one JSON object")
+	root.AddCommand(
+		a.migrateCmd(),
+		a.serveCmd(),
+		a.usersCmd(),
+		a.keysCmd(),
+		a.oauthTokensCmd(),
+		a.devCmd(),
+	)
+	return root
+}
+
+// print writes v as JSON with --json, or the human text otherwise.
+func (a *app) print(v any, human string) error {
+	if a.json {
+		enc := json.NewEncoder(a.out)
+		return enc.Encode(v)
+	}
+	_, err := fmt.Fprintln(a.out, human)
+	return err
+}
+
+func (a *app) logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(a.errOut, &slog.HandlerOptions{Level: a.cfg.LogLevel}))
+}

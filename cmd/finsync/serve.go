@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/finsync/finsync/api"
+	"github.com/finsync/finsync/storage"
+)
+
+func (a *app) migrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply finsync's and River's database migrations",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pool, err := storage.Open(cmd.Context(), a.cfg.databaseURL(), storage.Options{})
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			if err := storage.Migrate(cmd.Context(), pool); err != nil {
+				return err
+			}
+			return a.print(map[string]any{"migrated": true}, "migrations applied")
+		},
+	}
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var addr, metricsAddr string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the HTTP API",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			pool, err := storage.Open(ctx, a.cfg.databaseURL(), storage.Options{})
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			return a.runAPI(ctx, storage.New(pool), addr, metricsAddr)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "API listen address")
+	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9090", "ops address for /metrics, /livez and /readyz (empty disables)")
+	return cmd
+}
+
+// runAPI serves the API and the ops endpoints until ctx ends.
+func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr string) error {
+	log := a.logger()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), newPoolCollector(st))
+	srv := api.New(api.Config{Store: st, Log: log, CursorKey: a.cfg.cursorKey(log), Metrics: reg})
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { srv.Run(ctx); return nil })
+	g.Go(func() error { return api.Serve(ctx, addr, srv.Handler, log) })
+	if metricsAddr != "" {
+		g.Go(func() error { return api.Serve(ctx, metricsAddr, opsHandler(st, reg), log) })
+	}
+	return g.Wait()
+}
+
+// opsHandler serves /metrics, /livez and /readyz.
+func opsHandler(st *storage.Store, reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		if err := st.Pool().Ping(ctx); err != nil {
+			http.Error(w, "database unreachable", http.StatusServiceUnavailable)
+			return
+		}
+		ok, err := storage.MigrationsCurrent(ctx, st.Pool())
+		if err != nil || !ok {
+			http.Error(w, "migrations not current", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	return mux
+}
+
+// poolCollector exports the database pool's statistics.
+type poolCollector struct {
+	st                          *storage.Store
+	acquired, idle, total, wait *prometheus.Desc
+}
+
+func newPoolCollector(st *storage.Store) *poolCollector {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("finsync_db_pool_"+name, help, nil, nil)
+	}
+	return &poolCollector{st: st,
+		acquired: d("acquired_conns", "Connections in use."),
+		idle:     d("idle_conns", "Idle connections."),
+		total:    d("total_conns", "All open connections."),
+		wait:     d("empty_acquire_total", "Acquires that had to wait for a connection."),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (p *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- p.acquired
+	ch <- p.idle
+	ch <- p.total
+	ch <- p.wait
+}
+
+// Collect implements prometheus.Collector.
+func (p *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := p.st.Pool().Stat()
+	ch <- prometheus.MustNewConstMetric(p.acquired, prometheus.GaugeValue, float64(s.AcquiredConns()))
+	ch <- prometheus.MustNewConstMetric(p.idle, prometheus.GaugeValue, float64(s.IdleConns()))
+	ch <- prometheus.MustNewConstMetric(p.total, prometheus.GaugeValue, float64(s.TotalConns()))
+	ch <- prometheus.MustNewConstMetric(p.wait, prometheus.CounterValue, float64(s.EmptyAcquireCount()))
+}

@@ -1,0 +1,81 @@
+// Package storage keeps finsync's data in PostgreSQL: a pgx pool, one file
+// per resource, keyset pagination positions and a transaction helper. Every
+// query that reads user data is scoped by user and, where a credential is
+// limited to some accounts, by that account scope.
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrNotFound is returned when a row does not exist or lies outside the
+// caller's scope; the two are deliberately indistinguishable.
+var ErrNotFound = errors.New("not found")
+
+// DefaultStatementTimeout bounds every query run through a Store's pool.
+const DefaultStatementTimeout = 10 * time.Second
+
+// Store is finsync's PostgreSQL store.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Options tune a pool opened by Open.
+type Options struct {
+	// MaxConns caps the pool size; 0 keeps pgx's default.
+	MaxConns int32
+	// StatementTimeout bounds every statement; 0 means DefaultStatementTimeout.
+	StatementTimeout time.Duration
+}
+
+// Open connects to PostgreSQL at url with a statement timeout on every query.
+func Open(ctx context.Context, url string, opts Options) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	timeout := opts.StatementTimeout
+	if timeout == 0 {
+		timeout = DefaultStatementTimeout
+	}
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(timeout.Milliseconds())
+	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping database: %w", err)
+	}
+	return pool, nil
+}
+
+// New wraps an open pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Pool returns the underlying pool (for River and health checks).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Querier is what a storage function needs to run SQL: the pool or a transaction.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// InTx runs fn inside one database transaction, committing when fn returns
+// nil and rolling back otherwise.
+func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}

@@ -1,0 +1,102 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/finsync/finsync/domain"
+)
+
+const transactionColumns = `t.id, t.user_id, t.bank_connection_id, t.account_id, t.provider, t.provider_id,
+	t.status, t.summary, t.amount, t.currency, t.authorized_date, t.posted_date, t.merchant_name,
+	t.category_id, t.category_source, t.hidden, t.fees, t.fee_type, t.net_amount, t.sub_account,
+	t.payment_channel, t.check_number, t.original_description, t.source, t.type, t.created_at, t.posted_at`
+
+// scanTransaction reads one row of transactionColumns.
+func scanTransaction(row pgx.Row, t *domain.Transaction) error {
+	err := row.Scan(&t.ID, &t.UserID, &t.BankConnectionID, &t.AccountID, &t.Provider, &t.ProviderID,
+		&t.Status, &t.Summary, &t.Amount, &t.Currency, &t.AuthorizedDate, &t.PostedDate, &t.MerchantName,
+		&t.CategoryID, &t.CategorySource, &t.Hidden, &t.Fees, &t.FeeType, &t.NetAmount, &t.SubAccount,
+		&t.PaymentChannel, &t.CheckNumber, &t.OriginalDescription, &t.Source, &t.Type, &t.CreatedAt, &t.PostedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// TransactionFilter narrows a transaction listing. Nil fields do not filter.
+type TransactionFilter struct {
+	BankConnectionID *uuid.UUID
+	AccountID        *uuid.UUID
+	CategoryID       *uuid.UUID
+	// Statuses lists the statuses to include; empty means all.
+	Statuses      []string
+	StartDate     *domain.Date
+	EndDate       *domain.Date
+	IncludeHidden bool
+}
+
+// ListTransactions lists the scope's transactions newest first, by the
+// transaction's date (posted, else authorized) and then id, after the
+// keyset position.
+func (s *Store) ListTransactions(ctx context.Context, sc Scope, f TransactionFilter, after Keyset, limit int) ([]domain.Transaction, error) {
+	var w where
+	w.scope("t", sc)
+	if f.BankConnectionID != nil {
+		w.add("t.bank_connection_id = ?", *f.BankConnectionID)
+	}
+	if f.AccountID != nil {
+		w.add("t.account_id = ?", *f.AccountID)
+	}
+	if f.CategoryID != nil {
+		w.add("t.category_id = ?", *f.CategoryID)
+	}
+	switch len(f.Statuses) {
+	case 0:
+	case 1:
+		w.add("t.status = ?", f.Statuses[0])
+	default:
+		w.add("t.status = ANY(?)", f.Statuses)
+	}
+	if f.StartDate != nil {
+		w.add("t.tx_date >= ?", f.StartDate.Time)
+	}
+	if f.EndDate != nil {
+		w.add("t.tx_date <= ?", f.EndDate.Time)
+	}
+	if !f.IncludeHidden {
+		w.add("NOT t.hidden")
+	}
+	w.keyset("t.tx_date", "t.id", after)
+	q := `SELECT ` + transactionColumns + ` FROM transactions t WHERE ` + w.sql() +
+		` ORDER BY t.tx_date DESC, t.id DESC LIMIT ` + w.arg(limit)
+	rows, err := s.pool.Query(ctx, q, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
+	defer rows.Close()
+	out := make([]domain.Transaction, 0, limit)
+	for rows.Next() {
+		out = append(out, domain.Transaction{})
+		if err := scanTransaction(rows, &out[len(out)-1]); err != nil {
+			return nil, fmt.Errorf("list transactions: %w", err)
+		}
+	}
+	return out, rows.Err()
+}
+
+// GetTransaction loads one transaction within the scope.
+func (s *Store) GetTransaction(ctx context.Context, sc Scope, id uuid.UUID) (domain.Transaction, error) {
+	var w where
+	w.add("t.id = ?", id)
+	w.scope("t", sc)
+	var t domain.Transaction
+	if err := scanTransaction(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE `+w.sql(), w.args...), &t); err != nil {
+		return t, fmt.Errorf("get transaction %s: %w", id, err)
+	}
+	return t, nil
+}
