@@ -280,3 +280,47 @@ func quote(body []byte) string {
 	}
 	return string(body)
 }
+
+// Wrap returns a handler that serves through h and checks every response
+// it writes, so a test's router can be validated without touching each
+// call site.
+func (v *Validator) Wrap(t testing.TB, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		v.CheckRecorder(t, r, rec)
+		for k, vs := range rec.Result().Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		if _, err := w.Write(rec.Body.Bytes()); err != nil {
+			t.Errorf("openapitest: write response: %v", err)
+		}
+	})
+}
+
+// Transport returns a client transport that sends through base (or
+// http.DefaultTransport when nil) and checks every response it receives.
+func (v *Validator) Transport(t testing.TB, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		resp, err := base.RoundTrip(req)
+		if err != nil {
+			return nil, fmt.Errorf("round trip: %w", err)
+		}
+		if resp.Request == nil {
+			resp.Request = req
+		}
+		v.CheckResponse(t, resp)
+		return resp, nil
+	})
+}
+
+// roundTripper adapts a function to http.RoundTripper.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+// RoundTrip calls f.
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -237,6 +237,30 @@ func TestCheckHelpers(t *testing.T) {
 		t.Errorf("CheckResponse returned %q and left %q", body, again)
 	}
 
+	// Wrap and Transport check every response passing through them.
+	wrapped := httptest.NewServer(v.Wrap(t, handler))
+	defer wrapped.Close()
+	client := &http.Client{Transport: v.Transport(t, nil)}
+	resp, err = client.Get(wrapped.URL + "/v2/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Request-Id") != reqID {
+		t.Errorf("Wrap changed the response: %d %v", resp.StatusCode, resp.Header)
+	}
+	badFake := &recordingTB{TB: t}
+	badServer := httptest.NewServer(v.Wrap(badFake, http.NotFoundHandler()))
+	defer badServer.Close()
+	resp, err = badServer.Client().Get(badServer.URL + "/v2/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if !badFake.failed {
+		t.Error("Wrap let a text/plain 404 from /v2/health through")
+	}
+
 	// A failing check must report through t.
 	fake := &recordingTB{TB: t}
 	v.Check(fake, req, http.StatusOK, publicHeaders(), []byte(`{"status":"ok"}`))
