@@ -85,6 +85,15 @@ func setPath(node any, path []string, value any) {
 // list is a JSON array fixture; list() is [] rather than null.
 func list(items ...any) []any { return append([]any{}, items...) }
 
+func mustJSONB(b *testing.B, v any) []byte {
+	b.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	if s, ok := v.(string); ok {
