@@ -1,0 +1,42 @@
+// Command gen writes finsync's OpenAPI documents (v1.json, v2.json) into
+// the directory given as its only argument (default: the current one).
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/finsync/finsync/api/openapi/internal/spec"
+)
+
+func main() {
+	dir := "."
+	if len(os.Args) > 1 {
+		dir = os.Args[1]
+	}
+	if err := run(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string) error {
+	docs := []struct {
+		name string
+		doc  spec.Obj
+	}{
+		{"v1.json", spec.V1()},
+		{"v2.json", spec.V2()},
+	}
+	for _, d := range docs {
+		data, err := spec.Marshal(d.doc)
+		if err != nil {
+			return fmt.Errorf("render %s: %w", d.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, d.name), data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", d.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,278 @@
+package spec
+
+import "net/http"
+
+// v1Statuses maps v1's reusable error responses to their status codes.
+func v1Statuses() map[string]int {
+	return map[string]int{
+		"BadRequest":                 http.StatusBadRequest,
+		"Unauthorized":               http.StatusUnauthorized,
+		"Forbidden":                  http.StatusForbidden,
+		"NotFound":                   http.StatusNotFound,
+		"RateLimited":                http.StatusTooManyRequests,
+		"InternalError":              http.StatusInternalServerError,
+		"ProviderServiceUnavailable": http.StatusBadGateway,
+		"ServiceUnavailable":         http.StatusServiceUnavailable,
+	}
+}
+
+// V1 builds the OpenAPI document of API v1.
+func V1() Obj {
+	return Obj{
+		{"openapi", "3.1.0"},
+		{"info", Obj{
+			{"title", "finsync API"},
+			{"version", "1.0.0"},
+			{"description", "Version 1 of the finsync API: a read-only view of accounts, bank connections, " +
+				"transactions, holdings and investment transactions."},
+		}},
+		{"servers", []Obj{{{"url", "/v1"}}}},
+		{"security", []Obj{{{bearerScheme, []string{}}}}},
+		{"paths", renderPaths(v1Routes(), v1Statuses())},
+		{"components", Obj{
+			{"securitySchemes", securitySchemes()},
+			{"headers", headerComponents()},
+			{"parameters", v1Parameters()},
+			{"responses", v1Responses()},
+			{"schemas", v1Schemas()},
+		}},
+	}
+}
+
+// v1Errors are the errors every authenticated v1 operation may return.
+func v1Errors(extra ...string) []string {
+	return append([]string{"Unauthorized", "Forbidden", "RateLimited", "InternalError"}, extra...)
+}
+
+func v1Routes() []route {
+	return []route{
+		{"/health", "get", op{
+			id: "getHealth", summary: "Service health", public: true,
+			status: http.StatusOK, respDesc: "The service is up (status ok or degraded).",
+			schema: wrap("data", ref("Health")),
+			errors: []string{"ServiceUnavailable"},
+		}},
+		{"/openapi.json", "get", op{
+			id: "getOpenAPI", summary: "This document", public: true,
+			status: http.StatusOK, respDesc: "The OpenAPI document.", schema: openapiDocSchema(),
+		}},
+		{"/accounts", "get", op{
+			id: "listAccounts", summary: "List accounts",
+			params: []Obj{queryParam("connectionId", "Only accounts of this bank connection.", uuidS())},
+			status: http.StatusOK, respDesc: "The accounts.",
+			schema: object(req("data", array(ref("Account"))), req("meta", ref("ListMeta"))),
+			errors: v1Errors("BadRequest", "NotFound"),
+		}},
+		{"/bank-connections", "get", op{
+			id: "listBankConnections", summary: "List bank connections",
+			status: http.StatusOK, respDesc: "The bank connections.",
+			schema: object(req("bank_connections", array(ref("BankConnection"))), req("meta", ref("ListMeta"))),
+			errors: v1Errors(),
+		}},
+		{"/transactions", "get", op{
+			id: "listTransactions", summary: "List transactions of a bank connection",
+			params: []Obj{
+				paramRef("bankConnectionId"), paramRef("accountIds"),
+				requiredQuery("startDate", "Inclusive lower bound (YYYY-MM-DD).", date()),
+				requiredQuery("endDate", "Inclusive upper bound (YYYY-MM-DD).", date()),
+				queryParam("limit", "Page size.", intRange(1, 250).with("default", 50)),
+				paramRef("cursor"),
+			},
+			status: http.StatusOK, respDesc: "A page of transactions with the categories they reference.",
+			schema: object(
+				req("data", object(
+					req("transactions", array(ref("Transaction"))),
+					req("categories", array(ref("Category"))),
+				)),
+				req("meta", ref("PageMeta")),
+			),
+			errors: v1Errors("BadRequest", "NotFound"),
+		}},
+		{"/holdings", "get", op{
+			id: "listHoldings", summary: "List investment holdings of a bank connection",
+			params: []Obj{paramRef("bankConnectionId"), paramRef("accountIds"), paramRef("investmentLimit"), paramRef("cursor")},
+			status: http.StatusOK, respDesc: "A page of holdings with the securities they reference.",
+			schema: object(
+				req("data", object(
+					req("holdings", array(ref("Holding"))),
+					req("securities", array(ref("Security"))),
+				)),
+				req("meta", ref("ListPageMeta")),
+			),
+			errors: v1Errors("BadRequest", "NotFound", "ProviderServiceUnavailable"),
+		}},
+		{"/investment-transactions", "get", op{
+			id: "listInvestmentTransactions", summary: "List investment transactions of a bank connection",
+			params: []Obj{
+				paramRef("bankConnectionId"), paramRef("accountIds"),
+				queryParam("startDate", "Inclusive lower bound (YYYY-MM-DD); default 30 days ago.", date()),
+				queryParam("endDate", "Inclusive upper bound (YYYY-MM-DD); default today.", date()),
+				paramRef("investmentLimit"), paramRef("cursor"),
+			},
+			status: http.StatusOK, respDesc: "A page of investment transactions with the securities they reference.",
+			schema: object(
+				req("data", object(
+					req("investmentTransactions", array(ref("InvestmentTransaction"))),
+					req("securities", array(ref("Security"))),
+				)),
+				req("meta", ref("ListPageMeta")),
+			),
+			errors: v1Errors("BadRequest", "NotFound", "ProviderServiceUnavailable"),
+		}},
+	}
+}
+
+func v1Parameters() Obj {
+	return Obj{
+		{"bankConnectionId", requiredQuery("bankConnectionId", "The bank connection.", uuidS())},
+		{"accountIds", queryParam("accountIds", "Comma-separated account ids; all accounts when omitted.", str())},
+		{"cursor", queryParam("cursor", "Cursor taken from the previous response's meta.nextPage.", str())},
+		{"investmentLimit", queryParam("limit", "Page size.", intRange(1, 250).with("default", 100))},
+	}
+}
+
+// v1Endpoint is the endpoint error body {error: {code, message}}.
+func v1Endpoint(code string) Obj {
+	return object(req("error", object(req("code", constant(code)), req("message", str()))))
+}
+
+// v1Middleware is the error body of authentication, plan and rate-limit
+// checks: {error, requestId} with error one of messages.
+func v1Middleware(messages []string, extra ...field) Obj {
+	fields := []field{req("error", enum(messages...)), req("requestId", str())}
+	return object(append(fields, extra...)...)
+}
+
+func v1Responses() Obj {
+	endpoint := func(desc string, mode headerMode, code string) Obj {
+		return jsonResponse(desc, v1Endpoint(code), responseHeaders(mode))
+	}
+	return Obj{
+		{"BadRequest", endpoint("Invalid query; the message is `<parameter>: <text>`.", limited, "BAD_REQUEST")},
+		{"Unauthorized", jsonResponse("Authentication failed.", v1Middleware([]string{
+			"Missing or invalid Authorization header", "Invalid API key",
+			"API key has been disabled", "API key has expired",
+		}), responseHeaders(public))},
+		{"Forbidden", jsonResponse("No active pro subscription or trial.", v1Middleware([]string{
+			"API access requires active pro subscription or trial",
+		}), responseHeaders(maybeLimited))},
+		{"NotFound", endpoint("Bank connection not found.", limited, "NOT_FOUND")},
+		{"RouteNotFound", endpoint("No such path.", maybeLimited, "NOT_FOUND")},
+		{"MethodNotAllowed", endpoint("The path exists but not with this method.", maybeLimited, "METHOD_NOT_ALLOWED")},
+		{"RateLimited", jsonResponse("Rate limit exceeded.",
+			v1Middleware([]string{"Rate limit exceeded"},
+				req("retryAfter", describe(count(), "Epoch milliseconds after which to retry."))),
+			responseHeaders(limited, KV{hdrRetryAfter, headerRef("RetryAfterOptional")}))},
+		{"InternalError", jsonResponse("Internal error, from authentication (shape 2) or the endpoint (shape 1).",
+			Obj{{"oneOf", []Obj{v1Endpoint("INTERNAL_ERROR"), v1Middleware([]string{"Internal error"})}}},
+			responseHeaders(maybeLimited))},
+		{"ProviderServiceUnavailable", endpoint("The provider is unavailable.", limited, "PROVIDER_SERVICE_UNAVAILABLE")},
+		{"ServiceUnavailable", endpoint("A critical service is down.", public, "SERVICE_UNAVAILABLE")},
+	}
+}
+
+func v1Schemas() Obj {
+	return Obj{
+		{"Provider", enum("Plaid", "GoCardless", "Stripe", "Mercury", "Manual")},
+		{"Health", object(
+			req("status", describe(enum("ok", "degraded"), "degraded: non-critical services are unavailable.")),
+			req("timestamp", dateTime()),
+		)},
+		{"ListMeta", object(req("count", count()), req("totalCount", count()), req("hasMore", boolean()))},
+		{"PageMeta", object(req("count", count()), req("nextPage", orNull(strFormat("uri"))))},
+		{"ListPageMeta", object(
+			req("count", count()), req("totalCount", count()), req("hasMore", boolean()),
+			req("nextPage", orNull(strFormat("uri"))),
+		)},
+		{"Account", v1Account()},
+		{"BankConnection", object(
+			req("id", uuidS()),
+			req("name", str()),
+			req("provider", ref("Provider")),
+			req("error", orNull(object(req("code", str()), req("message", str())))),
+		)},
+		{"Transaction", v1Transaction()},
+		{"Category", object(req("id", str()), req("name", str()), req("group", str()), req("description", str()))},
+		{"Holding", object(
+			req("id", describe(str().with("pattern", "^[^:]+:[^:]+$"), "<accountId>:<securityId>")),
+			req("accountId", str()),
+			req("securityId", str()),
+			req("quantity", number()),
+			req("costBasis", orNull(number())),
+			req("institutionPrice", number()),
+			req("institutionValue", number()),
+			req("currency", currency()),
+			req("priceAsOf", orNull(date())),
+			req("provider", ref("Provider")),
+		)},
+		{"Security", object(req("id", str()), req("symbol", orNull(str())), req("name", str()), req("type", str()))},
+		{"InvestmentTransaction", object(
+			req("id", str()),
+			req("accountId", str()),
+			req("securityId", orNull(str())),
+			req("type", str()),
+			req("subtype", str()),
+			req("date", date()),
+			req("quantity", number()),
+			req("price", number()),
+			req("amount", number()),
+			req("fees", orNull(number())),
+			req("currency", currency()),
+			req("description", str()),
+			req("provider", ref("Provider")),
+		)},
+	}
+}
+
+func v1Account() Obj {
+	nullNum := orNull(number())
+	return object(
+		req("id", str()),
+		req("bankConnectionId", orNull(uuidS())),
+		req("name", str()),
+		req("balance", object(
+			req("current", nullNum), req("available", nullNum),
+			req("limit", nullNum), req("interestRate", nullNum),
+		)),
+		req("currency", currency()),
+		req("mask", orNull(str())),
+		req("type", orNull(str())),
+		req("subtype", orNull(str())),
+		req("provider", ref("Provider")),
+		req("payment", orNull(object(
+			req("lastPaymentAmount", nullNum),
+			req("lastPaymentDate", orNull(date())),
+			req("nextPaymentDueDate", orNull(date())),
+			req("lastStatementBalance", nullNum),
+			req("minimumPaymentAmount", nullNum),
+			req("nextMonthlyPayment", nullNum),
+		))),
+		req("loanOrigination", orNull(object(
+			req("originationDate", orNull(date())),
+			req("originationPrincipalAmount", nullNum),
+		))),
+	)
+}
+
+func v1Transaction() Obj {
+	nullStr := orNull(str())
+	return object(
+		req("id", str()),
+		req("summary", str()),
+		req("createdAt", dateTime()),
+		req("postedAt", orNull(dateTime())),
+		req("amount", describe(number(), "Negative for outflows.")),
+		req("currency", currency()),
+		req("isPending", boolean()),
+		req("subAccount", nullStr),
+		req("merchantName", nullStr),
+		req("categoryId", nullStr),
+		req("fees", orNull(number())),
+		req("feeType", nullStr),
+		req("netAmount", orNull(number())),
+		req("source", nullStr),
+		req("type", nullStr),
+		req("provider", ref("Provider")),
+		req("accountId", str()),
+	)
+}

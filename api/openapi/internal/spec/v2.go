@@ -1,0 +1,301 @@
+package spec
+
+import "net/http"
+
+// v2Statuses maps v2's reusable error responses to their status codes.
+func v2Statuses() map[string]int {
+	return map[string]int{
+		"BadRequest":          http.StatusBadRequest,
+		"Unauthorized":        http.StatusUnauthorized,
+		"Forbidden":           http.StatusForbidden,
+		"NotFound":            http.StatusNotFound,
+		"RateLimited":         http.StatusTooManyRequests,
+		"InternalError":       http.StatusInternalServerError,
+		"ProviderUnavailable": http.StatusBadGateway,
+	}
+}
+
+// V2 builds the OpenAPI document of API v2.
+func V2() Obj {
+	return Obj{
+		{"openapi", "3.1.0"},
+		{"info", Obj{
+			{"title", "finsync API"},
+			{"version", "2.0.0"},
+			{"description", "Version 2 of the finsync API: stored accounts, transactions, balances, " +
+				"bank connections, holdings and investment activity, with writes for manual accounts, " +
+				"categories, transaction categories and rules."},
+		}},
+		{"servers", []Obj{{{"url", "/v2"}}}},
+		{"security", []Obj{{{bearerScheme, []string{}}}}},
+		{"paths", renderPaths(v2Routes(), v2Statuses())},
+		{"components", Obj{
+			{"securitySchemes", securitySchemes()},
+			{"headers", headerComponents()},
+			{"parameters", v2Parameters()},
+			{"responses", v2Responses()},
+			{"schemas", v2Schemas()},
+		}},
+	}
+}
+
+// authErrors are the errors every authenticated v2 operation may return.
+func authErrors(extra ...string) []string {
+	return append([]string{"Unauthorized", "Forbidden", "RateLimited", "InternalError"}, extra...)
+}
+
+func v2Routes() []route {
+	routes := []route{
+		{"/health", "get", op{
+			id: "getHealth", summary: "Service health", public: true,
+			status: http.StatusOK, respDesc: "The service is up (status ok or degraded).", schema: ref("Health"),
+			more: Obj{{"503", jsonResponse("The database is down.", ref("Health"), responseHeaders(public))}},
+		}},
+		{"/openapi.json", "get", op{
+			id: "getOpenAPI", summary: "This document", public: true,
+			status: http.StatusOK, respDesc: "The OpenAPI document.", schema: openapiDocSchema(),
+		}},
+		{"/me", "get", op{
+			id: "getMe", summary: "The authenticated user",
+			status: http.StatusOK, respDesc: "The user.", schema: ref("User"), errors: authErrors(),
+		}},
+	}
+	routes = append(routes, v2AccountRoutes()...)
+	routes = append(routes, v2TransactionRoutes()...)
+	routes = append(routes, v2CategoryRoutes()...)
+	routes = append(routes, v2InvestmentRoutes()...)
+	routes = append(routes, v2RuleRoutes()...)
+	return routes
+}
+
+func v2AccountRoutes() []route {
+	account := wrap("account", ref("Account"))
+	return []route{
+		{"/accounts", "get", op{
+			id: "listAccounts", summary: "List accounts",
+			params: []Obj{paramRef("bankConnectionId"), paramRef("accountStatus"), paramRef("cursor"), paramRef("limit")},
+			status: http.StatusOK, respDesc: "A page of accounts.",
+			schema: object(req("accounts", array(ref("Account"))), req("pageInfo", ref("PageInfo"))),
+			errors: authErrors("BadRequest", "NotFound"),
+		}},
+		{"/accounts", "post", op{
+			id: "createAccount", summary: "Create a manual account",
+			body:   ref("AccountCreate"),
+			status: http.StatusCreated, respDesc: "The created account.", schema: account,
+			errors: authErrors("BadRequest"),
+		}},
+		{"/accounts/balance-history", "get", op{
+			id: "listBalanceHistory", summary: "Daily balance snapshots",
+			params: []Obj{
+				paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("startDate"),
+				paramRef("endDate"), paramRef("cursor"), paramRef("limit"),
+			},
+			status: http.StatusOK, respDesc: "A page of balance snapshots.",
+			schema: object(req("balanceHistory", array(ref("BalanceHistoryEntry"))), req("pageInfo", ref("PageInfo"))),
+			errors: authErrors("BadRequest", "NotFound"),
+		}},
+		{"/accounts/{accountId}", "get", op{
+			id: "getAccount", summary: "One account", params: []Obj{paramRef("accountId")},
+			status: http.StatusOK, respDesc: "The account.", schema: account,
+			errors: authErrors("BadRequest", "NotFound"),
+		}},
+		{"/accounts/{accountId}", "patch", op{
+			id: "updateAccount", summary: "Update a manual account", params: []Obj{paramRef("accountId")},
+			body:   ref("AccountUpdate"),
+			status: http.StatusOK, respDesc: "The updated account.", schema: account,
+			errors: authErrors("BadRequest", "NotFound"),
+		}},
+		{"/accounts/{accountId}", "delete", op{
+			id: "closeAccount", summary: "Close a manual account", params: []Obj{paramRef("accountId")},
+			status: http.StatusOK, respDesc: "The closed account.", schema: account,
+			errors: authErrors("BadRequest", "NotFound"),
+		}},
+	}
+}
+
+func v2TransactionRoutes() []route {
+	return []route{
+		{"/transactions", "get", op{
+			id: "listTransactions", summary: "List stored transactions",
+			params: []Obj{
+				paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("categoryId"),
+				paramRef("transactionStatus"), paramRef("startDate"), paramRef("endDate"),
+				paramRef("cursor"), paramRef("limit"), paramRef("includeHidden"),
+			},
+			status: http.StatusOK, respDesc: "A page of transactions.",
+			schema: object(req("transactions", array(ref("Transaction"))), req("pageInfo", ref("PageInfo"))),
+			errors: authErrors("BadRequest", "NotFound"),
+		}},
+		{"/transactions/{id}", "patch", op{
+			id: "updateTransaction", summary: "Set or clear a transaction's category",
+			params: []Obj{pathParam("id", "Transaction id.", uuidS())},
+			body:   object(req("categoryId", orNull(uuidS()))),
+			status: http.StatusOK, respDesc: "The updated transaction.", schema: ref("Transaction"),
+			errors: authErrors("BadRequest", "NotFound"),
+		}},
+		{"/bank-connections", "get", op{
+			id: "listBankConnections", summary: "List stored bank connections",
+			params: []Obj{queryParam("status", "Lifecycle filter: active (non-disabled), all or disabled.",
+				enum("active", "all", "disabled").with("default", "active"))},
+			status: http.StatusOK, respDesc: "The bank connections.",
+			schema: object(req("bankConnections", array(ref("BankConnection")))),
+			errors: authErrors("BadRequest"),
+		}},
+	}
+}
+
+func v2CategoryRoutes() []route {
+	categoryID := pathParam("id", "Category id.", uuidS())
+	return []route{
+		{"/categories", "get", op{
+			id: "listCategories", summary: "List categories",
+			status: http.StatusOK, respDesc: "The categories.",
+			schema: object(req("categories", array(ref("Category")))),
+			errors: authErrors(),
+		}},
+		{"/categories", "post", op{
+			id: "createCategory", summary: "Create a manual category",
+			body: object(
+				req("name", nonEmpty()),
+				opt("group", orNull(str())),
+				opt("description", str()),
+			),
+			status: http.StatusCreated, respDesc: "The created category.", schema: ref("Category"),
+			errors: authErrors("BadRequest"),
+		}},
+		{"/categories/{id}", "patch", op{
+			id: "updateCategory", summary: "Edit a category", params: []Obj{categoryID},
+			body:   patchObject(opt("name", nonEmpty()), opt("group", orNull(str())), opt("description", str())),
+			status: http.StatusOK, respDesc: "The updated category.", schema: ref("Category"),
+			errors: authErrors("BadRequest", "NotFound"),
+		}},
+		{"/category-groups", "get", op{
+			id: "listCategoryGroups", summary: "List category groups",
+			status: http.StatusOK, respDesc: "The category groups.",
+			schema: object(req("categoryGroups", array(ref("CategoryGroup")))),
+			errors: authErrors(),
+		}},
+	}
+}
+
+func v2InvestmentRoutes() []route {
+	return []route{
+		{"/holdings", "get", op{
+			id: "listHoldings", summary: "List investment holdings",
+			params: []Obj{paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("cursor"), paramRef("limit")},
+			status: http.StatusOK, respDesc: "A page of holdings and the securities they reference.",
+			schema: object(
+				req("holdings", array(ref("Holding"))),
+				req("securities", array(ref("Security"))),
+				req("pageInfo", ref("PageInfo")),
+			),
+			errors: authErrors("BadRequest", "NotFound", "ProviderUnavailable"),
+		}},
+		{"/investment-transactions", "get", op{
+			id: "listInvestmentTransactions", summary: "List investment transactions",
+			params: []Obj{
+				paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("startDate"),
+				paramRef("endDate"), paramRef("cursor"), paramRef("limit"),
+			},
+			status: http.StatusOK, respDesc: "A page of investment transactions and the securities they reference.",
+			schema: object(
+				req("investmentTransactions", array(ref("InvestmentTransaction"))),
+				req("securities", array(ref("Security"))),
+				req("pageInfo", ref("PageInfo")),
+			),
+			errors: authErrors("BadRequest", "NotFound", "ProviderUnavailable"),
+		}},
+	}
+}
+
+func v2RuleRoutes() []route {
+	ruleID := pathParam("ruleId", "Rule id.", uuidS())
+	return []route{
+		{"/rules", "get", op{
+			id: "listRules", summary: "List rules",
+			params: []Obj{queryParam("includeArchived", "Also list archived rules.", boolean().with("default", false))},
+			status: http.StatusOK, respDesc: "The rules.",
+			schema: object(req("rules", array(ref("Rule")))),
+			errors: authErrors("BadRequest"),
+		}},
+		{"/rules", "post", op{
+			id: "createRule", summary: "Create a rule", body: ref("RuleCreate"),
+			status: http.StatusCreated, respDesc: "The created rule.", schema: ref("Rule"),
+			errors: authErrors("BadRequest"),
+		}},
+		{"/rules/{ruleId}", "patch", op{
+			id: "updateRule", summary: "Update a rule", params: []Obj{ruleID}, body: ref("RuleUpdate"),
+			status: http.StatusOK, respDesc: "The updated rule.", schema: ref("Rule"),
+			errors: authErrors("BadRequest", "NotFound"),
+		}},
+		{"/rules/{ruleId}", "delete", op{
+			id: "archiveRule", summary: "Archive a rule", params: []Obj{ruleID},
+			status: http.StatusOK, respDesc: "The archived rule.", schema: ref("Rule"),
+			errors: authErrors("BadRequest", "NotFound"),
+		}},
+	}
+}
+
+// wrap is an object with a single required property.
+func wrap(name string, schema Obj) Obj { return object(req(name, schema)) }
+
+func v2Parameters() Obj {
+	limit := intRange(1, 250).with("default", 50)
+	return Obj{
+		{"accountId", pathParam("accountId", "The account's id.", uuidS())},
+		{"bankConnectionId", queryParam("bankConnectionId", "Only items of this bank connection.", uuidS())},
+		{"bankAccountId", queryParam("bankAccountId", "Only items of this account.", uuidS())},
+		{"categoryId", queryParam("categoryId", "Only transactions with this category.", uuidS())},
+		{"startDate", queryParam("startDate", "Inclusive lower bound on the date.", date())},
+		{"endDate", queryParam("endDate", "Inclusive upper bound on the date.", date())},
+		{"cursor", queryParam("cursor", "Opaque cursor from a previous pageInfo.nextCursor.", str())},
+		{"limit", queryParam("limit", "Page size.", limit)},
+		{"accountStatus", queryParam("status", "Account status filter.",
+			enum("active", "closed", "all").with("default", "active"))},
+		{"transactionStatus", queryParam("status", "Transaction status filter.",
+			enum("pending", "posted", "deleted", "all").with("default", "posted"))},
+		{"includeHidden", queryParam("includeHidden", "Include transactions hidden by a rule.",
+			boolean().with("default", false))},
+	}
+}
+
+// v2ErrorCodes are the codes of the v2 error envelope.
+func v2ErrorCodes() []string {
+	return []string{
+		"BAD_REQUEST", "STORAGE_MODE_REQUIRED", "SUBSCRIPTION_REQUIRED", "NOT_FOUND",
+		"METHOD_NOT_ALLOWED", "RATE_LIMITED", "PROVIDER_UNAVAILABLE", "INTERNAL_ERROR",
+	}
+}
+
+// errorEnvelope is {error: {code, message}} with the given codes allowed,
+// plus extra top-level fields.
+func errorEnvelope(codes []string, extra ...field) Obj {
+	body := object(req("code", enum(codes...)), req("message", str()))
+	return object(append([]field{req("error", body)}, extra...)...)
+}
+
+func v2Responses() Obj {
+	errResp := func(desc string, mode headerMode, codes ...string) Obj {
+		return jsonResponse(desc, errorEnvelope(codes), responseHeaders(mode))
+	}
+	return Obj{
+		{"BadRequest", errResp("Invalid parameters or body, or a write to a bank-synced account.",
+			limited, "BAD_REQUEST")},
+		{"Unauthorized", jsonResponse("Missing or invalid Authorization header.",
+			object(req("error", constant("Missing or invalid Authorization header"))),
+			responseHeaders(public))},
+		{"Forbidden", errResp("Storage Mode is off, or the subscription is not active.",
+			maybeLimited, "STORAGE_MODE_REQUIRED", "SUBSCRIPTION_REQUIRED")},
+		{"NotFound", errResp("The resource is missing, not the caller's, or outside the key's scope.",
+			limited, "NOT_FOUND")},
+		{"RouteNotFound", errResp("No such path.", maybeLimited, "NOT_FOUND")},
+		{"MethodNotAllowed", errResp("The path exists but not with this method.",
+			maybeLimited, "METHOD_NOT_ALLOWED")},
+		{"RateLimited", jsonResponse("Rate limit exceeded.",
+			errorEnvelope([]string{"RATE_LIMITED"}, req("retryAfter", count())),
+			responseHeaders(limited, KV{hdrRetryAfter, headerRef("RetryAfter")}))},
+		{"InternalError", errResp("Unexpected server error.", maybeLimited, "INTERNAL_ERROR")},
+		{"ProviderUnavailable", errResp("The data was never stored and the provider is unavailable.",
+			limited, "PROVIDER_UNAVAILABLE")},
+	}
+}

@@ -1,0 +1,278 @@
+package spec
+
+// v2Providers are the lowercase provider names of v2 (manual for
+// hand-maintained data).
+func v2Providers() []string {
+	return []string{"plaid", "gocardless", "stripe", "mercury", "manual"}
+}
+
+func v2Schemas() Obj {
+	s := Obj{
+		{"Provider", enum(v2Providers()...)},
+		{"ErrorCode", enum(v2ErrorCodes()...)},
+		{"Error", errorEnvelope(v2ErrorCodes())},
+		{"Health", object(req("status", enum("ok", "degraded")), req("timestamp", dateTime()))},
+		{"User", object(
+			req("userId", uuidS()),
+			req("email", strFormat("email")),
+			req("storageMode", boolean()),
+		)},
+		{"PageInfo", object(req("nextCursor", orNull(str())), req("hasMore", boolean()))},
+		{"Account", v2Account()},
+	}
+	s = append(s, v2LiabilitySchemas()...)
+	s = append(s,
+		KV{"AccountCreate", v2AccountWrite(false)},
+		KV{"AccountUpdate", v2AccountWrite(true)},
+		KV{"BalanceHistoryEntry", object(
+			req("id", uuidS()),
+			req("bankAccountId", uuidS()),
+			req("accountName", str()),
+			req("date", date()),
+			req("balance", number()),
+			req("currency", currency()),
+		)},
+		KV{"Transaction", v2Transaction()},
+		KV{"BankConnection", v2BankConnection()},
+		KV{"Category", object(
+			req("id", uuidS()),
+			req("provider", ref("Provider")),
+			req("providerId", orNull(str())),
+			req("name", str()),
+			req("group", orNull(str())),
+			req("categoryGroupId", orNull(uuidS())),
+			req("description", str()),
+		)},
+		KV{"CategoryGroup", object(req("id", uuidS()), req("name", str()), req("provider", ref("Provider")))},
+		KV{"Holding", v2Holding()},
+		KV{"Security", object(
+			req("id", uuidS()),
+			req("symbol", orNull(str())),
+			req("name", str()),
+			req("type", str()),
+			req("closePrice", orNull(number())),
+			req("currency", orNull(currency())),
+		)},
+		KV{"InvestmentTransaction", v2InvestmentTransaction()},
+	)
+	return append(s, v2RuleSchemas()...)
+}
+
+func v2Account() Obj {
+	return object(
+		req("id", uuidS()),
+		req("providerAccountId", orNull(str())),
+		req("bankConnectionId", orNull(uuidS())),
+		req("bankConnectionStatus", orNull(str())),
+		req("provider", ref("Provider")),
+		req("institutionName", orNull(str())),
+		req("name", str()),
+		req("mask", orNull(str())),
+		req("type", orNull(str())),
+		req("subtype", orNull(str())),
+		req("currency", currency()),
+		req("currentBalance", orNull(describe(number(), "For liabilities, the amount owed."))),
+		req("availableBalance", orNull(number())),
+		req("balanceAsOf", orNull(dateTime())),
+		req("status", enum("active", "closed")),
+		req("closedAt", orNull(dateTime())),
+		req("liability", orNull(ref("Liability"))),
+	)
+}
+
+// v2AccountWrite is the body of POST /accounts, or of PATCH when update.
+func v2AccountWrite(update bool) Obj {
+	fields := []field{
+		req("name", nonEmpty()),
+		req("type", nonEmpty()),
+		req("currency", currency()),
+		opt("institutionName", orNull(str())),
+		opt("subtype", orNull(str())),
+		opt("mask", orNull(str())),
+		opt("currentBalance", orNull(number())),
+		opt("availableBalance", orNull(number())),
+		opt("liability", orNull(ref("LiabilityInput"))),
+	}
+	if update {
+		return patchObject(fields...)
+	}
+	return object(fields...)
+}
+
+// liabilityFields are the Liability fields; interestRateType is added to
+// the response form only.
+func liabilityFields(response bool) []field {
+	f := []field{
+		req("type", enum("credit", "student", "mortgage")),
+		opt("minimumPaymentAmount", number()),
+		opt("nextPaymentDueDate", date()),
+		opt("lastPaymentAmount", number()),
+		opt("lastPaymentDate", date()),
+		opt("interestRate", number()),
+		opt("isOverdue", boolean()),
+		opt("lastStatementBalance", number()),
+		opt("aprs", array(ref("Apr"))),
+		opt("loanName", str()),
+		opt("loanStatus", object(req("type", str()), opt("endDate", date()))),
+		opt("repaymentPlan", object(req("type", str()), req("description", str()))),
+		opt("pslfStatus", object(
+			opt("paymentsRemaining", number()),
+			opt("paymentsMade", number()),
+			opt("estimatedEligibilityDate", date()),
+		)),
+		opt("originationDate", date()),
+		opt("originationPrincipalAmount", number()),
+		opt("expectedPayoffDate", date()),
+		opt("outstandingInterestAmount", number()),
+		opt("ytdInterestPaid", number()),
+		opt("ytdPrincipalPaid", number()),
+	}
+	if response {
+		f = append(f, opt("interestRateType", describe(str(), "For example fixed.")))
+	}
+	return append(f,
+		opt("nextMonthlyPayment", number()),
+		opt("escrowBalance", number()),
+		opt("hasPmi", boolean()),
+		opt("hasPrepaymentPenalty", boolean()),
+		opt("propertyAddress", object(
+			req("street", str()), req("city", str()), req("region", str()),
+			req("postalCode", str()), req("country", str()),
+		)),
+		opt("loanTypeDescription", str()),
+		opt("maturityDate", date()),
+		opt("pastDueAmount", number()),
+	)
+}
+
+func v2LiabilitySchemas() Obj {
+	return Obj{
+		{"Liability", describe(object(liabilityFields(true)...),
+			"Debt details; only type is always present, unknown fields are omitted.")},
+		{"LiabilityInput", describe(object(liabilityFields(false)...),
+			"Liability details of a manual account (interestRateType is response-only).")},
+		{"Apr", object(
+			req("aprType", str()),
+			opt("aprPercentage", number()),
+			opt("balanceSubjectToApr", number()),
+			opt("interestChargeAmount", number()),
+		)},
+	}
+}
+
+func v2Transaction() Obj {
+	return object(
+		req("id", uuidS()),
+		req("bankConnectionId", orNull(uuidS())),
+		req("bankAccountId", uuidS()),
+		req("provider", ref("Provider")),
+		req("providerId", str()),
+		req("status", enum("pending", "posted", "deleted")),
+		req("summary", str()),
+		req("amount", describe(number(), "Negative for outflows.")),
+		req("currency", currency()),
+		req("authorizedDate", orNull(date())),
+		req("postedDate", orNull(date())),
+		req("merchantName", orNull(str())),
+		req("categoryId", orNull(uuidS())),
+		req("fees", orNull(number())),
+		req("feeType", orNull(str())),
+		req("netAmount", orNull(number())),
+		req("subAccount", orNull(str())),
+		req("paymentChannel", orNull(str())),
+		req("checkNumber", orNull(str())),
+		req("originalDescription", orNull(str())),
+		req("source", orNull(str())),
+	)
+}
+
+func v2BankConnection() Obj {
+	return object(
+		req("id", uuidS()),
+		req("provider", ref("Provider")),
+		req("institutionName", orNull(str())),
+		req("institutionLogoUrl", orNull(str())),
+		req("status", enum("active", "error", "disabled")),
+		req("lastSyncedAt", orNull(dateTime())),
+		req("lastProviderErrorCode", orNull(describe(str(), "For example ITEM_LOGIN_REQUIRED."))),
+		req("lastProviderErrorMessage", orNull(str())),
+		req("reconnectUrl", orNull(str())),
+		req("nextSyncAt", orNull(dateTime())),
+	)
+}
+
+func v2Holding() Obj {
+	return object(
+		req("id", uuidS()),
+		req("accountId", uuidS()),
+		req("securityId", uuidS()),
+		req("quantity", number()),
+		req("costBasis", orNull(number())),
+		req("institutionPrice", number()),
+		req("institutionValue", number()),
+		req("currency", currency()),
+		req("priceAsOf", orNull(date())),
+		req("provider", ref("Provider")),
+	)
+}
+
+func v2InvestmentTransaction() Obj {
+	return object(
+		req("id", uuidS()),
+		req("accountId", uuidS()),
+		req("securityId", orNull(uuidS())),
+		req("type", str()),
+		req("subtype", str()),
+		req("date", date()),
+		req("quantity", number()),
+		req("price", number()),
+		req("amount", number()),
+		req("fees", orNull(number())),
+		req("currency", currency()),
+		req("description", str()),
+		req("provider", ref("Provider")),
+	)
+}
+
+func v2RuleSchemas() Obj {
+	conditions := array(ref("RuleCondition")).with("minItems", 1)
+	outcomes := array(ref("RuleOutcome")).with("minItems", 1)
+	priority := intRange(1, 100)
+	scalar := []Obj{str(), number()}
+	return Obj{
+		{"RuleCondition", object(
+			req("field", enum("Account", "Summary", "OriginalDescription", "MerchantName", "Amount", "transactionDay")),
+			req("operator", enum("is", "isNot", "contains", "doesNotContain", "startsWith", "endsWith",
+				"oneOf", "matches", "gt", "gte", "lt", "lte", "between")),
+			req("value", Obj{{"anyOf", []Obj{str(), number(), array(Obj{{"anyOf", scalar}})}}}),
+		)},
+		{"RuleOutcome", Obj{{"oneOf", []Obj{
+			describe(object(
+				req("action", constant("updateTransaction")),
+				req("field", constant("Category")),
+				req("value", object(req("id", uuidS()), opt("value", str()))),
+			), "Set the category."),
+			describe(object(
+				req("action", constant("updateTransaction")),
+				req("field", constant("MerchantName")),
+				req("value", str()),
+			), "Set the merchant name."),
+			describe(object(
+				req("action", constant("hideTransaction")),
+				req("value", constant(true)),
+			), "Hide the transaction."),
+		}}}},
+		{"Rule", object(
+			req("id", uuidS()),
+			req("conditions", conditions),
+			req("outcomes", outcomes),
+			req("priority", priority),
+			req("allowedAccountIds", orNull(array(uuidS()))),
+			req("createdAt", dateTime()),
+			req("updatedAt", dateTime()),
+			req("archivedAt", orNull(dateTime())),
+		)},
+		{"RuleCreate", object(req("conditions", conditions), req("outcomes", outcomes), req("priority", priority))},
+		{"RuleUpdate", patchObject(opt("conditions", conditions), opt("outcomes", outcomes), opt("priority", priority))},
+	}
+}

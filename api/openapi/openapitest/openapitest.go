@@ -1,0 +1,326 @@
+// Package openapitest checks HTTP responses against an OpenAPI 3.1
+// document in tests.
+//
+//	v := openapitest.New(t, openapi.V2())
+//	rec := httptest.NewRecorder()
+//	router.ServeHTTP(rec, req)
+//	v.CheckRecorder(t, req, rec)
+//
+// A response fails the check when its operation (found by method and path,
+// the document's server path such as /v2 included) does not document its
+// status, when its Content-Type is not the documented one, when its body
+// does not match the schema, or when a required header is missing or
+// malformed. A known path asked with an undocumented method must answer
+// with the document's MethodNotAllowed response (405), an unknown path with
+// its RouteNotFound response (404).
+package openapitest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+)
+
+// Names of the component responses used for requests that match no
+// operation.
+const (
+	MethodNotAllowedResponse = "MethodNotAllowed"
+	RouteNotFoundResponse    = "RouteNotFound"
+)
+
+// maxBodyInError bounds how much of a failing body an error message quotes.
+const maxBodyInError = 2000
+
+// Validator checks responses against one OpenAPI document. It is safe for
+// concurrent use by parallel tests.
+type Validator struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+// New loads and validates an OpenAPI document, failing t at once when the
+// document is invalid.
+func New(t testing.TB, doc []byte) *Validator {
+	t.Helper()
+	v, err := Load(context.Background(), doc)
+	if err != nil {
+		t.Fatalf("openapitest: %v", err)
+	}
+	return v
+}
+
+// Load parses doc, validates it as an OpenAPI document and prepares its
+// router.
+func Load(ctx context.Context, doc []byte) (*Validator, error) {
+	loader := openapi3.NewLoader()
+	loader.Context = ctx
+	parsed, err := loader.LoadFromData(doc)
+	if err != nil {
+		return nil, fmt.Errorf("load document: %w", err)
+	}
+	if err := parsed.Validate(ctx, openapi3.EnableMultiError()); err != nil {
+		return nil, fmt.Errorf("validate document: %w", err)
+	}
+	router, err := legacy.NewRouter(parsed)
+	if err != nil {
+		return nil, fmt.Errorf("build router: %w", err)
+	}
+	return &Validator{doc: parsed, router: router}, nil
+}
+
+// Doc returns the parsed document.
+func (v *Validator) Doc() *openapi3.T { return v.doc }
+
+// Validate reports how a response to req departs from the document; it
+// returns nil when the response conforms.
+func (v *Validator) Validate(req *http.Request, status int, header http.Header, body []byte) error {
+	ctx := req.Context()
+	route, err := v.findRoute(req, status)
+	if err != nil {
+		return err
+	}
+	if err := checkContentType(route, status, header, body); err != nil {
+		return err
+	}
+	input := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, Route: route},
+		Status:                 status,
+		Header:                 header,
+		Options:                options(),
+	}
+	input.SetBodyBytes(body)
+	if err := openapi3filter.ValidateResponse(ctx, input); err != nil {
+		return fmt.Errorf("%s %s -> %d: %w", req.Method, req.URL.Path, status, err)
+	}
+	return nil
+}
+
+// Check fails t (without stopping it) when the response does not conform;
+// the message quotes the body.
+func (v *Validator) Check(t testing.TB, req *http.Request, status int, header http.Header, body []byte) {
+	t.Helper()
+	if err := v.Validate(req, status, header, body); err != nil {
+		t.Errorf("response does not follow the OpenAPI document: %v\nbody: %s", err, quote(body))
+	}
+}
+
+// CheckRecorder checks a response recorded by an httptest.ResponseRecorder
+// for req.
+func (v *Validator) CheckRecorder(t testing.TB, req *http.Request, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	v.Check(t, req, rec.Code, rec.Result().Header, rec.Body.Bytes())
+}
+
+// CheckResponse checks a client-side response (its Request must be set).
+// It reads the body, puts an unread copy back on resp and returns the
+// bytes read.
+func (v *Validator) CheckResponse(t testing.TB, resp *http.Response) []byte {
+	t.Helper()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("openapitest: read response body: %v", err)
+	}
+	if err := resp.Body.Close(); err != nil {
+		t.Fatalf("openapitest: close response body: %v", err)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if resp.Request == nil {
+		t.Fatalf("openapitest: response has no Request")
+	}
+	v.Check(t, resp.Request, resp.StatusCode, resp.Header, body)
+	return body
+}
+
+// findRoute finds the operation of req. A known path with another method
+// maps to the MethodNotAllowed component response, an unknown path to the
+// RouteNotFound one; status must then be 405 or 404.
+func (v *Validator) findRoute(req *http.Request, status int) (*routers.Route, error) {
+	// Match on the path alone: the document's servers are relative (/v2),
+	// while a client-side request carries scheme and host.
+	lookup := req.Clone(req.Context())
+	lookup.URL = &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath}
+	route, _, err := v.router.FindRoute(lookup)
+	if err == nil {
+		return route, nil
+	}
+	var routeErr *routers.RouteError
+	if !errors.As(err, &routeErr) {
+		return nil, fmt.Errorf("find route of %s %s: %w", req.Method, req.URL.Path, err)
+	}
+	name, want := RouteNotFoundResponse, http.StatusNotFound
+	if routeErr.Reason == routers.ErrMethodNotAllowed.Error() {
+		name, want = MethodNotAllowedResponse, http.StatusMethodNotAllowed
+	}
+	if status != want {
+		return nil, fmt.Errorf("%s %s: %s, so the status must be %d, got %d",
+			req.Method, req.URL.Path, routeErr.Reason, want, status)
+	}
+	return v.fallbackRoute(req, name, status)
+}
+
+// fallbackRoute is an operation whose only response is the named component
+// response.
+func (v *Validator) fallbackRoute(req *http.Request, name string, status int) (*routers.Route, error) {
+	resp := v.doc.Components.Responses[name]
+	if resp == nil || resp.Value == nil {
+		return nil, fmt.Errorf("%s %s -> %d: the document has no components.responses.%s",
+			req.Method, req.URL.Path, status, name)
+	}
+	op := &openapi3.Operation{Responses: openapi3.NewResponses(openapi3.WithStatus(status, resp))}
+	return &routers.Route{Spec: v.doc, Path: req.URL.Path, Method: req.Method, Operation: op}, nil
+}
+
+// checkContentType insists on a body, and a Content-Type, where the
+// document describes one, and on no body where it describes none.
+func checkContentType(route *routers.Route, status int, header http.Header, body []byte) error {
+	resp := route.Operation.Responses.Status(status)
+	if resp == nil || resp.Value == nil {
+		return fmt.Errorf("%s %s: status %d is not documented for operation %q",
+			route.Method, route.Path, status, route.Operation.OperationID)
+	}
+	documented := len(resp.Value.Content) > 0
+	switch {
+	case documented && len(body) == 0:
+		return fmt.Errorf("%s %s -> %d: empty body, the document describes one", route.Method, route.Path, status)
+	case documented && header.Get("Content-Type") == "":
+		return fmt.Errorf("%s %s -> %d: no Content-Type header", route.Method, route.Path, status)
+	case !documented && len(body) > 0:
+		return fmt.Errorf("%s %s -> %d: body of %d bytes, the document describes none",
+			route.Method, route.Path, status, len(body))
+	}
+	return nil
+}
+
+// options are the validation options: every status must be documented,
+// all errors are reported, and the formats used by finsync's documents are
+// asserted.
+func options() *openapi3filter.Options {
+	return &openapi3filter.Options{
+		IncludeResponseStatus: true,
+		MultiError:            true,
+		SchemaValidationOptions: []openapi3.SchemaValidationOption{
+			openapi3.EnableFormatValidation(),
+			openapi3.WithStringFormatValidators(formats()),
+		},
+	}
+}
+
+// uuidPattern is the canonical textual form of a UUID, any version.
+const uuidPattern = `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+
+// formats returns the string formats kin-openapi does not assert by itself.
+func formats() map[string]openapi3.StringFormatValidator {
+	return map[string]openapi3.StringFormatValidator{
+		"uuid":      openapi3.NewRegexpFormatValidator(uuidPattern),
+		"email":     openapi3.NewRegexpFormatValidator(openapi3.FormatOfStringForEmail),
+		"uri":       openapi3.NewCallbackValidator(validateAbsoluteURI),
+		"date":      openapi3.NewCallbackValidator(validateDate),
+		"date-time": openapi3.NewRegexpFormatValidator(openapi3.FormatOfStringDateTime),
+	}
+}
+
+var datePattern = regexp.MustCompile(openapi3.FormatOfStringDate)
+
+// validateDate accepts a real calendar date in YYYY-MM-DD form.
+func validateDate(s string) error {
+	if !datePattern.MatchString(s) {
+		return fmt.Errorf("not a YYYY-MM-DD date: %q", s)
+	}
+	y, _ := strconv.Atoi(s[0:4])
+	m, _ := strconv.Atoi(s[5:7])
+	d, _ := strconv.Atoi(s[8:10])
+	if d > daysIn(y, m) {
+		return fmt.Errorf("no such date: %q", s)
+	}
+	return nil
+}
+
+func daysIn(year, month int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// validateAbsoluteURI accepts an absolute URI such as https://host/path.
+func validateAbsoluteURI(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("not a URI: %w", err)
+	}
+	if !u.IsAbs() || u.Host == "" {
+		return fmt.Errorf("not an absolute URI: %q", s)
+	}
+	return nil
+}
+
+// quote returns body, cut to a readable length.
+func quote(body []byte) string {
+	if len(body) > maxBodyInError {
+		return string(body[:maxBodyInError]) + "…"
+	}
+	return string(body)
+}
+
+// Wrap returns a handler that serves through h and checks every response
+// it writes, so a test's router can be validated without touching each
+// call site.
+func (v *Validator) Wrap(t testing.TB, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		v.CheckRecorder(t, r, rec)
+		for k, vs := range rec.Result().Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		if _, err := w.Write(rec.Body.Bytes()); err != nil {
+			t.Errorf("openapitest: write response: %v", err)
+		}
+	})
+}
+
+// Transport returns a client transport that sends through base (or
+// http.DefaultTransport when nil) and checks every response it receives.
+func (v *Validator) Transport(t testing.TB, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		resp, err := base.RoundTrip(req)
+		if err != nil {
+			return nil, fmt.Errorf("round trip: %w", err)
+		}
+		if resp.Request == nil {
+			resp.Request = req
+		}
+		v.CheckResponse(t, resp)
+		return resp, nil
+	})
+}
+
+// roundTripper adapts a function to http.RoundTripper.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+// RoundTrip calls f.
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
