@@ -10,22 +10,26 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// sweepEvery is how often idle limiters are dropped.
-const sweepEvery = 10 * time.Second
+// DefaultSweepEvery is how often idle limiters are dropped.
+const DefaultSweepEvery = 10 * time.Second
 
 // Limiters is a set of token buckets keyed by string (a user and limit, or a
 // client address). Its memory stays bounded: a bucket that has refilled
 // completely behaves exactly like a new one, so such buckets are dropped
 // by a periodic sweep, and only keys active within one refill period are kept.
 type Limiters struct {
-	mu        sync.Mutex
-	m         map[string]*rate.Limiter
-	lastSweep time.Time
+	mu         sync.Mutex
+	m          map[string]*rate.Limiter
+	lastSweep  time.Time
+	sweepEvery time.Duration
 }
 
-// NewLimiters returns an empty set.
-func NewLimiters() *Limiters {
-	return &Limiters{m: make(map[string]*rate.Limiter), lastSweep: time.Now()}
+// NewLimiters returns an empty set swept every DefaultSweepEvery.
+func NewLimiters() *Limiters { return NewLimitersSweeping(DefaultSweepEvery) }
+
+// NewLimitersSweeping returns an empty set swept at the given interval.
+func NewLimitersSweeping(every time.Duration) *Limiters {
+	return &Limiters{m: make(map[string]*rate.Limiter), lastSweep: time.Now(), sweepEvery: every}
 }
 
 // Decision is the outcome of taking a token.
@@ -43,7 +47,7 @@ func limitOf(info LimitInfo) rate.Limit {
 
 // bucket returns the key's limiter, creating it full. Callers hold mu.
 func (l *Limiters) bucket(key string, info LimitInfo, burst int, now time.Time) *rate.Limiter {
-	if now.Sub(l.lastSweep) > sweepEvery {
+	if now.Sub(l.lastSweep) > l.sweepEvery {
 		l.sweep(now)
 	}
 	lim, ok := l.m[key]
