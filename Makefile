@@ -1,0 +1,26 @@
+# finsync developer targets. `make test` is the README's test command.
+GO ?= go
+PKGS := ./...
+
+.PHONY: dev test bench lint build
+
+## dev: run the zero-config demo (database, simulator, API and worker in one process)
+dev:
+	$(GO) run ./cmd/finsync dev
+
+## test: run every test against the real PostgreSQL
+test:
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+## bench: run the Go benchmarks (see BENCHMARKS.md for the load tests)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+## lint: formatting and vet
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+## build: the one binary, into ./bin
+build:
+	$(GO) build -o bin/finsync ./cmd/finsync
