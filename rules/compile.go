@@ -2,6 +2,7 @@ package rules
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
@@ -279,22 +280,35 @@ func compileMatches(cc cond, value json.RawMessage, vpath string) (cond, *Valida
 	}
 	parsed, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
-		return cond{}, invalid(vpath, "invalid regular expression: "+err.Error())
+		return cond{}, invalid(vpath, regexpMessage(err))
 	}
 	prog, err := syntax.Compile(parsed.Simplify())
 	if err != nil {
-		return cond{}, invalid(vpath, "invalid regular expression: "+err.Error())
+		return cond{}, invalid(vpath, regexpMessage(err))
 	}
 	if len(prog.Inst) > MaxPatternInsts {
 		return cond{}, invalid(vpath, "regular expression is too complex")
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return cond{}, invalid(vpath, "invalid regular expression: "+err.Error())
+		return cond{}, invalid(vpath, regexpMessage(err))
 	}
 	cc.re = re
 	cc.cost = costMatches
 	return cc, nil
+}
+
+// regexpMessage describes a regular expression the parser refused.
+func regexpMessage(err error) string {
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return "invalid regular expression: " + err.Error()
+	}
+	switch se.Code {
+	case syntax.ErrLarge, syntax.ErrNestingDepth:
+		return "regular expression is too complex"
+	}
+	return fmt.Sprintf("invalid regular expression: %s: `%s`", se.Code, se.Expr)
 }
 
 // stringList decodes a non-empty JSON array of strings.

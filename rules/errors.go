@@ -25,6 +25,9 @@ func invalid(path, message string) *ValidationError {
 
 // joinPath appends a member name to a path.
 func joinPath(path, name string) string {
+	if name == "" {
+		return path
+	}
 	if path == "" {
 		return name
 	}
