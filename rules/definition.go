@@ -65,7 +65,7 @@ func DecodeDefinition(raw []byte) (Definition, error) {
 	if err := dec.Decode(&def); err != nil {
 		return Definition{}, decodeError(err)
 	}
-	if _, err := dec.Token(); err == nil || dec.More() {
+	if len(trimJSON(raw[dec.InputOffset():])) != 0 {
 		return Definition{}, invalid("", "unexpected data after the JSON object")
 	}
 	if len(def.unknownKeys) > 0 {

@@ -182,6 +182,12 @@ func Prepare(in Input) Prepared {
 	return p
 }
 
+// PrepareTransaction prepares a stored transaction: Prepare of
+// InputFromTransaction.
+func PrepareTransaction(t *domain.Transaction) Prepared {
+	return Prepare(InputFromTransaction(t))
+}
+
 // Matches reports whether the rule applies to the transaction: its account
 // is allowed and every condition matches.
 func (r *Rule) Matches(p *Prepared) bool {

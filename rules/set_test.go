@@ -219,3 +219,25 @@ func TestInputFromTransaction(t *testing.T) {
 		t.Errorf("bare input = %+v", in)
 	}
 }
+
+func TestApplyDoesNotAllocate(t *testing.T) {
+	doc := `{"conditions":[{"field":"Summary","operator":"matches","value":"(?i)coffee [0-9]+"},
+		{"field":"MerchantName","operator":"oneOf","value":["Blue Bottle","Starbucks"]},
+		{"field":"Amount","operator":"between","value":[-10, -1]},
+		{"field":"Account","operator":"isNot","value":"` + acctC.String() + `"}],
+		"outcomes":[{"action":"updateTransaction","field":"MerchantName","value":"Coffee"}],"priority":1}`
+	s := NewSet(mustCompile(t, doc, Meta{AllowedAccountIDs: []uuid.UUID{acctA}}),
+		setRule(t, 2, "coffee", 2, t0, categoryOutcome(catA, "Coffee"), nil))
+	p := PrepareTransaction(&domain.Transaction{
+		AccountID: acctA, Summary: "COFFEE 123", Amount: domain.MustMoney("-4.5"),
+		MerchantName: func() *string { s := "blue bottle"; return &s }(),
+	})
+	var res Result
+	allocs := testing.AllocsPerRun(1000, func() { res = s.Apply(&p) })
+	if allocs != 0 {
+		t.Errorf("Apply allocates %.1f times per run", allocs)
+	}
+	if res.MerchantName.Value != "Coffee" || res.Category.Value.ID != catA {
+		t.Errorf("result = %+v", res)
+	}
+}

@@ -33,6 +33,9 @@ func TestValidationMessages(t *testing.T) {
 		{"not JSON", `{"conditions":`, "invalid JSON: unexpected EOF"},
 		{"not an object", `[1]`, "must be a JSON object"},
 		{"trailing data", doc("["+okCond+"]", "["+okOutcome+"]", "1") + `{}`, "unexpected data after the JSON object"},
+		{"trailing brace", doc("["+okCond+"]", "["+okOutcome+"]", "1") + ` }`, "unexpected data after the JSON object"},
+		{"trailing word", doc("["+okCond+"]", "["+okOutcome+"]", "1") + ` x`, "unexpected data after the JSON object"},
+		{"empty body", ``, "invalid JSON: EOF"},
 		{"unknown top-level key", `{"conditions":[` + okCond + `],"outcomes":[` + okOutcome + `],"priority":1,"name":"x"}`, `unknown key "name"`},
 		{"duplicate top-level key", `{"priority":1,"priority":2,"conditions":[` + okCond + `],"outcomes":[` + okOutcome + `]}`, `duplicate key "priority"`},
 		// conditions list
