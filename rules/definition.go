@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/shopspring/decimal"
@@ -76,7 +77,8 @@ func DecodeDefinition(raw []byte) (Definition, error) {
 
 // decodeError turns a decoder failure into a *ValidationError.
 func decodeError(err error) error {
-	if ve, ok := err.(*ValidationError); ok {
+	var ve *ValidationError
+	if errors.As(err, &ve) {
 		return ve
 	}
 	return invalid("", "invalid JSON: "+err.Error())
