@@ -1,0 +1,250 @@
+package rules
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/shopspring/decimal"
+)
+
+// Definition is a rule as clients send it and as it is stored: conditions
+// (all must match), outcomes, and a priority from 1 to 100 (rules run in
+// ascending priority; a later rule's outcome wins).
+//
+// Decoding a Definition with encoding/json is exact: condition and outcome
+// values stay raw JSON (numbers never pass through float64), and problems
+// such as an unknown key in a condition, a non-string field name or a
+// non-integer priority are kept and reported by [Validate] with their path.
+// Unknown top-level keys are ignored by UnmarshalJSON so that the caller
+// decides about them; [DecodeDefinition] refuses them. Do not embed
+// Definition in another struct that is decoded from JSON: its UnmarshalJSON
+// method would take over the outer struct's decoding.
+type Definition struct {
+	Conditions []Condition `json:"conditions"`
+	Outcomes   []Outcome   `json:"outcomes"`
+	Priority   int         `json:"priority"`
+
+	// problems found while decoding; reported by Validate.
+	conditionsIssue string
+	outcomesIssue   string
+	priorityIssue   string
+	unknownKeys     []string
+	rootIssue       string
+}
+
+// Condition is one test on a transaction field. Value is raw JSON whose type
+// depends on the field and operator: a string, an array of strings, a number
+// or a [low, high] pair.
+type Condition struct {
+	Field    string          `json:"field"`
+	Operator string          `json:"operator"`
+	Value    json.RawMessage `json:"value"`
+
+	issue *ValidationError // relative to the condition; found while decoding
+}
+
+// Outcome is what a matching rule does: set the category, set the merchant
+// name, or hide the transaction. Field is empty for hideTransaction.
+type Outcome struct {
+	Action string          `json:"action"`
+	Field  string          `json:"field,omitempty"`
+	Value  json.RawMessage `json:"value"`
+
+	issue *ValidationError // relative to the outcome; found while decoding
+}
+
+// DecodeDefinition decodes a rule from raw JSON bytes, strictly: the body must
+// be exactly one JSON object whose only keys are conditions, outcomes and
+// priority. It checks the shape only; call [Validate] (or use [ValidateJSON])
+// to check the contents. Errors are *ValidationError.
+func DecodeDefinition(raw []byte) (Definition, error) {
+	var def Definition
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&def); err != nil {
+		return Definition{}, decodeError(err)
+	}
+	if len(trimJSON(raw[dec.InputOffset():])) != 0 {
+		return Definition{}, invalid("", "unexpected data after the JSON object")
+	}
+	if len(def.unknownKeys) > 0 {
+		return Definition{}, invalid("", fmt.Sprintf("unknown key %q", def.unknownKeys[0]))
+	}
+	return def, nil
+}
+
+// decodeError turns a decoder failure into a *ValidationError.
+func decodeError(err error) error {
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return ve
+	}
+	return invalid("", "invalid JSON: "+err.Error())
+}
+
+// UnmarshalJSON decodes a rule object, keeping problems for Validate.
+func (d *Definition) UnmarshalJSON(b []byte) error {
+	*d = Definition{}
+	members, ok := objectMembers(b)
+	if !ok {
+		return invalid("", "must be a JSON object")
+	}
+	seen := map[string]bool{}
+	for _, m := range members {
+		if seen[m.key] {
+			d.setRootIssue(fmt.Sprintf("duplicate key %q", m.key))
+			continue
+		}
+		seen[m.key] = true
+		switch m.key {
+		case "conditions":
+			d.decodeConditions(m.raw)
+		case "outcomes":
+			d.decodeOutcomes(m.raw)
+		case "priority":
+			d.decodePriority(m.raw)
+		default:
+			d.unknownKeys = append(d.unknownKeys, m.key)
+		}
+	}
+	if !seen["priority"] {
+		d.priorityIssue = "is required"
+	}
+	return nil
+}
+
+func (d *Definition) setRootIssue(msg string) {
+	if d.rootIssue == "" {
+		d.rootIssue = msg
+	}
+}
+
+func (d *Definition) decodeConditions(raw json.RawMessage) {
+	items, ok := arrayItems(raw)
+	if !ok {
+		d.conditionsIssue = "must be an array"
+		return
+	}
+	d.Conditions = make([]Condition, len(items))
+	for i, item := range items {
+		_ = d.Conditions[i].UnmarshalJSON(item)
+	}
+}
+
+func (d *Definition) decodeOutcomes(raw json.RawMessage) {
+	items, ok := arrayItems(raw)
+	if !ok {
+		d.outcomesIssue = "must be an array"
+		return
+	}
+	d.Outcomes = make([]Outcome, len(items))
+	for i, item := range items {
+		_ = d.Outcomes[i].UnmarshalJSON(item)
+	}
+}
+
+func (d *Definition) decodePriority(raw json.RawMessage) {
+	n, ok := jsonNumber(raw)
+	if !ok {
+		d.priorityIssue = "must be an integer"
+		return
+	}
+	v, ok := boundedDecimal(n)
+	if !ok || !v.IsInteger() {
+		d.priorityIssue = "must be an integer"
+		return
+	}
+	if v.LessThan(decimal.NewFromInt(1)) || v.GreaterThan(decimal.NewFromInt(100)) {
+		d.priorityIssue = "must be between 1 and 100"
+		return
+	}
+	d.Priority = int(v.IntPart())
+}
+
+// UnmarshalJSON decodes a condition object, keeping problems for Validate.
+func (c *Condition) UnmarshalJSON(b []byte) error {
+	*c = Condition{}
+	members, ok := objectMembers(b)
+	if !ok {
+		c.issue = invalid("", "must be an object")
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, m := range members {
+		if seen[m.key] {
+			c.setIssue("", fmt.Sprintf("duplicate key %q", m.key))
+			continue
+		}
+		seen[m.key] = true
+		switch m.key {
+		case "field":
+			c.Field = c.stringMember("field", m.raw)
+		case "operator":
+			c.Operator = c.stringMember("operator", m.raw)
+		case "value":
+			c.Value = m.raw
+		default:
+			c.setIssue("", fmt.Sprintf("unknown key %q", m.key))
+		}
+	}
+	return nil
+}
+
+func (c *Condition) setIssue(path, msg string) {
+	if c.issue == nil {
+		c.issue = invalid(path, msg)
+	}
+}
+
+func (c *Condition) stringMember(name string, raw json.RawMessage) string {
+	s, ok := jsonString(raw)
+	if !ok {
+		c.setIssue(name, "must be a string")
+	}
+	return s
+}
+
+// UnmarshalJSON decodes an outcome object, keeping problems for Validate.
+func (o *Outcome) UnmarshalJSON(b []byte) error {
+	*o = Outcome{}
+	members, ok := objectMembers(b)
+	if !ok {
+		o.issue = invalid("", "must be an object")
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, m := range members {
+		if seen[m.key] {
+			o.setIssue("", fmt.Sprintf("duplicate key %q", m.key))
+			continue
+		}
+		seen[m.key] = true
+		switch m.key {
+		case "action":
+			o.Action = o.stringMember("action", m.raw)
+		case "field":
+			o.Field = o.stringMember("field", m.raw)
+		case "value":
+			o.Value = m.raw
+		default:
+			o.setIssue("", fmt.Sprintf("unknown key %q", m.key))
+		}
+	}
+	return nil
+}
+
+func (o *Outcome) setIssue(path, msg string) {
+	if o.issue == nil {
+		o.issue = invalid(path, msg)
+	}
+}
+
+func (o *Outcome) stringMember(name string, raw json.RawMessage) string {
+	s, ok := jsonString(raw)
+	if !ok {
+		o.setIssue(name, "must be a string")
+	}
+	return s
+}

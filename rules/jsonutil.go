@@ -1,0 +1,97 @@
+package rules
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// member is one key and raw value of a JSON object.
+type member struct {
+	key string
+	raw json.RawMessage
+}
+
+// trimJSON removes the insignificant white space around a JSON value.
+func trimJSON(raw []byte) []byte {
+	return bytes.TrimSpace(raw)
+}
+
+// objectMembers splits a JSON object into its members in document order. It
+// reports false when raw is not a valid JSON object.
+func objectMembers(raw []byte) ([]member, bool) {
+	raw = trimJSON(raw)
+	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if _, err := dec.Token(); err != nil { // the opening brace
+		return nil, false
+	}
+	var members []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		members = append(members, member{key: key, raw: v})
+	}
+	return members, true
+}
+
+// arrayItems splits a JSON array into its raw items. It reports false when
+// raw is not a JSON array (null included).
+func arrayItems(raw []byte) ([]json.RawMessage, bool) {
+	raw = trimJSON(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil, false
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, false
+	}
+	return items, true
+}
+
+// jsonString decodes a JSON string; null and other types report false.
+func jsonString(raw []byte) (string, bool) {
+	raw = trimJSON(raw)
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// jsonNumber decodes a JSON number as its exact text; other types report
+// false.
+func jsonNumber(raw []byte) (json.Number, bool) {
+	raw = trimJSON(raw)
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return "", false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", false
+	}
+	n, ok := v.(json.Number)
+	return n, ok
+}
+
+// isNull reports whether raw is the JSON literal null.
+func isNull(raw []byte) bool {
+	return string(trimJSON(raw)) == "null"
+}

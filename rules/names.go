@@ -1,0 +1,77 @@
+package rules
+
+// Condition fields.
+const (
+	// FieldAccount matches the transaction's account id.
+	FieldAccount = "Account"
+	// FieldSummary matches the transaction's summary (description).
+	FieldSummary = "Summary"
+	// FieldOriginalDescription matches the provider's original description.
+	FieldOriginalDescription = "OriginalDescription"
+	// FieldMerchantName matches the provider's merchant name.
+	FieldMerchantName = "MerchantName"
+	// FieldAmount matches the signed amount (outflow negative).
+	FieldAmount = "Amount"
+	// FieldTransactionDay matches the day of month (1..31) of the
+	// transaction's date.
+	FieldTransactionDay = "transactionDay"
+)
+
+// Condition operators.
+const (
+	// OpIs tests equality (case-insensitive for text).
+	OpIs = "is"
+	// OpIsNot tests inequality (case-insensitive for text).
+	OpIsNot = "isNot"
+	// OpContains tests that the text contains the value.
+	OpContains = "contains"
+	// OpDoesNotContain tests that the text does not contain the value.
+	OpDoesNotContain = "doesNotContain"
+	// OpStartsWith tests that the text starts with the value.
+	OpStartsWith = "startsWith"
+	// OpEndsWith tests that the text ends with the value.
+	OpEndsWith = "endsWith"
+	// OpOneOf tests that the text or account equals one of the values.
+	OpOneOf = "oneOf"
+	// OpMatches tests the text against an RE2 regular expression.
+	OpMatches = "matches"
+	// OpGt tests that the number is greater than the value.
+	OpGt = "gt"
+	// OpGte tests that the number is greater than or equal to the value.
+	OpGte = "gte"
+	// OpLt tests that the number is less than the value.
+	OpLt = "lt"
+	// OpLte tests that the number is less than or equal to the value.
+	OpLte = "lte"
+	// OpBetween tests that the number lies in [low, high], bounds included.
+	OpBetween = "between"
+)
+
+// Outcome actions and the fields updateTransaction sets.
+const (
+	// ActionUpdateTransaction sets a field of the transaction.
+	ActionUpdateTransaction = "updateTransaction"
+	// ActionHideTransaction hides the transaction from listings.
+	ActionHideTransaction = "hideTransaction"
+	// OutcomeCategory is the updateTransaction field that sets the category.
+	OutcomeCategory = "Category"
+	// OutcomeMerchantName is the updateTransaction field that sets the
+	// merchant name.
+	OutcomeMerchantName = "MerchantName"
+)
+
+// Limits on regular expressions in matches conditions.
+const (
+	// MaxPatternBytes is the longest regular expression accepted.
+	MaxPatternBytes = 512
+	// MaxPatternInsts is the largest compiled program accepted, in
+	// instructions.
+	MaxPatternInsts = 2000
+)
+
+const (
+	fieldList     = "Account, Summary, OriginalDescription, MerchantName, Amount, transactionDay"
+	textOpList    = "is, isNot, contains, doesNotContain, startsWith, endsWith, oneOf, matches"
+	accountOpList = "is, isNot, oneOf"
+	numberOpList  = "is, gt, gte, lt, lte, between"
+)
