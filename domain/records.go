@@ -229,6 +229,8 @@ type Transaction struct {
 	Type                *string
 	CreatedAt           time.Time
 	PostedAt            *time.Time
+	// PendingProviderID names the pending transaction a posted one replaces.
+	PendingProviderID *string
 }
 
 // Day returns the transaction's date for ordering and filters: the posted
