@@ -1,0 +1,243 @@
+// Package gocardless is the finsync adapter for GoCardless Bank Account
+// Data (ex-Nordigen): a requisition's accounts with details and balances,
+// and transactions re-fetched over a date window, within the banks' daily
+// per-account quotas.
+package gocardless
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/internal/wire"
+)
+
+// OverlapDays is how many days before the last booked date a sync re-reads.
+const OverlapDays = 7
+
+const name = domain.ProviderGoCardless
+
+// Adapter talks to GoCardless. Besides the JWT of each secret id, it
+// remembers, per account, the quota left on each endpoint and the last
+// details read, so that it never spends a call the bank cannot afford.
+type Adapter struct {
+	client *http.Client
+	now    func() time.Time
+
+	mu      sync.Mutex
+	tokens  map[string]token
+	quotas  map[string]quota
+	details map[string]cachedDetails
+}
+
+type token struct {
+	access  string
+	expires time.Time
+}
+
+type cachedDetails struct {
+	details accountDetails
+	at      time.Time
+}
+
+// Option tunes the adapter.
+type Option func(*Adapter)
+
+// WithClock sets the adapter's clock (quota resets, token expiry, windows).
+func WithClock(now func() time.Time) Option { return func(a *Adapter) { a.now = now } }
+
+// New returns the GoCardless adapter using client for every call.
+func New(client *http.Client, opts ...Option) providers.Provider {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	a := &Adapter{
+		client: client, now: time.Now,
+		tokens: map[string]token{}, quotas: map[string]quota{}, details: map[string]cachedDetails{},
+	}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// Name returns "gocardless".
+func (a *Adapter) Name() string { return name }
+
+type credentials struct {
+	SecretID      string `json:"secret_id"`
+	SecretKey     string `json:"secret_key"`
+	RequisitionID string `json:"requisition_id"`
+}
+
+func parseCredentials(raw json.RawMessage) (credentials, error) {
+	var c credentials
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return c, wire.InvalidCredentials(name, err)
+	}
+	if c.SecretID == "" || c.SecretKey == "" || c.RequisitionID == "" {
+		return c, wire.InvalidCredentials(name, errors.New("secret_id, secret_key and requisition_id are required"))
+	}
+	return c, nil
+}
+
+// request is one call to the API.
+type request struct {
+	method string
+	path   string // below the base URL, e.g. "/accounts/{id}/details/"
+	query  url.Values
+	body   any
+}
+
+// call sends r with our JWT and decodes a 2xx answer into out. A 401 that
+// is about our JWT (not the bank consent) gets a new token and one retry.
+func (a *Adapter) call(ctx context.Context, conn providers.Connection, r request, out any) (*wire.Response, error) {
+	c, err := parseCredentials(conn.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		tok, err := a.token(ctx, conn, c, attempt > 0)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := a.send(ctx, conn, r, "Bearer "+tok)
+		if err != nil {
+			return nil, err
+		}
+		if resp.OK() {
+			return resp, wire.Decode(name, resp, out)
+		}
+		cerr := classify(resp, a.now())
+		if attempt == 0 && resp.Status == http.StatusUnauthorized && !isConsentError(resp) {
+			continue
+		}
+		return resp, cerr
+	}
+}
+
+func (a *Adapter) send(ctx context.Context, conn providers.Connection, r request, auth string) (*wire.Response, error) {
+	u := strings.TrimRight(conn.BaseURL, "/") + r.path
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
+	}
+	req, err := wire.NewJSONRequest(ctx, r.method, u, r.body)
+	if err != nil {
+		return nil, err
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	return wire.Do(a.client, name, req)
+}
+
+type tokenResponse struct {
+	Access        string `json:"access"`
+	AccessExpires int64  `json:"access_expires"`
+}
+
+// token returns a cached access JWT for the secret id, or a new one from
+// token/new/ when there is none, it is about to expire, or force is set.
+func (a *Adapter) token(ctx context.Context, conn providers.Connection, c credentials, force bool) (string, error) {
+	key := conn.BaseURL + "\x00" + c.SecretID
+	a.mu.Lock()
+	t, ok := a.tokens[key]
+	a.mu.Unlock()
+	if ok && !force && a.now().Before(t.expires) {
+		return t.access, nil
+	}
+	resp, err := a.send(ctx, conn, request{
+		method: http.MethodPost, path: "/token/new/",
+		body: map[string]string{"secret_id": c.SecretID, "secret_key": c.SecretKey},
+	}, "")
+	if err != nil {
+		return "", fmt.Errorf("gocardless token: %w", err)
+	}
+	if !resp.OK() {
+		e := classify(resp, a.now())
+		if pe := providers.AsError(e); pe != nil && pe.Class == providers.ReauthRequired {
+			// Wrong secret id/key is our configuration, not the user's consent.
+			pe.Class = providers.Permanent
+		}
+		return "", fmt.Errorf("gocardless token: %w", e)
+	}
+	var tr tokenResponse
+	if err := wire.Decode(name, resp, &tr); err != nil {
+		return "", fmt.Errorf("gocardless token: %w", err)
+	}
+	life := time.Duration(tr.AccessExpires) * time.Second
+	if life <= 0 {
+		life = time.Hour
+	}
+	a.mu.Lock()
+	a.tokens[key] = token{access: tr.Access, expires: a.now().Add(life - life/10)}
+	a.mu.Unlock()
+	return tr.Access, nil
+}
+
+type apiError struct {
+	Summary    string `json:"summary"`
+	Detail     string `json:"detail"`
+	Type       string `json:"type"`
+	StatusCode int    `json:"status_code"`
+}
+
+// consentTypes are 401 error types that need the user to renew consent.
+var consentTypes = map[string]bool{
+	"AccessExpiredError":   true,
+	"AccountInactiveError": true,
+	"AccountSuspended":     true,
+}
+
+func parseError(resp *wire.Response) apiError {
+	var e apiError
+	_ = json.Unmarshal(resp.Body, &e)
+	return e
+}
+
+// isConsentError tells a 401 about the bank consent from one about our JWT.
+func isConsentError(resp *wire.Response) bool {
+	e := parseError(resp)
+	if consentTypes[e.Type] {
+		return true
+	}
+	s := strings.ToLower(e.Summary + " " + e.Detail)
+	return strings.Contains(s, "access expired") || strings.Contains(s, "has expired or it has been revoked") ||
+		strings.Contains(s, "inactive") || strings.Contains(s, "suspended")
+}
+
+// classify turns a non-2xx answer into a *providers.Error; 401 is split on
+// the body between consent (ReauthRequired) and our credentials.
+func classify(resp *wire.Response, now time.Time) error {
+	body := parseError(resp)
+	e := &providers.Error{
+		Provider: name, HTTPStatus: resp.Status, Class: wire.ClassOfStatus(resp.Status),
+		Code: body.Type, Message: strings.TrimSpace(body.Summary + ": " + body.Detail),
+	}
+	switch {
+	case resp.Status == http.StatusUnauthorized && isConsentError(resp):
+		e.Class = providers.ReauthRequired
+		if e.Code == "" {
+			e.Code = "AccessExpiredError"
+		}
+	case resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden:
+		e.Class = providers.Permanent
+	case resp.Status == http.StatusTooManyRequests:
+		e.RetryAfter = rateLimitReset(resp.Header, now)
+		if e.Code == "" {
+			e.Code = "RateLimitError"
+		}
+	}
+	if e.Code == "" {
+		e.Code = strings.ToUpper(strings.ReplaceAll(http.StatusText(resp.Status), " ", "_"))
+	}
+	return e
+}
