@@ -18,6 +18,7 @@ type timeline struct {
 	days     int64
 	perDay   int64
 	accounts int64
+	dup      int64 // one index guaranteed to duplicate its predecessor (-1: none)
 }
 
 // newTimeline builds a timeline; total and days are clamped to sane values.
@@ -32,7 +33,14 @@ func newTimeline(seed uint64, total, days int64, accounts int) timeline {
 	if per < 3 {
 		per = 3
 	}
-	return timeline{seed: seed, total: total, days: days, perDay: per, accounts: int64(accounts)}
+	t := timeline{seed: seed, total: total, days: days, perDay: per, accounts: int64(accounts), dup: -1}
+	for i := max(total/2, t.accounts); i < total && i < total/2+10000; i++ {
+		if t.day(i) == t.day(i-t.accounts) {
+			t.dup = i
+			break
+		}
+	}
+	return t
 }
 
 // day returns the day of transaction i relative to the start date.
@@ -82,7 +90,7 @@ func (t *timeline) content(i int64) int64 {
 		return i
 	}
 	j := i - t.accounts
-	if hash2(t.seed^0xd0b1e, uint64(i))%40 == 0 && t.day(j) == t.day(i) {
+	if i == t.dup || hash2(t.seed^0xd0b1e, uint64(i))%40 == 0 && t.day(j) == t.day(i) {
 		return j
 	}
 	return i
