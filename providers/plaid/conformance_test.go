@@ -14,7 +14,7 @@ func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Suite{
 		Provider:        domain.ProviderPlaid,
 		New:             func(c *http.Client) providers.Provider { return plaid.New(c) },
-		LoginCode:       "ITEM_LOGIN_REQUIRED",
+		LoginCodes:      []string{"ITEM_LOGIN_REQUIRED"},
 		Investments:     true,
 		InstitutionDown: true,
 		Mutation:        true,

@@ -3,6 +3,7 @@ package providertest
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,8 +339,8 @@ func testLoginRequired(t *testing.T, s Suite) {
 	ctx := context.Background()
 	e.fault(sim.FaultLoginRequired, nil)
 	_, err := e.p.Accounts(ctx, e.conn)
-	if pe := wantClass(t, err, providers.ReauthRequired); s.LoginCode != "" && pe.Code != s.LoginCode {
-		t.Errorf("code = %q, want %q", pe.Code, s.LoginCode)
+	if pe := wantClass(t, err, providers.ReauthRequired); len(s.LoginCodes) > 0 && !slices.Contains(s.LoginCodes, pe.Code) {
+		t.Errorf("code = %q, want one of %q", pe.Code, s.LoginCodes)
 	}
 	_, err = e.p.Transactions(ctx, e.conn, providers.TransactionRequest{Today: e.today()})
 	wantClass(t, err, providers.ReauthRequired)

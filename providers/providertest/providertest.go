@@ -11,7 +11,7 @@
 //			Provider: domain.ProviderMercury,
 //			New:      func(c *http.Client) providers.Provider { return mercury.New(c) },
 //			BaseURL:  func(root string) string { return root + "/api/v1" },
-//			LoginCode: "UNAUTHORIZED",
+//			LoginCodes: []string{"UNAUTHORIZED"},
 //		})
 //	}
 package providertest
@@ -38,9 +38,9 @@ type Suite struct {
 	// BaseURL maps the simulator's root URL to the connection's base URL
 	// (default: the root itself).
 	BaseURL func(root string) string
-	// LoginCode is the Code the adapter must report for the simulator's
-	// login_required fault (e.g. ITEM_LOGIN_REQUIRED).
-	LoginCode string
+	// LoginCodes are the Codes the adapter may report for the simulator's
+	// login_required fault (e.g. ITEM_LOGIN_REQUIRED); empty: any.
+	LoginCodes []string
 	// Outflow tells whether tx must be negative; known is false when the
 	// transaction's direction cannot be told (default: by the simulator's
 	// merchant names, see OutflowByName).
