@@ -6,6 +6,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/plaid/plaid-go/v20 v20.1.0
 	github.com/shopspring/decimal v1.6.0
+	github.com/stripe/stripe-go/v84 v84.4.1
 )
 
 require (
