@@ -64,8 +64,9 @@ func TestStripeOfficialClient(t *testing.T) {
 		t.Fatalf("listed %d transactions, %d pending", n, pending)
 	}
 
-	one, err := cl.V1BalanceTransactions.Retrieve(ctx, firstKey(seen), nil)
-	if err != nil || one.ID != firstKey(seen) {
+	id := firstKey(seen)
+	one, err := cl.V1BalanceTransactions.Retrieve(ctx, id, nil)
+	if err != nil || one.ID != id {
 		t.Fatalf("retrieve: %v", err)
 	}
 	_, err = cl.V1BalanceTransactions.Retrieve(ctx, "txn_1nope", nil)

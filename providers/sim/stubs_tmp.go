@@ -2,6 +2,5 @@ package sim
 
 import "net/http"
 
-
-func (s *Simulator) routeMercury()                                                   {}
-func writeMercuryError(w http.ResponseWriter, st int, m string)                      {}
+func (s *Simulator) routeMercury()                              {}
+func writeMercuryError(w http.ResponseWriter, st int, m string) {}
