@@ -7,6 +7,7 @@ require (
 	github.com/plaid/plaid-go/v20 v20.1.0
 	github.com/shopspring/decimal v1.6.0
 	github.com/sony/gobreaker/v2 v2.4.0
+	github.com/stripe/stripe-go/v84 v84.4.1
 	golang.org/x/time v0.16.0
 )
 
