@@ -39,8 +39,10 @@ type Adapter struct {
 }
 
 type token struct {
-	access  string
-	expires time.Time
+	access         string
+	expires        time.Time
+	refresh        string
+	refreshExpires time.Time
 }
 
 type cachedDetails struct {
@@ -140,47 +142,74 @@ func (a *Adapter) send(ctx context.Context, conn providers.Connection, r request
 }
 
 type tokenResponse struct {
-	Access        string `json:"access"`
-	AccessExpires int64  `json:"access_expires"`
+	Access         string `json:"access"`
+	AccessExpires  int64  `json:"access_expires"`
+	Refresh        string `json:"refresh"`
+	RefreshExpires int64  `json:"refresh_expires"`
 }
 
-// token returns a cached access JWT for the secret id, or a new one from
-// token/new/ when there is none, it is about to expire, or force is set.
+// token returns a cached access JWT for the secret id. When there is none,
+// it is about to expire, or force is set (our JWT was refused), it renews
+// it with token/refresh/ while the refresh token lasts, else token/new/.
 func (a *Adapter) token(ctx context.Context, conn providers.Connection, c credentials, force bool) (string, error) {
 	key := conn.BaseURL + "\x00" + c.SecretID
 	a.mu.Lock()
 	t, ok := a.tokens[key]
 	a.mu.Unlock()
-	if ok && !force && a.now().Before(t.expires) {
+	now := a.now()
+	if ok && !force && now.Before(t.expires) {
 		return t.access, nil
 	}
-	resp, err := a.send(ctx, conn, request{
-		method: http.MethodPost, path: "/token/new/",
-		body: map[string]string{"secret_id": c.SecretID, "secret_key": c.SecretKey},
-	}, "")
+	if ok && t.refresh != "" && now.Before(t.refreshExpires) {
+		if tr, err := a.tokenCall(ctx, conn, "/token/refresh/", map[string]string{"refresh": t.refresh}); err == nil {
+			t.access, t.expires = tr.Access, expiry(now, tr.AccessExpires)
+			a.storeToken(key, t)
+			return t.access, nil
+		}
+	}
+	tr, err := a.tokenCall(ctx, conn, "/token/new/", map[string]string{"secret_id": c.SecretID, "secret_key": c.SecretKey})
 	if err != nil {
-		return "", fmt.Errorf("gocardless token: %w", err)
+		return "", err
+	}
+	t = token{access: tr.Access, expires: expiry(now, tr.AccessExpires), refresh: tr.Refresh, refreshExpires: expiry(now, tr.RefreshExpires)}
+	a.storeToken(key, t)
+	return t.access, nil
+}
+
+func (a *Adapter) storeToken(key string, t token) {
+	a.mu.Lock()
+	a.tokens[key] = t
+	a.mu.Unlock()
+}
+
+// expiry is a token's renewal time: a tenth of its life before it expires.
+func expiry(now time.Time, seconds int64) time.Time {
+	life := time.Duration(seconds) * time.Second
+	if life <= 0 {
+		life = time.Hour
+	}
+	return now.Add(life - life/10)
+}
+
+// tokenCall posts to a token endpoint. Refused secrets are our
+// configuration (Permanent), not the user's consent.
+func (a *Adapter) tokenCall(ctx context.Context, conn providers.Connection, path string, body any) (tokenResponse, error) {
+	var tr tokenResponse
+	resp, err := a.send(ctx, conn, request{method: http.MethodPost, path: path, body: body}, "")
+	if err != nil {
+		return tr, fmt.Errorf("gocardless %s: %w", path, err)
 	}
 	if !resp.OK() {
 		e := classify(resp, a.now())
 		if pe := providers.AsError(e); pe != nil && pe.Class == providers.ReauthRequired {
-			// Wrong secret id/key is our configuration, not the user's consent.
 			pe.Class = providers.Permanent
 		}
-		return "", fmt.Errorf("gocardless token: %w", e)
+		return tr, fmt.Errorf("gocardless %s: %w", path, e)
 	}
-	var tr tokenResponse
 	if err := wire.Decode(name, resp, &tr); err != nil {
-		return "", fmt.Errorf("gocardless token: %w", err)
+		return tr, fmt.Errorf("gocardless %s: %w", path, err)
 	}
-	life := time.Duration(tr.AccessExpires) * time.Second
-	if life <= 0 {
-		life = time.Hour
-	}
-	a.mu.Lock()
-	a.tokens[key] = token{access: tr.Access, expires: a.now().Add(life - life/10)}
-	a.mu.Unlock()
-	return tr.Access, nil
+	return tr, nil
 }
 
 type apiError struct {

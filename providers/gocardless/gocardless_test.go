@@ -127,6 +127,12 @@ func cannedServer(t *testing.T, body string, unauthorizedOnce bool) (*httptest.S
 		mu.Unlock()
 		_, _ = w.Write([]byte(`{"access":"jwt","access_expires":86400,"refresh":"r","refresh_expires":2592000}`))
 	})
+	mux.HandleFunc("POST /api/v2/token/refresh/", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		tokens += 10
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"access":"jwt2","access_expires":86400}`))
+	})
 	mux.HandleFunc("GET /api/v2/requisitions/{id}/", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -212,7 +218,7 @@ func TestRefreshesOurTokenOnceOn401(t *testing.T) {
 	if _, err := p.Transactions(context.Background(), cannedConn(srv), providers.TransactionRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if *tokens != 2 {
-		t.Errorf("token/new called %d times, want 2", *tokens)
+	if *tokens != 11 {
+		t.Errorf("token calls = %d, want one token/new then one token/refresh (11)", *tokens)
 	}
 }
