@@ -66,11 +66,21 @@ func Do(client *http.Client, provider string, req *http.Request) (*Response, err
 		return nil, Transport(provider, req.Context(), err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	body, err := readBody(resp)
 	if err != nil {
 		return nil, Transport(provider, req.Context(), fmt.Errorf("read body: %w", err))
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+// readBody reads the whole body, sized by Content-Length when it is known.
+func readBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= maxBody {
+		buf := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, buf)
+		return buf, err
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxBody))
 }
 
 // Transport classifies an error from sending a request or reading its body.
@@ -90,13 +100,12 @@ func Transport(provider string, ctx context.Context, err error) error {
 	}
 }
 
-// Decode parses a JSON body into v, keeping numbers as text (json.Number,
-// decimal) so amounts never pass through float64. A body that does not
-// parse is an Unavailable MALFORMED_RESPONSE.
+// Decode parses a JSON body into v. Amount fields of v must be
+// domain.Money, decimal.Decimal, json.Number or integers, which read the
+// number's text, so amounts never pass through float64. A body that does
+// not parse is an Unavailable MALFORMED_RESPONSE.
 func Decode(provider string, r *Response, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(r.Body))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
+	if err := json.Unmarshal(r.Body, v); err != nil {
 		return &providers.Error{
 			Provider: provider, Class: providers.Unavailable, Code: providers.CodeMalformed,
 			HTTPStatus: r.Status, Message: fmt.Sprintf("decode response: %v", err), Err: err,
