@@ -112,8 +112,8 @@ func (s *Simulator) mercuryAccountJSON(o *mercuryOrg, slot int) map[string]any {
 		"name": name + number[8:], "nickname": nil, "legalBusinessName": "Acme Robotics, Inc.",
 		"status": "active", "type": "mercury", "kind": kind,
 		"availableBalance": money(current - between(mix(h+1), 0, 20000)), "currentBalance": money(current),
-		"createdAt":     mercuryTime(s.dateOf(-400).Add(15 * time.Hour)),
-		"dashboardLink": "https://app.mercury.com/accounts/" + o.accounts[slot],
+		"createdAt":              mercuryTime(s.dateOf(-400).Add(15 * time.Hour)),
+		"dashboardLink":          "https://app.mercury.com/accounts/" + o.accounts[slot],
 		"canReceiveTransactions": true,
 	}
 }
