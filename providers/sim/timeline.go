@@ -117,9 +117,13 @@ type life struct {
 
 // lifeOf returns the life-cycle facts of transaction i.
 func (t *timeline) lifeOf(i int64) life {
-	h := hash2(t.seed^0x11fe, uint64(t.content(i)))
+	cs := t.content(i)
+	h := hash2(t.seed^0x11fe, uint64(cs))
 	l := life{day: t.day(i)}
-	if h%10 < 3 {
+	// The last transaction of each account on each day always starts
+	// pending, so every account has pending rows near any clock.
+	lastOfDay := cs >= t.firstIndex(t.day(cs)+1)-t.accounts
+	if h%10 < 3 || lastOfDay {
 		l.pendDays = 1 + int64((h>>8)%3)
 		l.vanish = (h>>16)%23 == 0
 	}
