@@ -161,8 +161,10 @@ func testResync(t *testing.T, s Suite) {
 	}
 	_, pages := e.sync(context.Background(), final, st)
 	for _, p := range pages {
-		if len(p.Removed) > 0 {
-			t.Errorf("re-sync removed %v", p.Removed)
+		for _, id := range p.Removed {
+			if _, live := before[id]; live {
+				t.Errorf("re-sync removed live transaction %s", id)
+			}
 		}
 		for _, tx := range p.Upserts {
 			if was, ok := before[tx.ProviderID]; !ok || was != describe(tx) {
