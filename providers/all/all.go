@@ -1,0 +1,28 @@
+// Package all registers every provider adapter finsync ships. Adding a
+// provider is one line in NewRegistry.
+package all
+
+import (
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/gocardless"
+	"github.com/finsync/finsync/providers/mercury"
+	"github.com/finsync/finsync/providers/plaid"
+	"github.com/finsync/finsync/providers/stripe"
+)
+
+// NewRegistry returns a registry holding every adapter.
+func NewRegistry() *providers.Registry {
+	r := providers.NewRegistry()
+	r.Register(domain.ProviderPlaid, func(d providers.Deps) providers.Provider { return plaid.New(d.HTTPClient) })
+	r.Register(domain.ProviderGoCardless, func(d providers.Deps) providers.Provider {
+		return gocardless.New(d.HTTPClient, gocardless.WithClock(d.Now))
+	})
+	r.Register(domain.ProviderStripe, func(d providers.Deps) providers.Provider {
+		return stripe.New(d.HTTPClient, stripe.WithClock(d.Now))
+	})
+	r.Register(domain.ProviderMercury, func(d providers.Deps) providers.Provider {
+		return mercury.New(d.HTTPClient, mercury.WithClock(d.Now))
+	})
+	return r
+}

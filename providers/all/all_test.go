@@ -1,0 +1,33 @@
+package all_test
+
+import (
+	"testing"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all"
+)
+
+func TestRegistryHoldsEveryProvider(t *testing.T) {
+	r := all.NewRegistry()
+	want := []string{domain.ProviderGoCardless, domain.ProviderMercury, domain.ProviderPlaid, domain.ProviderStripe}
+	got := r.Names()
+	if len(got) != len(want) {
+		t.Fatalf("names = %v, want %v", got, want)
+	}
+	for i, name := range want {
+		if got[i] != name {
+			t.Fatalf("names = %v, want %v", got, want)
+		}
+		p, err := r.New(name, providers.Deps{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Name() != name {
+			t.Errorf("adapter for %q calls itself %q", name, p.Name())
+		}
+	}
+	if _, err := r.New("nope", providers.Deps{}); err == nil {
+		t.Error("unknown provider built")
+	}
+}

@@ -1,0 +1,255 @@
+package gocardless
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/internal/wire"
+)
+
+// detailsMaxAge is how long account details are reused before being read
+// again (details rarely change and cost the same quota as transactions).
+const detailsMaxAge = 24 * time.Hour
+
+type requisition struct {
+	ID            string   `json:"id"`
+	Status        string   `json:"status"`
+	InstitutionID string   `json:"institution_id"`
+	Accounts      []string `json:"accounts"`
+}
+
+type institution struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Logo string `json:"logo"`
+}
+
+type accountDetails struct {
+	Account struct {
+		ResourceID      string `json:"resourceId"`
+		Iban            string `json:"iban"`
+		Bban            string `json:"bban"`
+		Currency        string `json:"currency"`
+		OwnerName       string `json:"ownerName"`
+		Name            string `json:"name"`
+		DisplayName     string `json:"displayName"`
+		Product         string `json:"product"`
+		CashAccountType string `json:"cashAccountType"`
+		MaskedPan       string `json:"maskedPan"`
+	} `json:"account"`
+}
+
+type amount struct {
+	Amount   decimal.Decimal `json:"amount"`
+	Currency string          `json:"currency"`
+}
+
+type balance struct {
+	BalanceAmount amount `json:"balanceAmount"`
+	BalanceType   string `json:"balanceType"`
+}
+
+type balancesResponse struct {
+	Balances []balance `json:"balances"`
+}
+
+// requisitionReauth maps requisition statuses that need the user to act.
+var requisitionReauth = map[string]string{
+	"EX": "REQUISITION_EXPIRED",
+	"RJ": "REQUISITION_REJECTED",
+	"SU": "REQUISITION_SUSPENDED",
+}
+
+// requisition reads the connection's requisition: its accounts and bank.
+func (a *Adapter) requisition(ctx context.Context, conn providers.Connection) (requisition, error) {
+	c, err := parseCredentials(conn.Credentials)
+	if err != nil {
+		return requisition{}, err
+	}
+	var r requisition
+	if _, err := a.call(ctx, conn, request{method: http.MethodGet, path: "/requisitions/" + url.PathEscape(c.RequisitionID) + "/"}, &r); err != nil {
+		return r, fmt.Errorf("gocardless requisition: %w", err)
+	}
+	if code, bad := requisitionReauth[r.Status]; bad {
+		return r, &providers.Error{Provider: name, Class: providers.ReauthRequired, Code: code,
+			Message: "requisition status " + r.Status, InstitutionID: ""}
+	}
+	if len(r.Accounts) == 0 && r.Status != "" && r.Status != "LN" {
+		return r, &providers.Error{Provider: name, Class: providers.ReauthRequired, Code: "REQUISITION_NOT_LINKED",
+			Message: "requisition status " + r.Status}
+	}
+	return r, nil
+}
+
+// Accounts reads the requisition, the bank's name, and each account's
+// details and balances. Details are reused for a day; an endpoint whose
+// daily quota is spent is skipped (balances then stay unknown), and
+// RateLimited is returned only when an account's details were never read.
+func (a *Adapter) Accounts(ctx context.Context, conn providers.Connection) (providers.AccountSet, error) {
+	r, err := a.requisition(ctx, conn)
+	if err != nil {
+		return providers.AccountSet{}, err
+	}
+	set := providers.AccountSet{Institution: a.institution(ctx, conn, r.InstitutionID)}
+	for _, id := range r.Accounts {
+		acc, err := a.account(ctx, conn, id)
+		if err != nil {
+			return providers.AccountSet{}, err
+		}
+		set.Accounts = append(set.Accounts, acc)
+	}
+	return set, nil
+}
+
+// institution reads the bank's name and logo; the id stands in for the
+// name when the lookup fails (it is cosmetic and costs no account quota).
+func (a *Adapter) institution(ctx context.Context, conn providers.Connection, id string) providers.Institution {
+	inst := providers.Institution{ID: id, Name: id}
+	var got institution
+	if _, err := a.call(ctx, conn, request{method: http.MethodGet, path: "/institutions/" + url.PathEscape(id) + "/"}, &got); err == nil && got.Name != "" {
+		inst.Name, inst.LogoURL = got.Name, got.Logo
+	}
+	return inst
+}
+
+func (a *Adapter) account(ctx context.Context, conn providers.Connection, id string) (providers.Account, error) {
+	d, err := a.accountDetails(ctx, conn, id)
+	if err != nil {
+		return providers.Account{}, err
+	}
+	acc := mapDetails(id, d)
+	bals, err := a.balances(ctx, conn, id)
+	if err != nil {
+		return providers.Account{}, err
+	}
+	if bals != nil {
+		applyBalances(&acc, bals)
+	}
+	return acc, nil
+}
+
+func (a *Adapter) accountDetails(ctx context.Context, conn providers.Connection, id string) (accountDetails, error) {
+	now := a.now()
+	a.mu.Lock()
+	cached, ok := a.details[id]
+	a.mu.Unlock()
+	if ok && now.Sub(cached.at) < detailsMaxAge {
+		return cached.details, nil
+	}
+	if q, known := a.quotaFor(id, endpointDetails); known && q.exhausted(now) {
+		if ok {
+			return cached.details, nil
+		}
+		return accountDetails{}, quotaError(endpointDetails, id, q, now)
+	}
+	var d accountDetails
+	resp, err := a.call(ctx, conn, request{method: http.MethodGet, path: "/accounts/" + url.PathEscape(id) + "/details/"}, &d)
+	a.observe(id, endpointDetails, resp)
+	if err != nil {
+		return d, fmt.Errorf("gocardless account details: %w", err)
+	}
+	a.mu.Lock()
+	a.details[id] = cachedDetails{details: d, at: now}
+	a.mu.Unlock()
+	return d, nil
+}
+
+// balances reads an account's balances, or nil when its quota is spent.
+func (a *Adapter) balances(ctx context.Context, conn providers.Connection, id string) ([]balance, error) {
+	if q, known := a.quotaFor(id, endpointBalances); known && q.exhausted(a.now()) {
+		return nil, nil
+	}
+	var b balancesResponse
+	resp, err := a.call(ctx, conn, request{method: http.MethodGet, path: "/accounts/" + url.PathEscape(id) + "/balances/"}, &b)
+	a.observe(id, endpointBalances, resp)
+	if err != nil {
+		return nil, fmt.Errorf("gocardless account balances: %w", err)
+	}
+	return b.Balances, nil
+}
+
+func quotaError(endpoint, id string, q quota, now time.Time) error {
+	return &providers.Error{
+		Provider: name, Class: providers.RateLimited, Code: providers.CodeQuotaExhausted,
+		Message:    fmt.Sprintf("daily %s quota of account %s spent", endpoint, id),
+		RetryAfter: q.resetTime().Sub(now),
+	}
+}
+
+// accountTypes maps ISO 20022 cash account types to type and subtype.
+var accountTypes = map[string][2]string{
+	"CACC": {"depository", "checking"},
+	"CASH": {"depository", "checking"},
+	"TRAN": {"depository", "checking"},
+	"SVGS": {"depository", "savings"},
+	"CARD": {"credit", "credit card"},
+	"LOAN": {"loan", "loan"},
+}
+
+func mapDetails(id string, d accountDetails) providers.Account {
+	x := d.Account
+	acc := providers.Account{ProviderAccountID: id, Currency: x.Currency, Type: "other", Subtype: "other"}
+	for _, n := range []string{x.Name, x.DisplayName, x.Product, x.OwnerName} {
+		if n != "" {
+			acc.Name = n
+			break
+		}
+	}
+	for _, n := range []string{x.Iban, x.Bban, x.MaskedPan} {
+		if n != "" {
+			acc.Mask = wire.Last4(n)
+			break
+		}
+	}
+	if t, ok := accountTypes[x.CashAccountType]; ok {
+		acc.Type, acc.Subtype = t[0], t[1]
+	}
+	return acc
+}
+
+// applyBalances picks current (closingBooked ?? interimBooked ?? expected)
+// and available (interimAvailable ?? closingAvailable ?? forwardAvailable
+// ?? expected). On credit and loan accounts the bank's negative balance
+// becomes the positive amount owed.
+func applyBalances(acc *providers.Account, bals []balance) {
+	byType := map[string]balance{}
+	for _, b := range bals {
+		if _, dup := byType[b.BalanceType]; !dup {
+			byType[b.BalanceType] = b
+		}
+	}
+	pick := func(types ...string) *domain.Money {
+		for _, t := range types {
+			if b, ok := byType[t]; ok {
+				m := domain.MoneyFromDecimal(b.BalanceAmount.Amount)
+				if acc.Type == "credit" || acc.Type == "loan" {
+					m = m.Neg()
+				}
+				if acc.Currency == "" {
+					acc.Currency = b.BalanceAmount.Currency
+				}
+				return &m
+			}
+		}
+		return nil
+	}
+	acc.CurrentBalance = pick("closingBooked", "interimBooked", "expected")
+	acc.AvailableBalance = pick("interimAvailable", "closingAvailable", "forwardAvailable", "expected")
+}
+
+// Holdings is not offered by GoCardless.
+func (a *Adapter) Holdings(context.Context, providers.Connection) (providers.Holdings, error) {
+	return providers.Holdings{}, providers.ErrNotSupported
+}
+
+// InvestmentTransactions is not offered by GoCardless.
+func (a *Adapter) InvestmentTransactions(context.Context, providers.Connection, domain.Date, domain.Date) (providers.InvestmentTransactions, error) {
+	return providers.InvestmentTransactions{}, providers.ErrNotSupported
+}

@@ -1,0 +1,272 @@
+// Package gocardless is the finsync adapter for GoCardless Bank Account
+// Data (ex-Nordigen): a requisition's accounts with details and balances,
+// and transactions re-fetched over a date window, within the banks' daily
+// per-account quotas.
+package gocardless
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/internal/wire"
+)
+
+// OverlapDays is how many days before the last booked date a sync re-reads.
+const OverlapDays = 7
+
+const name = domain.ProviderGoCardless
+
+// Adapter talks to GoCardless. Besides the JWT of each secret id, it
+// remembers, per account, the quota left on each endpoint and the last
+// details read, so that it never spends a call the bank cannot afford.
+type Adapter struct {
+	client *http.Client
+	now    func() time.Time
+
+	mu      sync.Mutex
+	tokens  map[string]token
+	quotas  map[string]quota
+	details map[string]cachedDetails
+}
+
+type token struct {
+	access         string
+	expires        time.Time
+	refresh        string
+	refreshExpires time.Time
+}
+
+type cachedDetails struct {
+	details accountDetails
+	at      time.Time
+}
+
+// Option tunes the adapter.
+type Option func(*Adapter)
+
+// WithClock sets the adapter's clock (quota resets, token expiry, windows).
+func WithClock(now func() time.Time) Option { return func(a *Adapter) { a.now = now } }
+
+// New returns the GoCardless adapter using client for every call.
+func New(client *http.Client, opts ...Option) providers.Provider {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	a := &Adapter{
+		client: client, now: time.Now,
+		tokens: map[string]token{}, quotas: map[string]quota{}, details: map[string]cachedDetails{},
+	}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// Name returns "gocardless".
+func (a *Adapter) Name() string { return name }
+
+type credentials struct {
+	SecretID      string `json:"secret_id"`
+	SecretKey     string `json:"secret_key"`
+	RequisitionID string `json:"requisition_id"`
+}
+
+func parseCredentials(raw json.RawMessage) (credentials, error) {
+	var c credentials
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return c, wire.InvalidCredentials(name, err)
+	}
+	if c.SecretID == "" || c.SecretKey == "" || c.RequisitionID == "" {
+		return c, wire.InvalidCredentials(name, errors.New("secret_id, secret_key and requisition_id are required"))
+	}
+	return c, nil
+}
+
+// request is one call to the API.
+type request struct {
+	method string
+	path   string // below the base URL, e.g. "/accounts/{id}/details/"
+	query  url.Values
+	body   any
+}
+
+// call sends r with our JWT and decodes a 2xx answer into out. A 401 that
+// is about our JWT (not the bank consent) gets a new token and one retry.
+func (a *Adapter) call(ctx context.Context, conn providers.Connection, r request, out any) (*wire.Response, error) {
+	c, err := parseCredentials(conn.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		tok, err := a.token(ctx, conn, c, attempt > 0)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := a.send(ctx, conn, r, "Bearer "+tok)
+		if err != nil {
+			return nil, err
+		}
+		if resp.OK() {
+			return resp, wire.Decode(name, resp, out)
+		}
+		cerr := classify(resp, a.now())
+		if attempt == 0 && resp.Status == http.StatusUnauthorized && !isConsentError(resp) {
+			continue
+		}
+		return resp, cerr
+	}
+}
+
+func (a *Adapter) send(ctx context.Context, conn providers.Connection, r request, auth string) (*wire.Response, error) {
+	u := strings.TrimRight(conn.BaseURL, "/") + r.path
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
+	}
+	req, err := wire.NewJSONRequest(ctx, r.method, u, r.body)
+	if err != nil {
+		return nil, err
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	return wire.Do(a.client, name, req)
+}
+
+type tokenResponse struct {
+	Access         string `json:"access"`
+	AccessExpires  int64  `json:"access_expires"`
+	Refresh        string `json:"refresh"`
+	RefreshExpires int64  `json:"refresh_expires"`
+}
+
+// token returns a cached access JWT for the secret id. When there is none,
+// it is about to expire, or force is set (our JWT was refused), it renews
+// it with token/refresh/ while the refresh token lasts, else token/new/.
+func (a *Adapter) token(ctx context.Context, conn providers.Connection, c credentials, force bool) (string, error) {
+	key := conn.BaseURL + "\x00" + c.SecretID
+	a.mu.Lock()
+	t, ok := a.tokens[key]
+	a.mu.Unlock()
+	now := a.now()
+	if ok && !force && now.Before(t.expires) {
+		return t.access, nil
+	}
+	if ok && t.refresh != "" && now.Before(t.refreshExpires) {
+		if tr, err := a.tokenCall(ctx, conn, "/token/refresh/", map[string]string{"refresh": t.refresh}); err == nil {
+			t.access, t.expires = tr.Access, expiry(now, tr.AccessExpires)
+			a.storeToken(key, t)
+			return t.access, nil
+		}
+	}
+	tr, err := a.tokenCall(ctx, conn, "/token/new/", map[string]string{"secret_id": c.SecretID, "secret_key": c.SecretKey})
+	if err != nil {
+		return "", err
+	}
+	t = token{access: tr.Access, expires: expiry(now, tr.AccessExpires), refresh: tr.Refresh, refreshExpires: expiry(now, tr.RefreshExpires)}
+	a.storeToken(key, t)
+	return t.access, nil
+}
+
+func (a *Adapter) storeToken(key string, t token) {
+	a.mu.Lock()
+	a.tokens[key] = t
+	a.mu.Unlock()
+}
+
+// expiry is a token's renewal time: a tenth of its life before it expires.
+func expiry(now time.Time, seconds int64) time.Time {
+	life := time.Duration(seconds) * time.Second
+	if life <= 0 {
+		life = time.Hour
+	}
+	return now.Add(life - life/10)
+}
+
+// tokenCall posts to a token endpoint. Refused secrets are our
+// configuration (Permanent), not the user's consent.
+func (a *Adapter) tokenCall(ctx context.Context, conn providers.Connection, path string, body any) (tokenResponse, error) {
+	var tr tokenResponse
+	resp, err := a.send(ctx, conn, request{method: http.MethodPost, path: path, body: body}, "")
+	if err != nil {
+		return tr, fmt.Errorf("gocardless %s: %w", path, err)
+	}
+	if !resp.OK() {
+		e := classify(resp, a.now())
+		if pe := providers.AsError(e); pe != nil && pe.Class == providers.ReauthRequired {
+			pe.Class = providers.Permanent
+		}
+		return tr, fmt.Errorf("gocardless %s: %w", path, e)
+	}
+	if err := wire.Decode(name, resp, &tr); err != nil {
+		return tr, fmt.Errorf("gocardless %s: %w", path, err)
+	}
+	return tr, nil
+}
+
+type apiError struct {
+	Summary    string `json:"summary"`
+	Detail     string `json:"detail"`
+	Type       string `json:"type"`
+	StatusCode int    `json:"status_code"`
+}
+
+// consentTypes are 401 error types that need the user to renew consent.
+var consentTypes = map[string]bool{
+	"AccessExpiredError":   true,
+	"AccountInactiveError": true,
+	"AccountSuspended":     true,
+}
+
+func parseError(resp *wire.Response) apiError {
+	var e apiError
+	_ = json.Unmarshal(resp.Body, &e)
+	return e
+}
+
+// isConsentError tells a 401 about the bank consent from one about our JWT.
+func isConsentError(resp *wire.Response) bool {
+	e := parseError(resp)
+	if consentTypes[e.Type] {
+		return true
+	}
+	s := strings.ToLower(e.Summary + " " + e.Detail)
+	return strings.Contains(s, "access expired") || strings.Contains(s, "has expired or it has been revoked") ||
+		strings.Contains(s, "inactive") || strings.Contains(s, "suspended")
+}
+
+// classify turns a non-2xx answer into a *providers.Error; 401 is split on
+// the body between consent (ReauthRequired) and our credentials.
+func classify(resp *wire.Response, now time.Time) error {
+	body := parseError(resp)
+	e := &providers.Error{
+		Provider: name, HTTPStatus: resp.Status, Class: wire.ClassOfStatus(resp.Status),
+		Code: body.Type, Message: strings.TrimSpace(body.Summary + ": " + body.Detail),
+	}
+	switch {
+	case resp.Status == http.StatusUnauthorized && isConsentError(resp):
+		e.Class = providers.ReauthRequired
+		if e.Code == "" {
+			e.Code = "AccessExpiredError"
+		}
+	case resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden:
+		e.Class = providers.Permanent
+	case resp.Status == http.StatusTooManyRequests:
+		e.RetryAfter = rateLimitReset(resp.Header, now)
+		if e.Code == "" {
+			e.Code = "RateLimitError"
+		}
+	}
+	if e.Code == "" {
+		e.Code = strings.ToUpper(strings.ReplaceAll(http.StatusText(resp.Status), " ", "_"))
+	}
+	return e
+}

@@ -1,0 +1,253 @@
+// Package wire holds the HTTP and JSON plumbing the provider adapters share:
+// sending a request, classifying transport failures, decoding bodies without
+// float64, and reading Retry-After.
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers"
+)
+
+// maxBody bounds the size of a provider response body we read.
+const maxBody = 64 << 20
+
+// Response is a provider's HTTP answer with its whole body read.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// OK reports a 2xx status.
+func (r *Response) OK() bool { return r.Status >= 200 && r.Status < 300 }
+
+// NewJSONRequest builds a request with a JSON body (nil body: none).
+func NewJSONRequest(ctx context.Context, method, url string, body any) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("encode request body: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	return req, nil
+}
+
+// Do sends req and reads the whole body. Transport failures (connection
+// errors, timeouts, the context's deadline, a body cut short) come back as
+// an Unavailable *providers.Error; HTTP statuses are left to the caller.
+func Do(client *http.Client, provider string, req *http.Request) (*Response, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, Transport(provider, req.Context(), err)
+	}
+	defer resp.Body.Close()
+	body, err := readBody(resp)
+	if err != nil {
+		return nil, Transport(provider, req.Context(), fmt.Errorf("read body: %w", err))
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+// readBody reads the whole body, sized by Content-Length when it is known.
+func readBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= maxBody {
+		buf := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, buf)
+		return buf, err
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxBody))
+}
+
+// Transport classifies an error from sending a request or reading its body.
+func Transport(provider string, ctx context.Context, err error) error {
+	code := providers.CodeNetwork
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		code = providers.CodeTimeout
+	case ctx.Err() != nil:
+		code = providers.CodeTimeout
+		err = fmt.Errorf("%w: %w", err, ctx.Err())
+	}
+	return &providers.Error{
+		Provider: provider, Class: providers.Unavailable, Code: code,
+		Message: err.Error(), Err: err,
+	}
+}
+
+// Decode parses a JSON body into v. Amount fields of v must be
+// domain.Money, decimal.Decimal, json.Number or integers, which read the
+// number's text, so amounts never pass through float64. A body that does
+// not parse is an Unavailable MALFORMED_RESPONSE.
+func Decode(provider string, r *Response, v any) error {
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		return &providers.Error{
+			Provider: provider, Class: providers.Unavailable, Code: providers.CodeMalformed,
+			HTTPStatus: r.Status, Message: fmt.Sprintf("decode response: %v", err), Err: err,
+		}
+	}
+	return nil
+}
+
+// ClassOfStatus is the fallback class of an HTTP error status whose body
+// says nothing more specific.
+func ClassOfStatus(status int) providers.Class {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return providers.RateLimited
+	case status >= 500, status == http.StatusRequestTimeout, status == http.StatusConflict:
+		return providers.Unavailable
+	case status == http.StatusUnauthorized, status == http.StatusForbidden:
+		return providers.ReauthRequired
+	default:
+		return providers.Permanent
+	}
+}
+
+// RetryAfter reads a Retry-After header (seconds or an HTTP date) or
+// Retry-After-Ms; it returns def when neither is present.
+func RetryAfter(h http.Header, now time.Time, def time.Duration) time.Duration {
+	if ms := h.Get("Retry-After-Ms"); ms != "" {
+		if n, err := strconv.ParseFloat(ms, 64); err == nil && n >= 0 {
+			return time.Duration(n * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return def
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+		return 0
+	}
+	return def
+}
+
+// Money converts a decimal into domain.Money.
+func Money(d decimal.Decimal) domain.Money { return domain.MoneyFromDecimal(d) }
+
+// MoneyPtr converts an optional decimal.
+func MoneyPtr(d *decimal.Decimal) *domain.Money {
+	if d == nil {
+		return nil
+	}
+	m := domain.MoneyFromDecimal(*d)
+	return &m
+}
+
+// Ptr returns a pointer to v.
+func Ptr[T any](v T) *T { return &v }
+
+// StrPtr returns a pointer to s, or nil when s is empty.
+func StrPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// DatePtr returns the date of t, or nil for the zero time.
+func DatePtr(t time.Time) *domain.Date {
+	if t.IsZero() {
+		return nil
+	}
+	d := domain.DateOf(t)
+	return &d
+}
+
+// ParseDatePtr parses an optional YYYY-MM-DD (or an RFC 3339 time, whose UTC
+// date is taken); empty or unparseable text gives nil.
+func ParseDatePtr(s string) *domain.Date {
+	if s == "" {
+		return nil
+	}
+	if d, err := domain.ParseDate(s); err == nil {
+		return &d
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return DatePtr(t)
+	}
+	return nil
+}
+
+// Last4 returns the last four characters of s (all of s when shorter).
+func Last4(s string) string {
+	s = strings.ReplaceAll(s, " ", "")
+	if len(s) <= 4 {
+		return s
+	}
+	return s[len(s)-4:]
+}
+
+// InvalidCredentials is the Permanent error for a credential object that
+// does not parse or lacks a field.
+func InvalidCredentials(provider string, err error) error {
+	return &providers.Error{
+		Provider: provider, Class: providers.Permanent, Code: "INVALID_CREDENTIALS",
+		Message: fmt.Sprintf("connection credentials: %v", err), Err: err,
+	}
+}
+
+// InvalidCursor is the Permanent error for a cursor the adapter did not write.
+func InvalidCursor(provider string, err error) error {
+	return &providers.Error{
+		Provider: provider, Class: providers.Permanent, Code: "INVALID_CURSOR",
+		Message: fmt.Sprintf("sync cursor: %v", err), Err: err,
+	}
+}
+
+// EncodeCursor writes v as an opaque cursor (base64url of its JSON).
+func EncodeCursor(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Cursor structs hold only strings, numbers and maps of them.
+		panic(fmt.Sprintf("encode cursor: %v", err))
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DecodeCursor reads a cursor written by EncodeCursor into v; "" leaves v
+// untouched.
+func DecodeCursor(s string, v any) error {
+	if s == "" {
+		return nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return fmt.Errorf("decode cursor: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode cursor: %w", err)
+	}
+	return nil
+}

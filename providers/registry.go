@@ -1,0 +1,72 @@
+package providers
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+)
+
+// Deps is what a Factory may use to build an adapter.
+type Deps struct {
+	// HTTPClient carries every call to the provider (its Timeout bounds
+	// each call). Nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Now is the adapter's clock (quota resets, date windows); nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Factory builds one provider's adapter.
+type Factory func(Deps) Provider
+
+// Registry maps a provider name to the factory of its adapter. Build one
+// with NewRegistry and Register (providers/all registers every adapter).
+type Registry struct {
+	factories map[string]Factory
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{factories: map[string]Factory{}}
+}
+
+// Register adds a provider. Registering a name twice is a programming
+// error and panics.
+func (r *Registry) Register(name string, f Factory) {
+	if _, dup := r.factories[name]; dup {
+		panic(fmt.Sprintf("providers: %q registered twice", name))
+	}
+	r.factories[name] = f
+}
+
+// New builds the adapter registered under name.
+func (r *Registry) New(name string, deps Deps) (Provider, error) {
+	f, ok := r.factories[name]
+	if !ok {
+		return nil, fmt.Errorf("providers: unknown provider %q", name)
+	}
+	if deps.HTTPClient == nil {
+		deps.HTTPClient = http.DefaultClient
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	return f(deps), nil
+}
+
+// Has reports whether name is registered.
+func (r *Registry) Has(name string) bool {
+	_, ok := r.factories[name]
+	return ok
+}
+
+// Names lists the registered providers, sorted.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.factories))
+	for n := range r.factories {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

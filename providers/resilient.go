@@ -1,0 +1,501 @@
+package providers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+	"golang.org/x/time/rate"
+
+	"github.com/finsync/finsync/domain"
+)
+
+// Limit is a token bucket: Rate events per second with bursts of Burst.
+// A zero Rate means unlimited.
+type Limit struct {
+	Rate  rate.Limit
+	Burst int
+}
+
+// PerMinute is a Limit of n calls a minute with bursts of burst.
+func PerMinute(n, burst int) Limit { return Limit{Rate: rate.Limit(float64(n) / 60), Burst: burst} }
+
+// PerSecond is a Limit of n calls a second with bursts of burst.
+func PerSecond(n, burst int) Limit { return Limit{Rate: rate.Limit(n), Burst: burst} }
+
+// Limits are the local rate limits applied to one provider.
+type Limits struct {
+	// Provider limits all calls to the provider (one client id).
+	Provider Limit
+	// Credential limits calls made with one connection's credentials,
+	// where the provider limits per credential (Plaid per Item, Stripe
+	// per account).
+	Credential Limit
+}
+
+// DefaultLimits returns the limits the providers document (REFERENCE §1.6,
+// §2.4, §3, §4); unknown providers get none.
+func DefaultLimits(provider string) Limits {
+	switch provider {
+	case domain.ProviderPlaid:
+		// /transactions/sync: 2,500 per client and 50 per Item a minute.
+		return Limits{Provider: PerMinute(2500, 100), Credential: PerMinute(50, 10)}
+	case domain.ProviderGoCardless:
+		// accounts/* endpoints: 100 a minute company-wide; per-account daily
+		// quotas are tracked by the adapter from response headers.
+		return Limits{Provider: PerMinute(100, 20)}
+	case domain.ProviderStripe:
+		// 100 req/s live; 25 req/s per account in test mode.
+		return Limits{Provider: PerSecond(100, 100), Credential: PerSecond(25, 25)}
+	case domain.ProviderMercury:
+		// Unpublished; stay polite.
+		return Limits{Provider: PerSecond(20, 20)}
+	default:
+		return Limits{}
+	}
+}
+
+// BreakerConfig tunes one kind of circuit breaker.
+type BreakerConfig struct {
+	// Failures is how many consecutive counted failures open the breaker
+	// (default 5).
+	Failures uint32
+	// OpenFor is how long the breaker stays open before letting a probe
+	// through (default 30s).
+	OpenFor time.Duration
+	// HalfOpenProbes is how many calls may pass while half-open (default 1).
+	HalfOpenProbes uint32
+}
+
+// Config tunes NewResilient. The zero value gives the defaults.
+type Config struct {
+	// Limits overrides DefaultLimits(provider) when non-nil.
+	Limits *Limits
+	// Retries is the number of retries of an Unavailable failure inside
+	// one call (default 2; negative: none).
+	Retries int
+	// Backoff is the base of the jittered exponential backoff between
+	// retries (default 200ms); MaxBackoff caps one wait (default 2s).
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	// MaxLimiterWait is the longest a call waits for a local rate limiter;
+	// a longer wait returns RateLimited at once (default 5s).
+	MaxLimiterWait time.Duration
+	// Provider configures the provider-wide breaker (counts 5xx, timeouts,
+	// connection errors, malformed answers).
+	Provider BreakerConfig
+	// Institution configures the per-institution breakers (count
+	// institution-down errors).
+	Institution BreakerConfig
+	// Now is the clock used for RetryAfter (default time.Now).
+	Now func() time.Time
+}
+
+func (c Config) withDefaults(provider string) Config {
+	if c.Limits == nil {
+		l := DefaultLimits(provider)
+		c.Limits = &l
+	}
+	if c.Retries == 0 {
+		c.Retries = 2
+	}
+	if c.Retries < 0 {
+		c.Retries = 0
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = 200 * time.Millisecond
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = 2 * time.Second
+	}
+	if c.MaxLimiterWait <= 0 {
+		c.MaxLimiterWait = 5 * time.Second
+	}
+	c.Provider = c.Provider.withDefaults()
+	c.Institution = c.Institution.withDefaults()
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+func (b BreakerConfig) withDefaults() BreakerConfig {
+	if b.Failures == 0 {
+		b.Failures = 5
+	}
+	if b.OpenFor <= 0 {
+		b.OpenFor = 30 * time.Second
+	}
+	if b.HalfOpenProbes == 0 {
+		b.HalfOpenProbes = 1
+	}
+	return b
+}
+
+// Resilient wraps a Provider with the shared resilience layer: local rate
+// limiters (per provider and per credential), a provider-wide circuit
+// breaker, one breaker per institution, and bounded jittered retries of
+// Unavailable failures. It is itself a Provider and safe for concurrent use.
+type Resilient struct {
+	p     Provider
+	cfg   Config
+	limit *rate.Limiter
+	prov  *breaker
+
+	mu    sync.Mutex
+	creds map[string]*rate.Limiter
+	insts map[string]*breaker
+}
+
+var _ Provider = (*Resilient)(nil)
+
+// NewResilient wraps p.
+func NewResilient(p Provider, cfg Config) *Resilient {
+	cfg = cfg.withDefaults(p.Name())
+	r := &Resilient{
+		p: p, cfg: cfg,
+		limit: newLimiter(cfg.Limits.Provider),
+		creds: map[string]*rate.Limiter{},
+		insts: map[string]*breaker{},
+	}
+	r.prov = newBreaker(p.Name(), "", cfg.Provider, cfg.Now, countsForProvider)
+	return r
+}
+
+// Unwrap returns the wrapped provider.
+func (r *Resilient) Unwrap() Provider { return r.p }
+
+// Name returns the wrapped provider's name.
+func (r *Resilient) Name() string { return r.p.Name() }
+
+// Accounts calls the wrapped provider through the resilience layer.
+func (r *Resilient) Accounts(ctx context.Context, conn Connection) (AccountSet, error) {
+	var out AccountSet
+	err := r.call(ctx, conn, func(ctx context.Context) error {
+		var err error
+		out, err = r.p.Accounts(ctx, conn)
+		return err
+	})
+	return out, err
+}
+
+// Transactions calls the wrapped provider through the resilience layer.
+func (r *Resilient) Transactions(ctx context.Context, conn Connection, req TransactionRequest) (TransactionPage, error) {
+	var out TransactionPage
+	err := r.call(ctx, conn, func(ctx context.Context) error {
+		var err error
+		out, err = r.p.Transactions(ctx, conn, req)
+		return err
+	})
+	return out, err
+}
+
+// Holdings calls the wrapped provider through the resilience layer.
+func (r *Resilient) Holdings(ctx context.Context, conn Connection) (Holdings, error) {
+	var out Holdings
+	err := r.call(ctx, conn, func(ctx context.Context) error {
+		var err error
+		out, err = r.p.Holdings(ctx, conn)
+		return err
+	})
+	return out, err
+}
+
+// InvestmentTransactions calls the wrapped provider through the resilience
+// layer.
+func (r *Resilient) InvestmentTransactions(ctx context.Context, conn Connection, start, end domain.Date) (InvestmentTransactions, error) {
+	var out InvestmentTransactions
+	err := r.call(ctx, conn, func(ctx context.Context) error {
+		var err error
+		out, err = r.p.InvestmentTransactions(ctx, conn, start, end)
+		return err
+	})
+	return out, err
+}
+
+// call runs op with limiter waits, breakers and retries.
+func (r *Resilient) call(ctx context.Context, conn Connection, op func(context.Context) error) error {
+	for attempt := 0; ; attempt++ {
+		if err := r.wait(ctx, conn); err != nil {
+			return err
+		}
+		err := r.once(ctx, conn, op)
+		if err == nil || !retryable(err) || attempt >= r.cfg.Retries || ctx.Err() != nil {
+			return err
+		}
+		if sleep(ctx, r.backoff(attempt)) != nil {
+			return err
+		}
+	}
+}
+
+// retryable reports an Unavailable failure other than an open breaker.
+func retryable(err error) bool {
+	pe := AsError(err)
+	return pe != nil && pe.Class == Unavailable && pe.Code != CodeCircuitOpen
+}
+
+func (r *Resilient) backoff(attempt int) time.Duration {
+	d := r.cfg.Backoff << attempt
+	if d > r.cfg.MaxBackoff || d <= 0 {
+		d = r.cfg.MaxBackoff
+	}
+	// Full jitter in [d/2, d).
+	return d/2 + rand.N(d/2+1)
+}
+
+// once runs op through the provider breaker and, when the connection names
+// an institution, that institution's breaker.
+func (r *Resilient) once(ctx context.Context, conn Connection, op func(context.Context) error) error {
+	ib := r.institutionBreaker(conn.InstitutionID)
+	_, err := r.prov.cb.Execute(func() (struct{}, error) {
+		if ib == nil {
+			return struct{}{}, op(ctx)
+		}
+		_, err := ib.cb.Execute(func() (struct{}, error) { return struct{}{}, op(ctx) })
+		return struct{}{}, ib.translate(err)
+	})
+	return r.prov.translate(err)
+}
+
+func (r *Resilient) institutionBreaker(id string) *breaker {
+	if id == "" {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, ok := r.insts[id]
+	if !ok {
+		b = newBreaker(r.p.Name(), id, r.cfg.Institution, r.cfg.Now, countsForInstitution)
+		r.insts[id] = b
+	}
+	return b
+}
+
+// wait takes a token from the provider and credential limiters, waiting at
+// most MaxLimiterWait; a longer wait is a RateLimited error.
+func (r *Resilient) wait(ctx context.Context, conn Connection) error {
+	for _, l := range []*rate.Limiter{r.limit, r.credentialLimiter(conn)} {
+		if l == nil {
+			continue
+		}
+		res := l.Reserve()
+		d := res.Delay()
+		if !res.OK() || d > r.cfg.MaxLimiterWait {
+			res.Cancel()
+			if !res.OK() {
+				d = r.cfg.MaxLimiterWait
+			}
+			return &Error{Provider: r.p.Name(), Class: RateLimited, Code: CodeRateLimit,
+				Message: "local rate limit reached", RetryAfter: d}
+		}
+		if err := sleep(ctx, d); err != nil {
+			res.Cancel()
+			return &Error{Provider: r.p.Name(), Class: Unavailable, Code: CodeTimeout,
+				Message: fmt.Sprintf("waiting for rate limiter: %v", err), Err: err}
+		}
+	}
+	return nil
+}
+
+func (r *Resilient) credentialLimiter(conn Connection) *rate.Limiter {
+	if r.cfg.Limits.Credential.Rate == 0 || len(conn.Credentials) == 0 {
+		return nil
+	}
+	sum := sha256.Sum256(conn.Credentials)
+	key := hex.EncodeToString(sum[:12])
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.creds[key]
+	if !ok {
+		l = newLimiter(r.cfg.Limits.Credential)
+		r.creds[key] = l
+	}
+	return l
+}
+
+func newLimiter(l Limit) *rate.Limiter {
+	if l.Rate == 0 {
+		return nil
+	}
+	burst := l.Burst
+	if burst < 1 {
+		burst = 1
+	}
+	return rate.NewLimiter(l.Rate, burst)
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// BreakerState describes one circuit breaker, for metrics and ops.
+type BreakerState struct {
+	// Provider is the provider name.
+	Provider string
+	// InstitutionID is empty for the provider-wide breaker.
+	InstitutionID string
+	// State is "closed", "half-open" or "open".
+	State string
+	// ConsecutiveFailures is the current run of counted failures.
+	ConsecutiveFailures uint32
+	// RetryAfter is the time left before an open breaker lets a probe in.
+	RetryAfter time.Duration
+}
+
+// States reports every breaker of this provider: the provider-wide one
+// first, then the institutions' by id.
+func (r *Resilient) States() []BreakerState {
+	out := []BreakerState{r.prov.state()}
+	r.mu.Lock()
+	ids := make([]string, 0, len(r.insts))
+	for id := range r.insts {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	bs := make([]*breaker, len(ids))
+	for i, id := range ids {
+		bs[i] = r.insts[id]
+	}
+	r.mu.Unlock()
+	for _, b := range bs {
+		out = append(out, b.state())
+	}
+	return out
+}
+
+// breaker is a gobreaker plus what it needs to say when it half-opens.
+type breaker struct {
+	provider, institution string
+	cfg                   BreakerConfig
+	now                   func() time.Time
+	cb                    *gobreaker.CircuitBreaker[struct{}]
+
+	mu       sync.Mutex
+	openedAt time.Time
+}
+
+// failureKind decides, for one breaker, whether an error counts as a
+// failure, a success, or not at all.
+type failureKind func(err error) (failure, excluded bool)
+
+// countsForProvider: provider-wide Unavailable failures count; an
+// institution's outage or breaker and the caller's cancellation do not.
+func countsForProvider(err error) (bool, bool) {
+	if errors.Is(err, context.Canceled) {
+		return false, true
+	}
+	pe := AsError(err)
+	if pe == nil || pe.Class != Unavailable {
+		return false, false
+	}
+	if pe.InstitutionID != "" || pe.Code == CodeCircuitOpen {
+		return false, true
+	}
+	return true, false
+}
+
+// countsForInstitution: only institution-down errors count; provider-wide
+// failures are left to the provider breaker.
+func countsForInstitution(err error) (bool, bool) {
+	if errors.Is(err, context.Canceled) {
+		return false, true
+	}
+	pe := AsError(err)
+	if pe == nil || pe.Class != Unavailable {
+		return false, false
+	}
+	if pe.InstitutionID != "" {
+		return true, false
+	}
+	return false, true
+}
+
+func newBreaker(provider, institution string, cfg BreakerConfig, now func() time.Time, kind failureKind) *breaker {
+	b := &breaker{provider: provider, institution: institution, cfg: cfg, now: now}
+	name := provider
+	if institution != "" {
+		name += "/" + institution
+	}
+	b.cb = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:        name,
+		MaxRequests: cfg.HalfOpenProbes,
+		Timeout:     cfg.OpenFor,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= cfg.Failures },
+		IsSuccessful: func(err error) bool {
+			failure, _ := kind(err)
+			return !failure
+		},
+		IsExcluded: func(err error) bool {
+			_, excluded := kind(err)
+			return excluded
+		},
+		OnStateChange: func(_ string, _, to gobreaker.State) {
+			if to == gobreaker.StateOpen {
+				b.mu.Lock()
+				b.openedAt = b.now()
+				b.mu.Unlock()
+			}
+		},
+	})
+	return b
+}
+
+// retryAfter is the time left before the open breaker half-opens (at
+// least a second while it refuses calls).
+func (b *breaker) retryAfter() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d := b.openedAt.Add(b.cfg.OpenFor).Sub(b.now())
+	if d < time.Second {
+		d = time.Second
+	}
+	return d
+}
+
+// translate turns gobreaker's refusals into a CIRCUIT_OPEN provider error.
+func (b *breaker) translate(err error) error {
+	if err != gobreaker.ErrOpenState && err != gobreaker.ErrTooManyRequests { //nolint:errorlint // the breaker's own refusal, not one wrapped by an inner breaker
+		return err
+	}
+	scope := "provider"
+	if b.institution != "" {
+		scope = "institution " + b.institution
+	}
+	return &Error{
+		Provider: b.provider, Class: Unavailable, Code: CodeCircuitOpen,
+		Message:       fmt.Sprintf("circuit breaker open for %s", scope),
+		RetryAfter:    b.retryAfter(),
+		InstitutionID: b.institution, Err: err,
+	}
+}
+
+func (b *breaker) state() BreakerState {
+	st := BreakerState{
+		Provider: b.provider, InstitutionID: b.institution,
+		State:               b.cb.State().String(),
+		ConsecutiveFailures: b.cb.Counts().ConsecutiveFailures,
+	}
+	if b.cb.State() == gobreaker.StateOpen {
+		st.RetryAfter = b.retryAfter()
+	}
+	return st
+}

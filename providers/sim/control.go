@@ -1,0 +1,86 @@
+package sim
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// routeControl registers the /_sim/ control endpoints.
+func (s *Simulator) routeControl() {
+	s.mux.HandleFunc("POST /_sim/advance", s.handleAdvance)
+	s.mux.HandleFunc("POST /_sim/faults", s.handleFaults)
+	s.mux.HandleFunc("POST /_sim/connections", s.handleConnections)
+	s.mux.HandleFunc("GET /_sim/state", s.handleState)
+}
+
+// handleAdvance serves POST /_sim/advance {"days": N}.
+func (s *Simulator) handleAdvance(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Days int `json:"days"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeControlError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	if err := s.Advance(req.Days); err != nil {
+		writeControlError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, s.State())
+}
+
+// handleFaults serves POST /_sim/faults.
+func (s *Simulator) handleFaults(w http.ResponseWriter, r *http.Request) {
+	var f Fault
+	if err := json.NewDecoder(r.Body).Decode(&f); err != nil {
+		writeControlError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	if err := s.SetFault(f); err != nil {
+		writeControlError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, s.State())
+}
+
+// handleConnections serves POST /_sim/connections.
+func (s *Simulator) handleConnections(w http.ResponseWriter, r *http.Request) {
+	var cs ConnectionSettings
+	if err := json.NewDecoder(r.Body).Decode(&cs); err != nil {
+		writeControlError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	if err := s.SetConnection(cs); err != nil {
+		writeControlError(w, http.StatusConflict, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, cs)
+}
+
+// handleState serves GET /_sim/state.
+func (s *Simulator) handleState(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.State())
+}
+
+// writeControlError writes a control API error.
+func writeControlError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// writeJSON encodes v as the JSON response body with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeRaw(w, status, b)
+}
+
+// writeRaw writes an already-encoded JSON body.
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

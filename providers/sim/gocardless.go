@@ -1,0 +1,303 @@
+package sim
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// gcBank is a simulated GoCardless institution and how its rows identify
+// themselves.
+type gcBank struct {
+	id, name, currency, bic string
+	txID, internalID        bool // which id fields booked rows carry
+}
+
+// gcBanks are the institutions requisitions are spread over.
+var gcBanks = [...]gcBank{
+	{"SANDBOXFINANCE_SFIN0000", "Sandbox Finance", "EUR", "SFIN0000", true, true},
+	{"REVOLUT_REVOLT21", "Revolut", "EUR", "REVOLT21", true, false},
+	{"MONZO_MONZGB2L", "Monzo", "GBP", "MONZGB2L", false, true},
+	{"NORDEA_NDEAFIHH", "Nordea", "EUR", "NDEAFIHH", false, false},
+}
+
+// gcAccountCount is the number of accounts behind every requisition.
+const gcAccountCount = 3
+
+// gcAccountRef locates an account id in its requisition.
+type gcAccountRef struct {
+	requisition string
+	slot        int
+}
+
+// gcConn is a requisition's generated data at a clock.
+type gcConn struct {
+	requisition string
+	seed        uint64
+	bank        gcBank
+	accounts    [gcAccountCount]string
+}
+
+// gcConnFor builds a requisition's data and registers its account ids.
+func (s *Simulator) gcConnFor(requisition string) *gcConn {
+	seed := s.connSeed(GoCardless, requisition)
+	c := &gcConn{requisition: requisition, seed: seed, bank: gcBanks[pick(hash2(seed, 1), len(gcBanks))]}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range c.accounts {
+		c.accounts[k] = uuidFrom(hash2(seed^0xacc, uint64(k)))
+		s.gcAcct[c.accounts[k]] = gcAccountRef{requisition: requisition, slot: k}
+	}
+	return c
+}
+
+// routeGoCardless registers the GoCardless endpoints.
+func (s *Simulator) routeGoCardless() {
+	s.mux.HandleFunc("POST /api/v2/token/new/{$}", s.gcTokenNew)
+	s.mux.HandleFunc("POST /api/v2/token/refresh/{$}", s.gcTokenRefresh)
+	s.mux.HandleFunc("GET /api/v2/requisitions/{id}/{$}", s.gcAuthed(s.gcRequisition))
+	s.mux.HandleFunc("GET /api/v2/accounts/{id}/{$}", s.gcAuthed(s.gcAccountHandler("", s.gcAccountMeta)))
+	s.mux.HandleFunc("GET /api/v2/accounts/{id}/details/{$}", s.gcAuthed(s.gcAccountHandler("details", s.gcDetails)))
+	s.mux.HandleFunc("GET /api/v2/accounts/{id}/balances/{$}", s.gcAuthed(s.gcAccountHandler("balances", s.gcBalances)))
+	s.mux.HandleFunc("GET /api/v2/accounts/{id}/transactions/{$}", s.gcAuthed(s.gcAccountHandler("transactions", s.gcTransactions)))
+}
+
+// gcRequisition serves GET /api/v2/requisitions/{id}/.
+func (s *Simulator) gcRequisition(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !isUUID(id) {
+		writeGCError(w, http.StatusBadRequest, gcError{Summary: "Invalid Requisition ID", Detail: id + " is not a valid Requisition UUID. "})
+		return
+	}
+	c := s.gcConnFor(id)
+	status := "LN"
+	if s.fault(GoCardless).Mode == FaultLoginRequired {
+		status = "EX"
+	}
+	created := s.dateOf(-int64(s.opts.HistoryDays)).Add(9 * time.Hour)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": id, "created": gcTime(created), "redirect": "http://localhost/callback", "status": status,
+		"institution_id": c.bank.id, "agreement": uuidFrom(hash2(c.seed, 0xa9)), "reference": id,
+		"accounts": c.accounts[:], "user_language": "EN",
+		"link": "https://ob.gocardless.com/ob-psd2/start/" + uuidFrom(hash2(c.seed, 0x11)) + "/" + c.bank.id,
+		"ssn":  nil, "account_selection": false, "redirect_immediate": false,
+	})
+}
+
+// gcAccountHandler resolves the account of the path, applies the consent
+// fault and the per-account daily quota of kind (none when empty), and
+// calls h on success of those checks.
+func (s *Simulator) gcAccountHandler(kind string, h func(http.ResponseWriter, *http.Request, *gcConn, int) bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		if !isUUID(id) {
+			writeGCError(w, http.StatusBadRequest, gcError{Summary: "Invalid Account ID", Detail: id + " is not a valid Account UUID. "})
+			return
+		}
+		s.mu.Lock()
+		ref, ok := s.gcAcct[id]
+		s.mu.Unlock()
+		if !ok {
+			writeGCError(w, http.StatusNotFound, gcError{Summary: "Account ID " + id + " not found", Detail: "Please check whether you specified a valid Account ID"})
+			return
+		}
+		c := s.gcConnFor(ref.requisition)
+		if kind != "" && s.fault(GoCardless).Mode == FaultLoginRequired {
+			writeGCError(w, http.StatusUnauthorized, gcError{Type: "AccessExpiredError",
+				Summary: "End User Agreement (EUA) " + uuidFrom(hash2(c.seed, 0xa9)) + " has expired",
+				Detail:  "EUA was valid for 90 days and it expired. The end user must connect their account again with a new EUA and Requisition."})
+			return
+		}
+		if kind == "" {
+			h(w, r, c, ref.slot)
+			return
+		}
+		s.gcQuotaServe(w, r, c, ref.slot, kind, h)
+	}
+}
+
+// gcQuotaServe serves an account data call under the daily quota: only
+// successful calls count.
+func (s *Simulator) gcQuotaServe(w http.ResponseWriter, r *http.Request, c *gcConn, slot int, kind string, h func(http.ResponseWriter, *http.Request, *gcConn, int) bool) {
+	limit := s.opts.GoCardlessDailyQuota
+	reset := s.secondsToReset()
+	key := c.accounts[slot] + "/" + kind
+	s.mu.Lock()
+	cn := s.connLocked(GoCardless, c.requisition)
+	u := cn.quota[key]
+	if u.day != s.clock {
+		u = quotaUse{day: s.clock}
+	}
+	s.mu.Unlock()
+	hd := w.Header()
+	if limit > 0 {
+		hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_LIMIT", strconv.Itoa(limit))
+		hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_RESET", strconv.FormatInt(reset, 10))
+		if u.count >= limit {
+			hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING", "0")
+			writeGCError(w, http.StatusTooManyRequests, gcError{Type: "RateLimitError", Summary: "Rate limit exceeded",
+				Detail: fmt.Sprintf("The rate limit for this resource is %d/day. Please try again in %d seconds", limit, reset)})
+			return
+		}
+		hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING", strconv.Itoa(limit-u.count-1))
+	}
+	if !h(w, r, c, slot) {
+		return
+	}
+	s.mu.Lock()
+	cur := cn.quota[key]
+	if cur.day != s.clock {
+		cur = quotaUse{day: s.clock}
+	}
+	cur.count++
+	cn.quota[key] = cur
+	s.mu.Unlock()
+}
+
+// gcAccountMeta serves GET /api/v2/accounts/{id}/.
+func (s *Simulator) gcAccountMeta(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
+	created := s.dateOf(-int64(s.opts.HistoryDays)).Add(9*time.Hour + 5*time.Minute)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": c.accounts[slot], "created": gcTime(created), "last_accessed": gcTime(s.wallNow()),
+		"iban": c.iban(slot), "bban": nil, "institution_id": c.bank.id, "status": "READY", "owner_name": c.owner(),
+	})
+	return true
+}
+
+// iban returns the IBAN of account slot.
+func (c *gcConn) iban(slot int) string {
+	h := hash2(c.seed^0x1ba, uint64(slot))
+	if c.bank.currency == "GBP" {
+		return "GB" + string(appendDigits(nil, h, 2)) + c.bank.bic[:4] + string(appendDigits(nil, mix(h), 14))
+	}
+	return "LT" + string(appendDigits(nil, h, 2)) + string(appendDigits(nil, mix(h), 16))
+}
+
+// owner returns the account holder's name.
+func (c *gcConn) owner() string {
+	names := [...]string{"John Doe", "Jane Smith", "Alex Müller", "Maria García", "Luca Rossi"}
+	return names[pick(hash2(c.seed, 0x0e), len(names))]
+}
+
+// gcSlotInfo returns the cash account type, product and name of a slot.
+func gcSlotInfo(slot int) (cashType, product, name string) {
+	switch slot {
+	case 0:
+		return "CACC", "Current Account", "Main Account"
+	case 1:
+		return "SVGS", "Savings Account", "Savings"
+	default:
+		return "CARD", "Credit Card", "Credit Card"
+	}
+}
+
+// gcDetails serves GET /api/v2/accounts/{id}/details/.
+func (s *Simulator) gcDetails(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
+	cashType, product, name := gcSlotInfo(slot)
+	acct := map[string]any{
+		"resourceId": string(appendHex(nil, hash2(c.seed^0x7e5, uint64(slot)), 24)), "currency": c.bank.currency,
+		"ownerName": c.owner(), "name": name, "product": product, "cashAccountType": cashType, "status": "enabled",
+	}
+	if slot == 2 {
+		acct["maskedPan"] = "516759XXXXXX" + string(appendDigits(nil, hash2(c.seed, 0x9a), 4))
+	} else {
+		acct["iban"] = c.iban(slot)
+		acct["bic"] = c.bank.bic
+	}
+	if c.bank.txID {
+		acct["displayName"] = name
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"account": acct})
+	return true
+}
+
+// gcBalances serves GET /api/v2/accounts/{id}/balances/.
+func (s *Simulator) gcBalances(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
+	clock := s.now()
+	h := hash2(c.seed^0xba1, uint64(slot))
+	var booked int64
+	switch slot {
+	case 0:
+		booked = between(h, 100000, 900000) + clock*731%30000
+	case 1:
+		booked = between(h, 500000, 4000000) + clock*1291%20000
+	default:
+		booked = -between(h, 5000, 300000)
+	}
+	avail := booked - between(mix(h), 0, 5000)
+	ref := s.dateOf(clock - 1).Format(time.DateOnly)
+	bal := func(amount int64, typ string) map[string]any {
+		return map[string]any{
+			"balanceAmount": map[string]string{"amount": centsText(amount), "currency": c.bank.currency},
+			"balanceType":   typ, "referenceDate": ref,
+		}
+	}
+	var list []map[string]any
+	switch {
+	case c.bank.txID && c.bank.internalID:
+		list = []map[string]any{bal(booked, "closingBooked"), bal(avail, "interimAvailable")}
+	case c.bank.txID:
+		list = []map[string]any{bal(booked, "interimBooked"), bal(avail, "interimAvailable")}
+	default:
+		list = []map[string]any{bal(booked, "expected")}
+	}
+	if slot == 2 {
+		for _, b := range list {
+			b["creditLimitIncluded"] = b["balanceType"] == "interimAvailable"
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"balances": list})
+	return true
+}
+
+// centsText formats minor units as a decimal string with two digits.
+func centsText(v int64) string { return string(appendCents(nil, v, true)) }
+
+// gcTransactions serves GET /api/v2/accounts/{id}/transactions/.
+func (s *Simulator) gcTransactions(w http.ResponseWriter, r *http.Request, c *gcConn, slot int) bool {
+	snap := s.open(GoCardless, c.requisition, gcAccountCount)
+	lo, hi, ok := s.gcDateRange(w, r, snap)
+	if !ok {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	gw := gcTxWriter{s: s, c: c, t: &snap.tl, clock: snap.clock, bw: bw}
+	gw.write(slot, lo, hi)
+	_ = bw.Flush()
+	return true
+}
+
+// gcDateRange validates date_from/date_to and returns them as sim days.
+func (s *Simulator) gcDateRange(w http.ResponseWriter, r *http.Request, snap snapshot) (lo, hi int64, ok bool) {
+	q := r.URL.Query()
+	lo, hi = -(snap.tl.days - 1), snap.clock
+	for _, f := range []struct {
+		name string
+		dst  *int64
+	}{{"date_from", &lo}, {"date_to", &hi}} {
+		v := q.Get(f.name)
+		if v == "" {
+			continue
+		}
+		d, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			writeGCFieldError(w, f.name, "Invalid date format", fmt.Sprintf("%s must be a valid date in the YYYY-MM-DD format", f.name))
+			return 0, 0, false
+		}
+		*f.dst = s.dayOf(d)
+		if *f.dst > snap.clock {
+			writeGCFieldError(w, f.name, "Date can't be in future", fmt.Sprintf("'%s' can't be greater than %s. Specify correct date range", v, s.dateOf(snap.clock).Format(time.DateOnly)))
+			return 0, 0, false
+		}
+	}
+	if lo > hi {
+		writeGCError(w, http.StatusBadRequest, gcError{Summary: "Incorrect date range",
+			Detail: fmt.Sprintf("Starting date '%s' is greater than end date '%s'. When specifying date range, starting date must precede the end date.", q.Get("date_from"), q.Get("date_to"))})
+		return 0, 0, false
+	}
+	return lo, hi, true
+}

@@ -1,0 +1,367 @@
+package sim
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// mercuryTxID returns the id of transaction i: a UUID carrying the
+// organisation tag and the index.
+func (o *mercuryOrg) mercuryTxID(b []byte, i int64) []byte {
+	h := hash2(o.seed^0x3e7, uint64(i))
+	b = appendHexFixed(b, o.tag&0xffffffff, 8)
+	b = append(b, '-')
+	b = appendHexFixed(b, h>>48, 4)
+	b = append(b, '-', '4')
+	b = appendHexFixed(b, (h>>36)&0xfff, 3)
+	b = append(b, '-', hexDigits[8|(h>>34)&0x3])
+	b = appendHexFixed(b, (h>>22)&0xfff, 3)
+	b = append(b, '-')
+	return appendHexFixed(b, uint64(i), 12)
+}
+
+// mercuryTxIndex decodes a transaction id of this organisation.
+func (o *mercuryOrg) mercuryTxIndex(id string) (int64, bool) {
+	if len(id) != 36 {
+		return 0, false
+	}
+	v, ok := parseHexFixed(id[24:])
+	if !ok {
+		return 0, false
+	}
+	i := int64(v)
+	return i, string(o.mercuryTxID(nil, i)) == id
+}
+
+// mercuryStatus maps a life-cycle state to Mercury's status.
+func mercuryStatus(st txState) string {
+	switch st {
+	case stPending:
+		return "pending"
+	case stVanished:
+		return "cancelled"
+	default:
+		return "sent"
+	}
+}
+
+// writeMercuryTx encodes transaction i at clock.
+func (s *Simulator) writeMercuryTx(b *jw, o *mercuryOrg, t *timeline, i int64, l life, clock int64) {
+	slot := t.account(i)
+	c := t.contentOf(i, acctKind(slot))
+	m := c.m
+	st := l.state(clock)
+	created := s.dateOf(l.day).Add(time.Duration(t.secondOfDay(i)) * time.Second)
+	b.raw(`{"id":"`)
+	b.b = o.mercuryTxID(b.b, i)
+	b.raw(`","accountId":`)
+	b.str(o.accounts[slot])
+	b.raw(`,"feeId":null,"amount":`)
+	b.cents(c.amount)
+	b.raw(`,"createdAt":`)
+	b.str(mercuryTime(created))
+	b.raw(`,"postedAt":`)
+	if st == stPosted || st == stModified {
+		b.str(mercuryTime(s.dateOf(l.postDay()).Add(time.Duration(t.secondOfDay(i))*time.Second + 90*time.Minute)))
+	} else {
+		b.null()
+	}
+	b.raw(`,"estimatedDeliveryDate":`)
+	b.str(mercuryTime(s.dateOf(l.postDay()).Add(time.Duration(t.secondOfDay(i)) * time.Second)))
+	b.raw(`,"status":`)
+	b.str(mercuryStatus(st))
+	b.raw(`,"note":null,"bankDescription":`)
+	b.str(m.bankDesc)
+	b.raw(`,"externalMemo":null,"counterpartyId":`)
+	b.str(uuidFrom(hashString(o.seed, m.name)))
+	b.raw(`,"counterpartyName":`)
+	b.str(m.name)
+	b.raw(`,"counterpartyNickname":null,"kind":`)
+	b.str(m.mercuryKind)
+	b.raw(`,"mercuryCategory":`)
+	b.str(m.mercury)
+	b.raw(`,"categoryData":`)
+	if (c.h>>40)%4 == 0 {
+		cat := pick(c.h>>8, len(mercuryCustomCategories))
+		b.raw(`{"id":`)
+		b.str(o.mercuryCategoryID(cat))
+		b.raw(`,"name":`)
+		b.str(mercuryCustomCategories[cat])
+		b.byte('}')
+	} else {
+		b.null()
+	}
+	b.raw(`,"dashboardLink":"https://app.mercury.com/transactions/`)
+	b.b = o.mercuryTxID(b.b, i)
+	b.raw(`","reasonForFailure":null,"failedAt":null,"checkNumber":null,"currencyExchangeInfo":null,"relatedTransactions":[],"glAllocations":[],"attachments":[]`)
+	if m.mcc != "" {
+		b.raw(`,"cardId":`)
+		b.str(uuidFrom(hash2(o.seed^0xca2d, uint64(slot))))
+		b.raw(`,"merchant":{"id":`)
+		b.str(uuidFrom(hashString(o.seed^0x3e2c, m.name)))
+		b.raw(`,"amount":`)
+		b.int(-c.amount)
+		b.raw(`,"category":`)
+		b.str(m.mercury)
+		b.raw(`,"categoryCode":`)
+		b.str(m.mcc)
+		b.raw(`,"currency":"USD"}`)
+	} else {
+		b.raw(`,"cardId":null,"merchant":null`)
+	}
+	b.byte('}')
+}
+
+// mercuryFilter holds the row filters of a transaction query.
+type mercuryFilter struct {
+	slots    uint8 // bitmask of account slots
+	status   map[string]bool
+	category string
+	search   string
+}
+
+// scan reports whether the filter needs per-row inspection.
+func (f *mercuryFilter) scan() bool {
+	return len(f.status) > 0 || f.category != "" || f.search != ""
+}
+
+// match reports whether transaction i passes the filter at clock.
+func (f *mercuryFilter) match(t *timeline, i int64, clock int64) bool {
+	if f.slots&(1<<t.account(i)) == 0 {
+		return false
+	}
+	if !f.scan() {
+		return true
+	}
+	l := t.lifeOf(i)
+	if len(f.status) > 0 && !f.status[mercuryStatus(l.state(clock))] {
+		return false
+	}
+	m := t.contentOf(i, acctKind(t.account(i))).m
+	if f.category != "" && m.mercury != f.category {
+		return false
+	}
+	if f.search != "" && !strings.Contains(strings.ToLower(m.name+" "+m.bankDesc), strings.ToLower(f.search)) {
+		return false
+	}
+	return true
+}
+
+// parseMercuryDay parses YYYY-MM-DD or an ISO 8601 instant into a sim day.
+func (s *Simulator) parseMercuryDay(v string) (int64, bool) {
+	if d, err := time.Parse(time.DateOnly, v); err == nil {
+		return s.dayOf(d), true
+	}
+	if d, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return s.dayOf(d.UTC()), true
+	}
+	return 0, false
+}
+
+// mercuryCommon parses limit, order, status, and the date range (defaults
+// in days relative to the clock; defStart nil = whole history).
+func (s *Simulator) mercuryCommon(q url.Values, t *timeline, clock int64, defOrder string, defStart *int64) (lo, hi int64, limit int, desc bool, f mercuryFilter, msg string) {
+	limit = 1000
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return 0, 0, 0, false, f, "limit must be an integer between 1 and 1000"
+		}
+		limit = n
+	}
+	order := q.Get("order")
+	if order == "" {
+		order = defOrder
+	}
+	if order != "asc" && order != "desc" {
+		return 0, 0, 0, false, f, "order must be asc or desc"
+	}
+	startDay, endDay := int64(-1<<40), clock
+	if defStart != nil {
+		startDay = *defStart
+	}
+	for _, p := range []struct {
+		name string
+		dst  *int64
+	}{{"start", &startDay}, {"end", &endDay}} {
+		if v := q.Get(p.name); v != "" {
+			d, ok := s.parseMercuryDay(v)
+			if !ok {
+				return 0, 0, 0, false, f, p.name + " must be a date (YYYY-MM-DD) or an ISO 8601 date-time"
+			}
+			*p.dst = d
+		}
+	}
+	statuses := append(q["status"], q["status[]"]...)
+	if len(statuses) > 0 {
+		f.status = map[string]bool{}
+		for _, st := range statuses {
+			switch st {
+			case "pending", "sent", "cancelled", "failed", "reversed", "blocked":
+				f.status[st] = true
+			default:
+				return 0, 0, 0, false, f, "invalid status: " + st
+			}
+		}
+	}
+	f.category, f.search = q.Get("mercuryCategory"), q.Get("search")
+	lo = t.firstIndex(startDay)
+	hi = t.count(min(endDay, clock))
+	return lo, max(lo, hi), limit, order == "desc", f, ""
+}
+
+// mercuryAccountTransactions serves GET /api/v1/account/{id}/transactions.
+func (s *Simulator) mercuryAccountTransactions(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
+	slot := o.slotOf(r.PathValue("id"))
+	if slot < 0 {
+		writeMercuryError(w, http.StatusNotFound, "Account not found")
+		return
+	}
+	snap := s.open(Mercury, o.token, mercuryAccountCount)
+	t := &snap.tl
+	q := r.URL.Query()
+	defStart := snap.clock - 30
+	lo, hi, limit, desc, f, msg := s.mercuryCommon(q, t, snap.clock, "desc", &defStart)
+	offset := 0
+	if v := q.Get("offset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			msg = "offset must be a non-negative integer"
+		}
+		offset = n
+	}
+	if msg != "" {
+		writeMercuryError(w, http.StatusBadRequest, msg)
+		return
+	}
+	f.slots = 1 << slot
+	idx, total := mercuryPage(t, lo, hi, slot, offset, limit, desc, &f, snap.clock)
+	b := jw{b: make([]byte, 0, 256+len(idx)*900)}
+	b.raw(`{"total":`)
+	b.int(total)
+	b.raw(`,"transactions":[`)
+	for k, i := range idx {
+		if k > 0 {
+			b.comma()
+		}
+		s.writeMercuryTx(&b, o, t, i, t.lifeOf(i), snap.clock)
+	}
+	b.raw(`]}`)
+	writeRaw(w, http.StatusOK, b.b)
+}
+
+// mercuryPage returns one page of an account's transactions in [lo, hi)
+// and the total number matching.
+func mercuryPage(t *timeline, lo, hi int64, slot, offset, limit int, desc bool, f *mercuryFilter, clock int64) ([]int64, int64) {
+	k := t.accounts
+	first := lo + ((int64(slot)-lo)%k+k)%k
+	if !f.scan() {
+		total := int64(0)
+		if first < hi {
+			total = (hi-first-1)/k + 1
+		}
+		var idx []int64
+		for j := int64(offset); j < total && len(idx) < limit; j++ {
+			p := j
+			if desc {
+				p = total - 1 - j
+			}
+			idx = append(idx, first+p*k)
+		}
+		return idx, total
+	}
+	var idx []int64
+	var total int64
+	visit := func(i int64) {
+		if !f.match(t, i, clock) {
+			return
+		}
+		if total >= int64(offset) && len(idx) < limit {
+			idx = append(idx, i)
+		}
+		total++
+	}
+	if desc {
+		last := first + ((hi-1-first)/k)*k
+		for i := last; i >= first && first < hi; i -= k {
+			visit(i)
+		}
+	} else {
+		for i := first; i < hi; i += k {
+			visit(i)
+		}
+	}
+	return idx, total
+}
+
+// mercuryTransaction serves GET /api/v1/account/{id}/transaction/{txid}.
+func (s *Simulator) mercuryTransaction(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
+	slot := o.slotOf(r.PathValue("id"))
+	snap := s.open(Mercury, o.token, mercuryAccountCount)
+	i, ok := o.mercuryTxIndex(r.PathValue("txid"))
+	if slot < 0 || !ok || i >= snap.tl.count(snap.clock) || snap.tl.account(i) != slot {
+		writeMercuryError(w, http.StatusNotFound, "Transaction not found")
+		return
+	}
+	var b jw
+	s.writeMercuryTx(&b, o, &snap.tl, i, snap.tl.lifeOf(i), snap.clock)
+	writeRaw(w, http.StatusOK, b.b)
+}
+
+// mercuryOrgTransactions serves GET /api/v1/transactions.
+func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
+	snap := s.open(Mercury, o.token, mercuryAccountCount)
+	t := &snap.tl
+	q := r.URL.Query()
+	lo, hi, limit, desc, f, msg := s.mercuryCommon(q, t, snap.clock, "asc", nil)
+	if msg != "" {
+		writeMercuryError(w, http.StatusBadRequest, msg)
+		return
+	}
+	f.slots = 0
+	for _, id := range append(q["accountId"], q["accountId[]"]...) {
+		slot := o.slotOf(id)
+		if slot < 0 {
+			writeMercuryError(w, http.StatusBadRequest, "unknown accountId: "+id)
+			return
+		}
+		f.slots |= 1 << slot
+	}
+	if f.slots == 0 {
+		f.slots = 1<<mercuryAccountCount - 1
+	}
+	if v := q.Get("start_after"); v != "" {
+		i, ok := o.mercuryTxIndex(v)
+		if !ok {
+			writeMercuryError(w, http.StatusBadRequest, "start_after: unknown transaction id")
+			return
+		}
+		if desc {
+			hi = min(hi, i)
+		} else {
+			lo = max(lo, i+1)
+		}
+	}
+	b := jw{b: make([]byte, 0, 256+limit*900)}
+	b.raw(`{"transactions":[`)
+	n := 0
+	step, i := int64(1), lo
+	if desc {
+		step, i = -1, hi-1
+	}
+	for ; i >= lo && i < hi && n < limit; i += step {
+		if !f.match(t, i, snap.clock) {
+			continue
+		}
+		if n > 0 {
+			b.comma()
+		}
+		n++
+		s.writeMercuryTx(&b, o, t, i, t.lifeOf(i), snap.clock)
+	}
+	b.raw(`]}`)
+	writeRaw(w, http.StatusOK, b.b)
+}

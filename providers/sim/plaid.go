@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// plaidRequest is the union of the request bodies of the simulated Plaid
+// endpoints.
+type plaidRequest struct {
+	ClientID    string  `json:"client_id"`
+	Secret      string  `json:"secret"`
+	AccessToken string  `json:"access_token"`
+	Cursor      *string `json:"cursor"`
+	Count       *int    `json:"count"`
+	StartDate   string  `json:"start_date"`
+	EndDate     string  `json:"end_date"`
+	Options     struct {
+		AccountIDs                 []string `json:"account_ids"`
+		AccountID                  string   `json:"account_id"`
+		IncludeOriginalDescription bool     `json:"include_original_description"`
+		PFCVersion                 string   `json:"personal_finance_category_version"`
+		Count                      *int     `json:"count"`
+		Offset                     *int     `json:"offset"`
+	} `json:"options"`
+}
+
+// plaidHandler handles one authenticated Plaid request for an item.
+type plaidHandler func(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem)
+
+// routePlaid registers the Plaid endpoints.
+func (s *Simulator) routePlaid() {
+	s.mux.HandleFunc("POST /accounts/get", s.plaid(s.plaidAccounts))
+	s.mux.HandleFunc("POST /accounts/balance/get", s.plaid(s.plaidAccounts))
+	s.mux.HandleFunc("POST /item/get", s.plaid(s.plaidItemGet))
+	s.mux.HandleFunc("POST /transactions/sync", s.plaid(s.plaidSync))
+	s.mux.HandleFunc("POST /investments/holdings/get", s.plaid(s.plaidHoldings))
+	s.mux.HandleFunc("POST /investments/transactions/get", s.plaid(s.plaidInvestmentTransactions))
+	s.mux.HandleFunc("POST /liabilities/get", s.plaid(s.plaidLiabilities))
+}
+
+// plaid wraps a Plaid handler with body decoding, authentication and the
+// item-level faults.
+func (s *Simulator) plaid(h plaidHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req plaidRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			writePlaidError(w, r, http.StatusBadRequest, "INVALID_REQUEST", "INVALID_BODY", "body could not be parsed as JSON", "")
+			return
+		}
+		if v := r.Header.Get("PLAID-CLIENT-ID"); v != "" && req.ClientID == "" {
+			req.ClientID = v
+		}
+		if v := r.Header.Get("PLAID-SECRET"); v != "" && req.Secret == "" {
+			req.Secret = v
+		}
+		if !s.plaidAuth(w, r, &req) {
+			return
+		}
+		it := s.plaidItemFor(req.AccessToken)
+		if s.plaidItemFault(w, r, it) {
+			return
+		}
+		h(w, r, &req, it)
+	}
+}
+
+// plaidAuth checks the API keys and access token, writing Plaid's error
+// when they are missing or malformed.
+func (s *Simulator) plaidAuth(w http.ResponseWriter, r *http.Request, req *plaidRequest) bool {
+	var missing []string
+	if req.ClientID == "" {
+		missing = append(missing, "client_id")
+	}
+	if req.Secret == "" {
+		missing = append(missing, "secret")
+	}
+	if req.AccessToken == "" {
+		missing = append(missing, "access_token")
+	}
+	switch {
+	case len(missing) > 0:
+		msg := "the following required fields are missing: "
+		for i, m := range missing {
+			if i > 0 {
+				msg += ", "
+			}
+			msg += m
+		}
+		writePlaidError(w, r, http.StatusBadRequest, "INVALID_REQUEST", "MISSING_FIELDS", msg, "")
+	case !isToken(req.ClientID, 8, 64) || !isToken(req.Secret, 8, 64):
+		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_API_KEYS", "invalid client_id or secret provided", "")
+	case !validPlaidAccessToken(req.AccessToken):
+		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_ACCESS_TOKEN", "provided access token is in an invalid format. expected format: access-<environment>-<identifier>", "")
+	default:
+		return true
+	}
+	return false
+}
+
+// plaidItemFault answers with an injected item or institution error.
+func (s *Simulator) plaidItemFault(w http.ResponseWriter, r *http.Request, it *plaidItem) bool {
+	f := s.fault(Plaid)
+	switch {
+	case f.Mode == FaultLoginRequired:
+		writePlaidError(w, r, http.StatusBadRequest, "ITEM_ERROR", "ITEM_LOGIN_REQUIRED",
+			"the login details of this item have changed (credentials, MFA, or required user action) and a user login is required to update this information. use Link's update mode to restore the item to a good state",
+			"Your bank login details have changed. Please log in again to continue.")
+		return true
+	case f.Mode == FaultInstitutionDown && (f.InstitutionID == "" || f.InstitutionID == it.institutionID):
+		writePlaidError(w, r, http.StatusBadRequest, "INSTITUTION_ERROR", "INSTITUTION_DOWN",
+			"this institution is not currently responding to this request. please try again soon",
+			"This financial institution is not currently responding to requests. We apologize for the inconvenience.")
+		return true
+	}
+	return false
+}
+
+// writePlaidError writes Plaid's error body.
+func writePlaidError(w http.ResponseWriter, r *http.Request, status int, typ, code, msg, display string) {
+	var b jw
+	b.raw(`{"display_message":`)
+	b.strOrNull(display)
+	b.field("documentation_url")
+	b.str("https://plaid.com/docs/errors/")
+	b.field("error_code")
+	b.str(code)
+	b.raw(`,"error_code_reason":null`)
+	b.field("error_message")
+	b.str(msg)
+	b.field("error_type")
+	b.str(typ)
+	b.field("request_id")
+	b.str(plaidRequestID())
+	b.raw(`,"suggested_action":null}`)
+	writeRaw(w, status, b.b)
+}
+
+// plaidRequestID returns a fresh Plaid-style request id.
+func plaidRequestID() string {
+	return string(appendAlnum(nil, mix(uint64(time.Now().UnixNano())), 15))
+}

@@ -1,0 +1,221 @@
+package sim
+
+import (
+	"net/http"
+	"time"
+)
+
+// plaidInstitutions are Plaid sandbox institutions the items are spread
+// over.
+var plaidInstitutions = [...][2]string{
+	{"ins_109508", "First Platypus Bank"},
+	{"ins_109509", "First Gingham Credit Union"},
+	{"ins_109510", "Tattersall Federal Credit Union"},
+	{"ins_109511", "Tartan Bank"},
+	{"ins_109512", "Houndstooth Bank"},
+}
+
+// Plaid account slots of every item; the first three carry transactions.
+const (
+	plaidChecking = iota
+	plaidSavings
+	plaidCredit
+	plaidInvestment
+	plaidStudent
+	plaidMortgage
+	plaidAccountCount
+	plaidTxAccounts = 3
+)
+
+// plaidAccount is one generated Plaid account.
+type plaidAccount struct {
+	id, name, official, mask, typ, subtype string
+	current, available, limit              int64 // cents; limit/available < 0 = null
+}
+
+// plaidItem is one generated Plaid item at a clock.
+type plaidItem struct {
+	token           string
+	seed            uint64
+	clock           int64
+	itemID          string
+	institutionID   string
+	institutionName string
+	accounts        [plaidAccountCount]plaidAccount
+}
+
+// plaidItemFor builds the item behind an access token at the current clock.
+func (s *Simulator) plaidItemFor(token string) *plaidItem {
+	seed := s.connSeed(Plaid, token)
+	inst := plaidInstitutions[pick(hash2(seed, 1), len(plaidInstitutions))]
+	it := &plaidItem{
+		token: token, seed: seed, clock: s.now(),
+		itemID:        string(appendAlnum(nil, hash2(seed, 2), 37)),
+		institutionID: inst[0], institutionName: inst[1],
+	}
+	it.buildAccounts()
+	return it
+}
+
+// buildAccounts generates the item's accounts and balances.
+func (it *plaidItem) buildAccounts() {
+	h := func(k uint64) uint64 { return hash2(it.seed^0xacc7, k) }
+	drift := it.clock * 1373
+	defs := [plaidAccountCount]plaidAccount{
+		plaidChecking:   {name: "Plaid Checking", official: "Plaid Gold Standard 0% Interest Checking", typ: "depository", subtype: "checking", current: between(h(10), 200000, 1500000) + drift%50000, limit: -1},
+		plaidSavings:    {name: "Plaid Saving", official: "Plaid Silver Standard 0.1% Interest Saving", typ: "depository", subtype: "savings", current: between(h(11), 1000000, 6000000) + drift%20000, limit: -1},
+		plaidCredit:     {name: "Plaid Credit Card", official: "Plaid Diamond 12.5% APR Interest Credit Card", typ: "credit", subtype: "credit card", current: between(h(12), 30000, 400000), limit: 1000000},
+		plaidInvestment: {name: "Plaid Brokerage", official: "Plaid Brokerage Account", typ: "investment", subtype: "brokerage", limit: -1},
+		plaidStudent:    {name: "Plaid Student Loan", official: "Plaid Student Loan", typ: "loan", subtype: "student", current: between(h(14), 2000000, 6000000), available: -1, limit: -1},
+		plaidMortgage:   {name: "Plaid Mortgage", official: "Plaid Mortgage", typ: "loan", subtype: "mortgage", current: between(h(15), 15000000, 45000000), available: -1, limit: -1},
+	}
+	for k := range defs {
+		a := &defs[k]
+		a.id = string(appendAlnum(nil, h(uint64(k)), 37))
+		a.mask = string(appendDigits(nil, h(uint64(100+k)), 4))
+		switch k {
+		case plaidChecking, plaidSavings:
+			a.available = a.current - between(h(uint64(20+k)), 0, 10000)
+		case plaidCredit:
+			a.available = a.limit - a.current
+		case plaidInvestment:
+			a.current = it.holdingsValue()
+			a.available = it.holdingsCash()
+		}
+	}
+	it.accounts = defs
+}
+
+// appendDigits appends n decimal digits derived from h.
+func appendDigits(b []byte, h uint64, n int) []byte {
+	for i := 0; i < n; i++ {
+		b = append(b, byte('0'+h%10))
+		h /= 10
+	}
+	return b
+}
+
+// accountIndex returns the slot of an account id, or -1.
+func (it *plaidItem) accountIndex(id string) int {
+	for k := range it.accounts {
+		if it.accounts[k].id == id {
+			return k
+		}
+	}
+	return -1
+}
+
+// filterAccounts returns the slots selected by options.account_ids (all
+// when empty), or ok=false when an id is unknown.
+func (it *plaidItem) filterAccounts(ids []string) (slots []int, ok bool) {
+	if len(ids) == 0 {
+		for k := range it.accounts {
+			slots = append(slots, k)
+		}
+		return slots, true
+	}
+	for _, id := range ids {
+		k := it.accountIndex(id)
+		if k < 0 {
+			return nil, false
+		}
+		slots = append(slots, k)
+	}
+	return slots, true
+}
+
+// writeAccount encodes one account.
+func (it *plaidItem) writeAccount(b *jw, k int, now time.Time) {
+	a := &it.accounts[k]
+	b.raw(`{"account_id":`)
+	b.str(a.id)
+	b.raw(`,"balances":{"available":`)
+	if a.available < 0 && k != plaidCredit {
+		b.null()
+	} else {
+		b.cents(a.available)
+	}
+	b.raw(`,"current":`)
+	b.cents(a.current)
+	b.raw(`,"iso_currency_code":"USD","last_updated_datetime":`)
+	b.datetime(now)
+	b.raw(`,"limit":`)
+	if a.limit < 0 {
+		b.null()
+	} else {
+		b.cents(a.limit)
+	}
+	b.raw(`,"unofficial_currency_code":null},"holder_category":"personal","mask":`)
+	b.str(a.mask)
+	b.field("name")
+	b.str(a.name)
+	b.field("official_name")
+	b.str(a.official)
+	b.field("subtype")
+	b.str(a.subtype)
+	b.field("type")
+	b.str(a.typ)
+	b.byte('}')
+}
+
+// writeAccounts encodes the accounts of the given slots as a JSON array.
+func (it *plaidItem) writeAccounts(b *jw, slots []int, now time.Time) {
+	b.byte('[')
+	for n, k := range slots {
+		if n > 0 {
+			b.comma()
+		}
+		it.writeAccount(b, k, now)
+	}
+	b.byte(']')
+}
+
+// writeItem encodes the item object.
+func (it *plaidItem) writeItem(b *jw) {
+	b.raw(`{"available_products":["assets","auth","balance","identity"],"billed_products":["investments","liabilities","transactions"],"consent_expiration_time":null,"error":null,"institution_id":`)
+	b.str(it.institutionID)
+	b.field("institution_name")
+	b.str(it.institutionName)
+	b.field("item_id")
+	b.str(it.itemID)
+	b.raw(`,"products":["investments","liabilities","transactions"],"consented_products":["investments","liabilities","transactions"],"update_type":"background","webhook":""}`)
+}
+
+// plaidAccounts serves /accounts/get and /accounts/balance/get.
+func (s *Simulator) plaidAccounts(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
+	slots, ok := it.filterAccounts(req.Options.AccountIDs)
+	if !ok {
+		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_ACCOUNT_ID", "one or more of the account IDs is invalid", "")
+		return
+	}
+	var b jw
+	b.raw(`{"accounts":`)
+	it.writeAccounts(&b, slots, s.wallNow())
+	b.raw(`,"item":`)
+	it.writeItem(&b)
+	b.field("request_id")
+	b.str(plaidRequestID())
+	b.byte('}')
+	writeRaw(w, http.StatusOK, b.b)
+}
+
+// plaidItemGet serves /item/get.
+func (s *Simulator) plaidItemGet(w http.ResponseWriter, _ *http.Request, _ *plaidRequest, it *plaidItem) {
+	var b jw
+	b.raw(`{"item":`)
+	it.writeItem(&b)
+	b.raw(`,"status":{"investments":null,"transactions":{"last_successful_update":`)
+	b.datetime(s.wallNow())
+	b.raw(`,"last_failed_update":null},"last_webhook":null},"request_id":`)
+	b.str(plaidRequestID())
+	b.byte('}')
+	writeRaw(w, http.StatusOK, b.b)
+}
+
+// wallNow returns the simulated current instant: the sim date with the wall
+// clock's time of day.
+func (s *Simulator) wallNow() time.Time {
+	n := s.opts.Now().UTC()
+	d := s.dateOf(s.now())
+	return d.Add(time.Duration(n.Hour())*time.Hour + time.Duration(n.Minute())*time.Minute + time.Duration(n.Second())*time.Second)
+}

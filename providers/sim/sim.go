@@ -1,0 +1,476 @@
+// Package sim simulates the HTTP APIs of Plaid, GoCardless Bank Account
+// Data, Stripe and Mercury on one root, with their real paths, auth schemes,
+// field names, pagination and error bodies, so that finsync's adapters can be
+// tested (and demonstrated) without reaching a real provider. Every
+// connection's data is generated deterministically from a global seed and the
+// connection's distinguishing credential; transaction i of a connection is a
+// pure function of (seed, i), so histories of millions of rows cost nothing
+// until they are paged through. A control API under /_sim/ (and the matching
+// Go methods) moves the simulated clock, injects faults and sizes histories.
+package sim
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Provider names, as used by the control API and Credentials.
+const (
+	Plaid      = "plaid"
+	GoCardless = "gocardless"
+	Stripe     = "stripe"
+	Mercury    = "mercury"
+)
+
+// Fault modes accepted by SetFault and POST /_sim/faults.
+const (
+	FaultNone            = "none"
+	FaultOutage          = "outage"
+	FaultRateLimit       = "rate_limit"
+	FaultLatency         = "latency"
+	FaultLoginRequired   = "login_required"
+	FaultMalformed       = "malformed"
+	FaultInstitutionDown = "institution_down"
+	FaultMutation        = "mutation"
+)
+
+// Options configures a Simulator. Zero values select the defaults.
+type Options struct {
+	// Seed makes all generated data reproducible.
+	Seed int64
+	// Start is the simulator's "today" before any advance (default: today UTC).
+	Start time.Time
+	// HistoryTransactions is the default number of transactions of a
+	// connection's history, across its transaction accounts (default 300).
+	HistoryTransactions int
+	// HistoryDays is the default span of a connection's history (default 90).
+	HistoryDays int
+	// GoCardlessDailyQuota is the number of successful calls per account per
+	// day allowed separately for details, balances and transactions
+	// (default 4; negative disables the quota).
+	GoCardlessDailyQuota int
+	// AccessTokenTTL is the lifetime of GoCardless access tokens
+	// (default 24h).
+	AccessTokenTTL time.Duration
+	// RefreshTokenTTL is the lifetime of GoCardless refresh tokens
+	// (default 30 days).
+	RefreshTokenTTL time.Duration
+	// Now returns the wall-clock time used for token expiry and for the time
+	// of day (default time.Now).
+	Now func() time.Time
+}
+
+// withDefaults returns o with every zero field set to its default.
+func (o Options) withDefaults() Options {
+	if o.Start.IsZero() {
+		o.Start = time.Now().UTC()
+	}
+	o.Start = time.Date(o.Start.Year(), o.Start.Month(), o.Start.Day(), 0, 0, 0, 0, time.UTC)
+	if o.HistoryTransactions <= 0 {
+		o.HistoryTransactions = 300
+	}
+	if o.HistoryDays <= 0 {
+		o.HistoryDays = 90
+	}
+	if o.GoCardlessDailyQuota == 0 {
+		o.GoCardlessDailyQuota = 4
+	}
+	if o.AccessTokenTTL <= 0 {
+		o.AccessTokenTTL = 24 * time.Hour
+	}
+	if o.RefreshTokenTTL <= 0 {
+		o.RefreshTokenTTL = 30 * 24 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Fault is an injected failure mode for one provider.
+type Fault struct {
+	// Provider is plaid, gocardless, stripe or mercury.
+	Provider string `json:"provider"`
+	// Mode is one of the Fault* constants.
+	Mode string `json:"mode"`
+	// LatencyMs delays every response in latency mode.
+	LatencyMs int `json:"latencyMs,omitempty"`
+	// InstitutionID limits institution_down to one Plaid institution.
+	InstitutionID string `json:"institutionId,omitempty"`
+}
+
+// ConnectionSettings sizes the history of one connection.
+type ConnectionSettings struct {
+	// Provider is plaid, gocardless, stripe or mercury.
+	Provider string `json:"provider"`
+	// Credential is the distinguishing credential: the Plaid access_token,
+	// the GoCardless requisition_id, the Stripe api_key (optionally followed
+	// by "/" and the connected account id), or the Mercury token. CredentialKey
+	// derives it from a credentials object.
+	Credential string `json:"credential"`
+	// Transactions is the total history size across transaction accounts.
+	Transactions int `json:"transactions"`
+	// HistoryDays is the span of the history in days.
+	HistoryDays int `json:"historyDays"`
+}
+
+// State is a snapshot of the simulator's clock and faults.
+type State struct {
+	// Today is the simulated current date.
+	Today string `json:"today"`
+	// Day is the number of days advanced since the start.
+	Day int64 `json:"day"`
+	// Faults lists the active faults by provider.
+	Faults map[string]Fault `json:"faults"`
+}
+
+// Simulator serves the four providers' APIs. It is safe for concurrent use.
+type Simulator struct {
+	opts   Options
+	seed   uint64
+	jwtKey []byte
+	mux    *http.ServeMux
+
+	mu     sync.Mutex
+	clock  int64
+	faults map[string]Fault
+	conns  map[string]*conn
+	gcAcct map[string]gcAccountRef
+}
+
+// conn is the mutable bookkeeping of one connection.
+type conn struct {
+	provider string
+	key      string
+	seed     uint64
+	total    int64
+	days     int64
+	frozen   bool
+	quota    map[string]quotaUse
+}
+
+// quotaUse counts successful GoCardless calls of one kind on one sim day.
+type quotaUse struct {
+	day   int64
+	count int
+}
+
+// New returns a simulator configured by opts.
+func New(opts Options) *Simulator {
+	opts = opts.withDefaults()
+	s := &Simulator{
+		opts:   opts,
+		seed:   mix(uint64(opts.Seed)),
+		faults: map[string]Fault{},
+		conns:  map[string]*conn{},
+		gcAcct: map[string]gcAccountRef{},
+	}
+	s.jwtKey = []byte(fmt.Sprintf("finsync-sim-%016x", s.seed))
+	s.mux = http.NewServeMux()
+	s.routeControl()
+	s.routePlaid()
+	s.routeGoCardless()
+	s.routeStripe()
+	s.routeMercury()
+	return s
+}
+
+// ServeHTTP serves the providers' APIs and the /_sim/ control API.
+func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := providerOf(r.URL.Path)
+	if p == "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	f := s.fault(p)
+	if f.Mode == FaultLatency && f.LatencyMs > 0 {
+		t := time.NewTimer(time.Duration(f.LatencyMs) * time.Millisecond)
+		select {
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+	if f.Mode == FaultMalformed {
+		tw := &truncWriter{ResponseWriter: w}
+		s.mux.ServeHTTP(tw, r)
+		tw.finish()
+		return
+	}
+	if s.generalFault(w, r, p, f) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// providerOf maps a request path to the provider that serves it.
+func providerOf(path string) string {
+	switch {
+	case strings.HasPrefix(path, "/_sim/"):
+		return ""
+	case strings.HasPrefix(path, "/api/v2/"):
+		return GoCardless
+	case strings.HasPrefix(path, "/api/v1/"):
+		return Mercury
+	case strings.HasPrefix(path, "/v1/"):
+		return Stripe
+	default:
+		return Plaid
+	}
+}
+
+// generalFault answers the request with an injected outage or rate limit and
+// reports whether it did.
+func (s *Simulator) generalFault(w http.ResponseWriter, r *http.Request, p string, f Fault) bool {
+	switch f.Mode {
+	case FaultOutage:
+		s.writeOutage(w, r, p)
+		return true
+	case FaultRateLimit:
+		s.writeRateLimited(w, r, p)
+		return true
+	}
+	return false
+}
+
+// writeOutage writes the provider's real 5xx error.
+func (s *Simulator) writeOutage(w http.ResponseWriter, r *http.Request, p string) {
+	switch p {
+	case Plaid:
+		writePlaidError(w, r, http.StatusInternalServerError, "API_ERROR", "INTERNAL_SERVER_ERROR", "an unexpected error occurred", "")
+	case GoCardless:
+		writeGCError(w, http.StatusServiceUnavailable, gcError{Summary: "Service Unavailable", Detail: "Institution service unavailable. Please try again later.", Type: "ServiceError"})
+	case Stripe:
+		writeStripeError(w, r, http.StatusInternalServerError, stripeError{Type: "api_error", Message: "An unknown error occurred"})
+	case Mercury:
+		writeMercuryError(w, http.StatusServiceUnavailable, "Service temporarily unavailable")
+	}
+}
+
+// writeRateLimited writes the provider's real 429 with its headers.
+func (s *Simulator) writeRateLimited(w http.ResponseWriter, r *http.Request, p string) {
+	switch p {
+	case Plaid:
+		writePlaidError(w, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "RATE_LIMIT", "rate limit exceeded for attempts to access this item. please try again later", "")
+	case GoCardless:
+		h := w.Header()
+		h.Set("HTTP_X_RATELIMIT_LIMIT", "100")
+		h.Set("HTTP_X_RATELIMIT_REMAINING", "0")
+		h.Set("HTTP_X_RATELIMIT_RESET", "60")
+		writeGCError(w, http.StatusTooManyRequests, gcError{Summary: "Rate limit exceeded", Detail: "The rate limit for this resource is 100/minute. Please try again in 60 seconds"})
+	case Stripe:
+		w.Header().Set("Retry-After", "1")
+		writeStripeError(w, r, http.StatusTooManyRequests, stripeError{Type: "invalid_request_error", Code: "rate_limit", Message: "Request rate limit exceeded. You can learn more about rate limits here https://stripe.com/docs/rate-limits."})
+	case Mercury:
+		w.Header().Set("Retry-After", "1")
+		writeMercuryError(w, http.StatusTooManyRequests, "Too many requests")
+	}
+}
+
+// fault returns the active fault of provider p.
+func (s *Simulator) fault(p string) Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.faults[p]
+}
+
+// takeMutationFault consumes a pending Plaid mutation fault.
+func (s *Simulator) takeMutationFault() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.faults[Plaid].Mode != FaultMutation {
+		return false
+	}
+	delete(s.faults, Plaid)
+	return true
+}
+
+// now returns the simulated clock day.
+func (s *Simulator) now() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clock
+}
+
+// dateOf returns the calendar date of sim day d.
+func (s *Simulator) dateOf(d int64) time.Time { return s.opts.Start.AddDate(0, 0, int(d)) }
+
+// dayOf returns the sim day of a calendar date.
+func (s *Simulator) dayOf(t time.Time) int64 {
+	t = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	return int64(t.Sub(s.opts.Start).Hours()) / 24
+}
+
+// secondsToReset returns the seconds left in the current sim day, using the
+// wall clock's time of day.
+func (s *Simulator) secondsToReset() int64 {
+	n := s.opts.Now().UTC()
+	left := 86400 - int64(n.Hour()*3600+n.Minute()*60+n.Second())
+	if left <= 0 {
+		left = 1
+	}
+	return left
+}
+
+// Advance moves the simulated clock forward by days: new transactions
+// appear, pending ones post or vanish.
+func (s *Simulator) Advance(days int) error {
+	if days < 0 {
+		return fmt.Errorf("advance: days must be >= 0, got %d", days)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock += int64(days)
+	return nil
+}
+
+// SetFault sets (or with mode none clears) the fault of one provider.
+func (s *Simulator) SetFault(f Fault) error {
+	if !validProvider(f.Provider) {
+		return fmt.Errorf("set fault: unknown provider %q", f.Provider)
+	}
+	switch f.Mode {
+	case FaultNone, "":
+		s.mu.Lock()
+		delete(s.faults, f.Provider)
+		s.mu.Unlock()
+		return nil
+	case FaultOutage, FaultRateLimit, FaultLatency, FaultLoginRequired, FaultMalformed:
+	case FaultInstitutionDown, FaultMutation:
+		if f.Provider != Plaid {
+			return fmt.Errorf("set fault: mode %q is only supported for plaid", f.Mode)
+		}
+	default:
+		return fmt.Errorf("set fault: unknown mode %q", f.Mode)
+	}
+	s.mu.Lock()
+	s.faults[f.Provider] = f
+	s.mu.Unlock()
+	return nil
+}
+
+// SetConnection sizes one connection's history. It must be called before
+// the connection's data is first fetched.
+func (s *Simulator) SetConnection(cs ConnectionSettings) error {
+	if !validProvider(cs.Provider) {
+		return fmt.Errorf("set connection: unknown provider %q", cs.Provider)
+	}
+	if cs.Credential == "" {
+		return fmt.Errorf("set connection: credential is required")
+	}
+	if cs.Transactions < 0 || cs.HistoryDays < 0 {
+		return fmt.Errorf("set connection: transactions and historyDays must be >= 0")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.connLocked(cs.Provider, cs.Credential)
+	total, days := int64(cs.Transactions), int64(cs.HistoryDays)
+	if total == 0 {
+		total = c.total
+	}
+	if days == 0 {
+		days = c.days
+	}
+	if c.frozen && (total != c.total || days != c.days) {
+		return fmt.Errorf("set connection: %s connection already fetched; history can no longer change", cs.Provider)
+	}
+	c.total, c.days = total, days
+	return nil
+}
+
+// State returns the simulator's clock and faults.
+func (s *Simulator) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := State{Day: s.clock, Today: s.dateOf(s.clock).Format(time.DateOnly), Faults: map[string]Fault{}}
+	for k, v := range s.faults {
+		st.Faults[k] = v
+	}
+	return st
+}
+
+// validProvider reports whether p names a simulated provider.
+func validProvider(p string) bool {
+	switch p {
+	case Plaid, GoCardless, Stripe, Mercury:
+		return true
+	}
+	return false
+}
+
+// connLocked returns (creating if needed) the bookkeeping of a connection;
+// s.mu must be held.
+func (s *Simulator) connLocked(provider, key string) *conn {
+	id := provider + "\x00" + key
+	c, ok := s.conns[id]
+	if !ok {
+		c = &conn{
+			provider: provider,
+			key:      key,
+			seed:     hashString(s.seed, provider, key),
+			total:    int64(s.opts.HistoryTransactions),
+			days:     int64(s.opts.HistoryDays),
+			quota:    map[string]quotaUse{},
+		}
+		s.conns[id] = c
+	}
+	return c
+}
+
+// snapshot is an immutable view of one connection at one clock.
+type snapshot struct {
+	seed  uint64
+	clock int64
+	tl    timeline
+}
+
+// open freezes a connection's settings and returns its timeline with the
+// given number of transaction accounts, at the current clock.
+func (s *Simulator) open(provider, key string, accounts int) snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.connLocked(provider, key)
+	c.frozen = true
+	return snapshot{seed: c.seed, clock: s.clock, tl: newTimeline(c.seed, c.total, c.days, accounts)}
+}
+
+// connSeed returns the seed of a connection without freezing it.
+func (s *Simulator) connSeed(provider, key string) uint64 {
+	return hashString(s.seed, provider, key)
+}
+
+// truncWriter keeps the start of a response and writes only part of it,
+// producing a 200 with a truncated JSON body.
+type truncWriter struct {
+	http.ResponseWriter
+	buf []byte
+}
+
+// WriteHeader drops the status: a malformed response is always a 200.
+func (t *truncWriter) WriteHeader(int) {}
+
+// Write buffers the body.
+func (t *truncWriter) Write(b []byte) (int, error) {
+	if room := 128 - len(t.buf); room > 0 {
+		t.buf = append(t.buf, b[:min(room, len(b))]...)
+	}
+	return len(b), nil
+}
+
+// finish writes the truncated body.
+func (t *truncWriter) finish() {
+	n := len(t.buf) / 2
+	if n > 64 {
+		n = 64
+	}
+	if n == 0 && len(t.buf) > 0 {
+		n = 1
+	}
+	t.ResponseWriter.Header().Del("Content-Length")
+	t.ResponseWriter.WriteHeader(http.StatusOK)
+	_, _ = t.ResponseWriter.Write(t.buf[:n])
+}

@@ -1,0 +1,343 @@
+package sim
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// stripeRow is one generated balance transaction.
+type stripeRow struct {
+	typ, category, desc, srcPrefix, currency string
+	amount, fee                              int64
+	availDays                                int64
+}
+
+// stripeKind is a template of balance transactions.
+type stripeKind struct {
+	typ, category, desc, srcPrefix string
+	lo, hi                         int64
+	out                            bool
+	availDays                      int64
+}
+
+// stripeKinds are weighted by repetition.
+var stripeKinds = [...]stripeKind{
+	{"charge", "charge", "Payment for Invoice", "ch_", 1500, 45000, false, 2},
+	{"charge", "charge", "Payment for Invoice", "ch_", 1500, 45000, false, 2},
+	{"charge", "charge", "Subscription update", "ch_", 900, 9900, false, 2},
+	{"charge", "charge", "Subscription creation", "ch_", 900, 9900, false, 2},
+	{"charge", "charge", "Payment for Invoice", "ch_", 5000, 150000, false, 2},
+	{"payment", "charge", "ACH payment", "py_", 10000, 300000, false, 3},
+	{"refund", "refund", "REFUND FOR CHARGE (Payment for Invoice)", "re_", 900, 20000, true, 0},
+	{"payout", "payout", "STRIPE PAYOUT", "po_", 50000, 800000, true, 0},
+	{"stripe_fee", "fee", "Billing - Usage Fee", "", 100, 2500, true, 0},
+	{"adjustment", "dispute", "Chargeback withdrawal for ch_", "du_", 2000, 20000, true, 0},
+}
+
+// stripeRowOf generates balance transaction i.
+func (c *stripeConn) stripeRowOf(t *timeline, i int64) stripeRow {
+	h := hash2(c.seed^0x57, uint64(t.content(i)))
+	k := &stripeKinds[pick(h, len(stripeKinds))]
+	r := stripeRow{typ: k.typ, category: k.category, desc: k.desc, srcPrefix: k.srcPrefix, currency: "usd", availDays: k.availDays}
+	r.amount = between(mix(h), k.lo, k.hi)
+	if c.jpy && (h>>32)%5 == 0 {
+		r.currency = "jpy"
+		r.amount = r.amount / 100 * 15
+	}
+	switch r.typ {
+	case "charge", "payment":
+		r.fee = r.amount*29/1000 + 30
+		if r.currency == "jpy" {
+			r.fee = r.amount * 36 / 1000
+		}
+	case "adjustment":
+		r.fee = 1500
+		if r.currency == "jpy" {
+			r.fee = 2000
+		}
+	}
+	if k.out {
+		r.amount = -r.amount
+	}
+	return r
+}
+
+// stripeID returns the id of balance transaction i.
+func (c *stripeConn) stripeID(i int64) string {
+	b := make([]byte, 0, 28)
+	b = append(b, "txn_1"...)
+	b = append(b, c.tag...)
+	b = appendBase62Fixed(b, uint64(i), 8)
+	b = appendAlnum(b, hash2(c.seed^0x1d, uint64(i)), 9)
+	return string(b)
+}
+
+// stripeIndex decodes a balance transaction id of this connection.
+func (c *stripeConn) stripeIndex(id string) (int64, bool) {
+	if len(id) != 28 || !strings.HasPrefix(id, "txn_1") || id[5:11] != c.tag {
+		return 0, false
+	}
+	var v uint64
+	for k := 11; k < 19; k++ {
+		d := strings.IndexByte(alnum, id[k])
+		if d < 0 {
+			return 0, false
+		}
+		v = v*62 + uint64(d)
+	}
+	i := int64(v)
+	return i, c.stripeID(i) == id
+}
+
+// appendBase62Fixed appends v as exactly n base62 digits.
+func appendBase62Fixed(b []byte, v uint64, n int) []byte {
+	var d [16]byte
+	for k := n - 1; k >= 0; k-- {
+		d[k] = alnum[v%62]
+		v /= 62
+	}
+	return append(b, d[:n]...)
+}
+
+// created returns the Unix creation time of transaction i.
+func (s *Simulator) stripeCreated(t *timeline, i int64) int64 {
+	return s.dateOf(t.day(i)).Unix() + t.secondOfDay(i)
+}
+
+// writeStripeTx encodes balance transaction i at clock.
+func (s *Simulator) writeStripeTx(b *jw, c *stripeConn, t *timeline, i, clock int64) {
+	r := c.stripeRowOf(t, i)
+	d := t.day(i)
+	status := "available"
+	if clock < d+r.availDays {
+		status = "pending"
+	}
+	b.raw(`{"id":`)
+	b.str(c.stripeID(i))
+	b.raw(`,"object":"balance_transaction","amount":`)
+	b.int(r.amount)
+	b.raw(`,"available_on":`)
+	b.int(s.dateOf(d + r.availDays).Unix())
+	b.raw(`,"balance_type":"payments","created":`)
+	b.int(s.stripeCreated(t, i))
+	b.raw(`,"currency":`)
+	b.str(r.currency)
+	b.raw(`,"description":`)
+	b.str(r.desc)
+	b.raw(`,"exchange_rate":null,"fee":`)
+	b.int(r.fee)
+	b.raw(`,"fee_details":[`)
+	if r.fee != 0 {
+		b.raw(`{"amount":`)
+		b.int(r.fee)
+		b.raw(`,"application":null,"currency":`)
+		b.str(r.currency)
+		b.raw(`,"description":"Stripe processing fees","type":"stripe_fee"}`)
+	}
+	b.raw(`],"net":`)
+	b.int(r.amount - r.fee)
+	b.raw(`,"reporting_category":`)
+	b.str(r.category)
+	b.raw(`,"source":`)
+	if r.srcPrefix == "" {
+		b.null()
+	} else {
+		b.byte('"')
+		b.raw(r.srcPrefix)
+		b.b = appendAlnum(b.b, hash2(c.seed^0x5c, uint64(i)), 24)
+		b.byte('"')
+	}
+	b.raw(`,"status":`)
+	b.str(status)
+	b.raw(`,"type":`)
+	b.str(r.typ)
+	b.byte('}')
+}
+
+// stripeQuery is a parsed list request.
+type stripeQuery struct {
+	limit         int
+	after, before int64 // -1 when absent
+	lo, hi        int64 // index window [lo, hi)
+	typ, currency string
+}
+
+// parseStripeQuery parses the list parameters.
+func (s *Simulator) parseStripeQuery(q url.Values, c *stripeConn, t *timeline, clock int64) (stripeQuery, *stripeError) {
+	sq := stripeQuery{limit: 10, after: -1, before: -1, hi: t.count(clock), typ: q.Get("type"), currency: strings.ToLower(q.Get("currency"))}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return sq, &stripeError{Type: "invalid_request_error", Code: "parameter_invalid_integer", Param: "limit", Message: "Invalid integer: " + v}
+		}
+		if n < 1 || n > 100 {
+			return sq, &stripeError{Type: "invalid_request_error", Param: "limit", Message: "Invalid limit: must be between 1 and 100"}
+		}
+		sq.limit = n
+	}
+	sa, eb := q.Get("starting_after"), q.Get("ending_before")
+	if sa != "" && eb != "" {
+		return sq, &stripeError{Type: "invalid_request_error", Message: "You may only specify one of these parameters: ending_before, starting_after."}
+	}
+	for _, p := range []struct {
+		name, v string
+		dst     *int64
+	}{{"starting_after", sa, &sq.after}, {"ending_before", eb, &sq.before}} {
+		if p.v == "" {
+			continue
+		}
+		i, ok := c.stripeIndex(p.v)
+		if !ok || i >= sq.hi {
+			return sq, &stripeError{Type: "invalid_request_error", Code: "resource_missing", Param: p.name, Message: "No such balance transaction: '" + p.v + "'"}
+		}
+		*p.dst = i
+	}
+	return sq, s.parseStripeCreated(q, t, &sq)
+}
+
+// parseStripeCreated narrows the index window by the created filters.
+func (s *Simulator) parseStripeCreated(q url.Values, t *timeline, sq *stripeQuery) *stripeError {
+	n := int(sq.hi)
+	first := func(ts int64) int64 { // first index created at or after ts
+		return int64(sort.Search(n, func(i int) bool { return s.stripeCreated(t, int64(i)) >= ts }))
+	}
+	for _, op := range []string{"", "gt", "gte", "lt", "lte"} {
+		name := "created"
+		if op != "" {
+			name = "created[" + op + "]"
+		}
+		v := q.Get(name)
+		if v == "" {
+			continue
+		}
+		ts, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return &stripeError{Type: "invalid_request_error", Code: "parameter_invalid_integer", Param: name, Message: "Invalid integer: " + v}
+		}
+		switch op {
+		case "":
+			sq.lo, sq.hi = max(sq.lo, first(ts)), min(sq.hi, first(ts+1))
+		case "gt":
+			sq.lo = max(sq.lo, first(ts+1))
+		case "gte":
+			sq.lo = max(sq.lo, first(ts))
+		case "lt":
+			sq.hi = min(sq.hi, first(ts))
+		case "lte":
+			sq.hi = min(sq.hi, first(ts+1))
+		}
+	}
+	return nil
+}
+
+// matches reports whether transaction i passes the type/currency filters.
+func (sq *stripeQuery) matches(c *stripeConn, t *timeline, i int64) bool {
+	if sq.typ == "" && sq.currency == "" {
+		return true
+	}
+	r := c.stripeRowOf(t, i)
+	return (sq.typ == "" || r.typ == sq.typ) && (sq.currency == "" || r.currency == sq.currency)
+}
+
+// stripeList serves GET /v1/balance_transactions.
+func (s *Simulator) stripeList(w http.ResponseWriter, r *http.Request, c *stripeConn) {
+	snap := s.open(Stripe, c.key, 1)
+	t := &snap.tl
+	sq, perr := s.parseStripeQuery(r.URL.Query(), c, t, snap.clock)
+	if perr != nil {
+		writeStripeError(w, r, http.StatusBadRequest, *perr)
+		return
+	}
+	var idx []int64
+	hasMore := false
+	if sq.before >= 0 {
+		for i := max(sq.lo, sq.before+1); i < sq.hi; i++ {
+			if !sq.matches(c, t, i) {
+				continue
+			}
+			if len(idx) == sq.limit {
+				hasMore = true
+				break
+			}
+			idx = append(idx, i)
+		}
+		for a, z := 0, len(idx)-1; a < z; a, z = a+1, z-1 {
+			idx[a], idx[z] = idx[z], idx[a]
+		}
+	} else {
+		top := sq.hi
+		if sq.after >= 0 {
+			top = min(top, sq.after)
+		}
+		for i := top - 1; i >= sq.lo; i-- {
+			if !sq.matches(c, t, i) {
+				continue
+			}
+			if len(idx) == sq.limit {
+				hasMore = true
+				break
+			}
+			idx = append(idx, i)
+		}
+	}
+	b := jw{b: make([]byte, 0, 256+len(idx)*600)}
+	b.raw(`{"object":"list","data":[`)
+	for k, i := range idx {
+		if k > 0 {
+			b.comma()
+		}
+		s.writeStripeTx(&b, c, t, i, snap.clock)
+	}
+	b.raw(`],"has_more":`)
+	b.bool(hasMore)
+	b.raw(`,"url":"/v1/balance_transactions"}`)
+	writeRaw(w, http.StatusOK, b.b)
+}
+
+// stripeGet serves GET /v1/balance_transactions/{id}.
+func (s *Simulator) stripeGet(w http.ResponseWriter, r *http.Request, c *stripeConn) {
+	snap := s.open(Stripe, c.key, 1)
+	id := r.PathValue("id")
+	i, ok := c.stripeIndex(id)
+	if !ok || i >= snap.tl.count(snap.clock) {
+		writeStripeError(w, r, http.StatusNotFound, stripeError{Type: "invalid_request_error", Code: "resource_missing", Param: "id", Message: "No such balance transaction: '" + id + "'"})
+		return
+	}
+	var b jw
+	s.writeStripeTx(&b, c, &snap.tl, i, snap.clock)
+	writeRaw(w, http.StatusOK, b.b)
+}
+
+// stripeBalance serves GET /v1/balance.
+func (s *Simulator) stripeBalance(w http.ResponseWriter, _ *http.Request, c *stripeConn) {
+	snap := s.open(Stripe, c.key, 1)
+	t := &snap.tl
+	pending := map[string]int64{"usd": 0}
+	available := map[string]int64{"usd": between(hash2(c.seed, 0xba1), 100000, 5000000) + snap.clock*4711%100000}
+	if c.jpy {
+		pending["jpy"] = 0
+		available["jpy"] = between(hash2(c.seed, 0xba2), 10000, 900000)
+	}
+	for i := t.firstIndex(snap.clock - 3); i < t.count(snap.clock); i++ {
+		row := c.stripeRowOf(t, i)
+		if snap.clock < t.day(i)+row.availDays {
+			pending[row.currency] += row.amount - row.fee
+		}
+	}
+	list := func(m map[string]int64) []map[string]any {
+		var out []map[string]any
+		for _, cur := range []string{"usd", "jpy"} {
+			if v, ok := m[cur]; ok {
+				out = append(out, map[string]any{"amount": v, "currency": cur, "source_types": map[string]int64{"card": v}})
+			}
+		}
+		return out
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "balance", "livemode": c.live, "available": list(available), "pending": list(pending),
+		"connect_reserved": []any{}, "instant_available": list(available),
+	})
+}
