@@ -21,6 +21,10 @@ type Config struct {
 	Pool  *pgxpool.Pool
 	Store *storage.Store
 	Log   *slog.Logger
+	// Syncer syncs connections; nil registers no sync worker.
+	Syncer *Syncer
+	// Periodic turns the periodic sync scheduler on.
+	Periodic bool
 	// SyncWorkers and RuleWorkers size the queues; zero uses defaults.
 	SyncWorkers int
 	RuleWorkers int
@@ -47,7 +51,8 @@ func NewClient(cfg Config) (*river.Client[pgx.Tx], error) {
 			jobargs.QueueSync:  {MaxWorkers: syncN},
 			jobargs.QueueRules: {MaxWorkers: ruleN},
 		},
-		Workers: workers,
+		Workers:      workers,
+		PeriodicJobs: periodic(cfg),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
@@ -67,7 +72,16 @@ func NewInsertClient(pool *pgxpool.Pool) (*river.Client[pgx.Tx], error) {
 
 // addWorkers registers every worker; each job kind adds one line here.
 func addWorkers(workers *river.Workers, cfg Config) error {
-	_ = workers
-	_ = cfg
+	if cfg.Syncer != nil {
+		river.AddWorker(workers, &SyncWorker{Syncer: cfg.Syncer})
+	}
+	river.AddWorker(workers, &ScheduleWorker{Store: cfg.Store})
 	return nil
+}
+
+func periodic(cfg Config) []*river.PeriodicJob {
+	if !cfg.Periodic {
+		return nil
+	}
+	return periodicJobs()
 }

@@ -1,0 +1,66 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/finsync/finsync/jobargs"
+	"github.com/finsync/finsync/storage"
+)
+
+// ScheduleEvery is how often the periodic scheduler looks for due connections.
+const ScheduleEvery = time.Minute
+
+// scheduleBatch caps how many syncs one scheduler run enqueues.
+const scheduleBatch = 1000
+
+// ScheduleSyncs enqueues a sync for every connection whose next sync is due.
+type ScheduleSyncs struct{}
+
+// Kind implements river.JobArgs.
+func (ScheduleSyncs) Kind() string { return "schedule_syncs" }
+
+// InsertOpts makes the scheduler unique while queued or running.
+func (ScheduleSyncs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: ScheduleEvery}}
+}
+
+// ScheduleWorker runs the periodic scheduler.
+type ScheduleWorker struct {
+	river.WorkerDefaults[ScheduleSyncs]
+	Store *storage.Store
+}
+
+// Work enqueues the due syncs. Sync jobs are unique per connection while
+// queued or running, so a connection already syncing is not enqueued twice.
+func (w *ScheduleWorker) Work(ctx context.Context, _ *river.Job[ScheduleSyncs]) error {
+	ids, err := w.Store.DueConnections(ctx, time.Now(), scheduleBatch)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: jobargs.SyncConnection{ConnectionID: id}}
+	}
+	if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertMany(ctx, params); err != nil {
+		return fmt.Errorf("schedule %d syncs: %w", len(ids), err)
+	}
+	return nil
+}
+
+// periodicJobs returns the scheduler's periodic job, run at start and then
+// every ScheduleEvery.
+func periodicJobs() []*river.PeriodicJob {
+	return []*river.PeriodicJob{river.NewPeriodicJob(
+		river.PeriodicInterval(ScheduleEvery),
+		func() (river.JobArgs, *river.InsertOpts) { return ScheduleSyncs{}, nil },
+		&river.PeriodicJobOpts{RunOnStart: true},
+	)}
+}
