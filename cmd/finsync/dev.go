@@ -4,6 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/finsync/finsync/api"
+	"github.com/finsync/finsync/jobargs"
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/secrets"
+	"github.com/finsync/finsync/worker"
+	"golang.org/x/sync/errgroup"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,10 +23,10 @@ import (
 const demoEmail = "demo@finsync.dev"
 
 func (a *app) devCmd() *cobra.Command {
-	var addr, dir string
+	var addr, simAddr, dir string
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Zero-config demo: database, migrations, demo data, API and worker in one process",
+		Short: "Zero-config demo: database, simulator, demo data, API and worker in one process",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			logf := func(format string, args ...any) { fmt.Fprintf(a.errOut, "finsync dev: "+format+"\n", args...) }
@@ -29,6 +35,10 @@ func (a *app) devCmd() *cobra.Command {
 				return err
 			}
 			defer stopDB()
+			box, err := a.devBox(dir)
+			if err != nil {
+				return err
+			}
 			pool, err := storage.Open(ctx, dbURL, storage.Options{})
 			if err != nil {
 				return err
@@ -38,35 +48,53 @@ func (a *app) devCmd() *cobra.Command {
 				return err
 			}
 			st := storage.New(pool)
-			demo, err := seedDemo(ctx, st)
+			g, gctx := errgroup.WithContext(ctx)
+			simRoot := "http://" + simAddr
+			g.Go(func() error { return api.Serve(gctx, simAddr, sim.New(sim.Options{Seed: 1}), a.logger()) })
+			if err := waitHealthy(ctx, simRoot+"/_sim/state", nil); err != nil {
+				return err
+			}
+			demo, err := seedDemo(ctx, st, box, simRoot)
 			if err != nil {
 				return err
 			}
-			errc := make(chan error, 1)
-			go func() { errc <- a.runAPI(ctx, st, addr, "") }()
-			if err := waitHealthy(ctx, "http://"+addr+"/v2/health", errc); err != nil {
+			client, err := a.newWorkerClient(st, box, a.logger(), workerOptions{unlimited: true, periodic: true}, nil)
+			if err != nil {
 				return err
 			}
-			a.printDemo(addr, dbURL, demo)
-			return <-errc
+			g.Go(func() error { return runWorkers(gctx, client) })
+			logf("syncing %d demo connections from the simulator", len(demo.Connections))
+			if err := a.waitSyncs(ctx, st, client, demo.Jobs); err != nil {
+				logf("%v", err)
+			}
+			apiErr := make(chan error, 1)
+			g.Go(func() error { err := a.runAPI(gctx, st, addr, ""); apiErr <- err; return err })
+			if err := waitHealthy(ctx, "http://"+addr+"/v2/health", apiErr); err != nil {
+				return err
+			}
+			a.printDemo(addr, simRoot, dbURL, demo)
+			return g.Wait()
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "API listen address")
-	cmd.Flags().StringVar(&dir, "dir", ".finsync", "where a private PostgreSQL cluster is kept when one is needed")
+	cmd.Flags().StringVar(&simAddr, "sim-addr", "127.0.0.1:8090", "provider simulator listen address")
+	cmd.Flags().StringVar(&dir, "dir", ".finsync", "where the demo keeps its encryption key and, when needed, a private PostgreSQL cluster")
 	return cmd
 }
 
 // demo is what seedDemo made.
 type demo struct {
-	UserID    uuid.UUID
-	Key       string
-	AccountID uuid.UUID
+	UserID      uuid.UUID
+	Key         string
+	Connections []uuid.UUID
+	Jobs        map[uuid.UUID]int64
 }
 
-// seedDemo creates (once) the demo user and a manual account, and issues a
-// fresh API key on every run.
-func seedDemo(ctx context.Context, st *storage.Store) (demo, error) {
-	var d demo
+// seedDemo creates (once) the demo user, a manual account and one
+// simulator connection per provider kind, enqueues their syncs, and issues
+// a fresh API key on every run.
+func seedDemo(ctx context.Context, st *storage.Store, box *secrets.Box, simRoot string) (demo, error) {
+	d := demo{Jobs: map[uuid.UUID]int64{}}
 	u, err := st.CreateUser(ctx, demoEmail, domain.PlanPro, true)
 	if errors.Is(err, storage.ErrConflict) {
 		err = st.Pool().QueryRow(ctx, `SELECT id FROM users WHERE email = $1`, demoEmail).Scan(&u.ID)
@@ -80,6 +108,9 @@ func seedDemo(ctx context.Context, st *storage.Store) (demo, error) {
 		return d, fmt.Errorf("seed demo user: %w", err)
 	}
 	d.UserID = u.ID
+	if err := seedDemoConnections(ctx, st, box, simRoot, &d); err != nil {
+		return d, err
+	}
 	ic, err := st.IssueCredential(ctx, storage.NewCredential{UserID: u.ID, Kind: storage.CredentialAPIKey, Name: "demo"})
 	if err != nil {
 		return d, fmt.Errorf("seed demo key: %w", err)
@@ -88,17 +119,60 @@ func seedDemo(ctx context.Context, st *storage.Store) (demo, error) {
 	return d, nil
 }
 
-func (a *app) printDemo(addr, dbURL string, d demo) {
+// seedDemoConnections makes sure the demo user has one connection per
+// provider kind, pointed at this run's simulator, and enqueues their syncs.
+func seedDemoConnections(ctx context.Context, st *storage.Store, box *secrets.Box, simRoot string, d *demo) error {
+	existing, err := st.ListAllConnections(ctx, &d.UserID)
+	if err != nil {
+		return err
+	}
+	have := map[string]uuid.UUID{}
+	for _, c := range existing {
+		have[c.Provider] = c.ID
+	}
+	for _, p := range providerNames {
+		id, ok := have[p]
+		if !ok {
+			sealed, err := box.Seal(sim.Credentials(p, "demo-"+p))
+			if err != nil {
+				return err
+			}
+			c, err := st.CreateConnection(ctx, storage.NewConnection{UserID: d.UserID, Provider: p, BaseURL: sim.BaseURL(p, simRoot), SealedCredentials: sealed})
+			if err != nil {
+				return err
+			}
+			id = c.ID
+		} else if _, err := st.Pool().Exec(ctx, `UPDATE bank_connections SET base_url = $2 WHERE id = $1`, id, sim.BaseURL(p, simRoot)); err != nil {
+			return fmt.Errorf("point demo connection at the simulator: %w", err)
+		}
+		d.Connections = append(d.Connections, id)
+	}
+	client, err := worker.NewInsertClient(st.Pool())
+	if err != nil {
+		return err
+	}
+	for _, id := range d.Connections {
+		res, err := client.Insert(ctx, jobargs.SyncConnection{ConnectionID: id}, nil)
+		if err != nil {
+			return fmt.Errorf("enqueue demo sync: %w", err)
+		}
+		d.Jobs[id] = res.Job.ID
+	}
+	return nil
+}
+
+func (a *app) printDemo(addr, simRoot, dbURL string, d demo) {
 	base := "http://" + addr
 	if a.json {
-		_ = a.print(map[string]any{"baseUrl": base, "key": d.Key, "userId": d.UserID, "databaseUrl": dbURL}, "")
+		_ = a.print(map[string]any{"baseUrl": base, "key": d.Key, "userId": d.UserID, "databaseUrl": dbURL, "simulatorUrl": simRoot, "connections": d.Connections}, "")
 		return
 	}
 	fmt.Fprintf(a.out, `finsync is running.
 
-  API:      %[1]s/v2  (and %[1]s/v1)
-  User:     %[2]s (%[3]s, pro plan)
-  API key:  %[4]s
+  API:        %[1]s/v2  (and %[1]s/v1)
+  User:       %[2]s (%[3]s, pro plan)
+  API key:    %[4]s
+  Simulator:  %[5]s  (POST /_sim/advance {"days": 1}, then: go run ./cmd/finsync sync --all --wait)
 
 Try:
   curl -s -H "Authorization: Bearer %[4]s" %[1]s/v2/me
@@ -107,7 +181,7 @@ Try:
   curl -s -H "Authorization: Bearer %[4]s" %[1]s/v2/bank-connections
 
 Press Ctrl-C to stop.
-`, base, demoEmail, d.UserID, d.Key)
+`, base, demoEmail, d.UserID, d.Key, simRoot)
 }
 
 // waitHealthy polls the health URL until it answers 200, the server fails,
@@ -117,7 +191,7 @@ func waitHealthy(ctx context.Context, url string, errc chan error) error {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-errc:
-			return fmt.Errorf("API stopped: %w", err)
+			return fmt.Errorf("server stopped: %w", err)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):

@@ -50,6 +50,10 @@ func newRoot(out, errOut io.Writer) *cobra.Command {
 		a.keysCmd(),
 		a.oauthTokensCmd(),
 		a.devCmd(),
+		a.connectionsCmd(),
+		a.syncCmd(),
+		a.workerCmd(),
+		a.simCmd(),
 	)
 	return root
 }

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/jobargs"
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/storage"
+	"github.com/finsync/finsync/worker"
+)
+
+var providerNames = []string{domain.ProviderPlaid, domain.ProviderGoCardless, domain.ProviderStripe, domain.ProviderMercury}
+
+// defaultBaseURLs are the providers' production API roots.
+var defaultBaseURLs = map[string]string{
+	domain.ProviderPlaid:      "https://production.plaid.com",
+	domain.ProviderGoCardless: "https://bankaccountdata.gocardless.com/api/v2",
+	domain.ProviderStripe:     "https://api.stripe.com",
+	domain.ProviderMercury:    "https://api.mercury.com/api/v1",
+}
+
+func connectionJSON(c domain.BankConnection) map[string]any {
+	return map[string]any{
+		"id": c.ID, "userId": c.UserID, "provider": c.Provider, "institutionName": c.InstitutionName,
+		"status": c.Status, "baseUrl": c.BaseURL, "lastSyncedAt": c.LastSyncedAt, "nextSyncAt": c.NextSyncAt,
+		"lastProviderErrorCode": c.LastProviderErrorCode, "reconnectUrl": c.ReconnectURL,
+	}
+}
+
+// addConnection is `connections add`.
+type addConnection struct {
+	user, provider, credentials, baseURL, institution, simURL, simName string
+	useSim                                                             bool
+	interval                                                           time.Duration
+}
+
+func (ac *addConnection) build(a *app) (storage.NewConnection, error) {
+	var nc storage.NewConnection
+	var err error
+	if nc.UserID, err = uuid.Parse(ac.user); err != nil {
+		return nc, fmt.Errorf("--user: %w", err)
+	}
+	if !contains(providerNames, ac.provider) {
+		return nc, fmt.Errorf("--provider must be one of %s", strings.Join(providerNames, ", "))
+	}
+	nc.Provider, nc.InstitutionName = ac.provider, ac.institution
+	creds := []byte(ac.credentials)
+	switch {
+	case ac.useSim:
+		root := ac.simURL
+		if root == "" {
+			root = a.cfg.SimURL
+		}
+		if root == "" {
+			return nc, fmt.Errorf("--sim needs --sim-url or FINSYNC_SIM_URL")
+		}
+		name := ac.simName
+		if name == "" {
+			name = uuid.NewString()
+		}
+		creds, nc.BaseURL = sim.Credentials(ac.provider, name), sim.BaseURL(ac.provider, root)
+	case ac.credentials == "":
+		return nc, fmt.Errorf("--credentials (a JSON object) or --sim is required")
+	default:
+		var obj map[string]any
+		if err := json.Unmarshal(creds, &obj); err != nil {
+			return nc, fmt.Errorf("--credentials must be a JSON object: %w", err)
+		}
+		nc.BaseURL = defaultBaseURLs[ac.provider]
+	}
+	if ac.baseURL != "" {
+		nc.BaseURL = ac.baseURL
+	}
+	if ac.interval > 0 {
+		nc.SyncInterval = &ac.interval
+	}
+	box, err := a.box()
+	if err != nil {
+		return nc, err
+	}
+	nc.SealedCredentials, err = box.Seal(creds)
+	return nc, err
+}
+
+func (a *app) connectionsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "connections", Short: "Manage provider connections"}
+	var ac addConnection
+	add := &cobra.Command{
+		Use:   "add",
+		Short: "Register a provider connection (credentials stored encrypted) and enqueue its first sync",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			nc, err := ac.build(a)
+			if err != nil {
+				return err
+			}
+			return a.withStore(cmd.Context(), func(st *storage.Store) error {
+				c, err := st.CreateConnection(cmd.Context(), nc)
+				if err != nil {
+					return err
+				}
+				if err := enqueueSyncs(cmd.Context(), st, []uuid.UUID{c.ID}); err != nil {
+					return err
+				}
+				return a.print(connectionJSON(c), fmt.Sprintf("connection %s (%s) added; first sync enqueued", c.ID, c.Provider))
+			})
+		},
+	}
+	f := add.Flags()
+	f.StringVar(&ac.user, "user", "", "user id (required)")
+	f.StringVar(&ac.provider, "provider", "", "plaid, gocardless, stripe or mercury (required)")
+	f.StringVar(&ac.credentials, "credentials", "", "provider credentials as a JSON object")
+	f.StringVar(&ac.baseURL, "base-url", "", "provider API base URL (default: the provider's production URL)")
+	f.StringVar(&ac.institution, "institution", "", "institution name")
+	f.BoolVar(&ac.useSim, "sim", false, "use credentials the simulator accepts")
+	f.StringVar(&ac.simURL, "sim-url", "", "the simulator's root URL (default $FINSYNC_SIM_URL)")
+	f.StringVar(&ac.simName, "sim-name", "", "names the simulated connection (same name, same data)")
+	f.DurationVar(&ac.interval, "interval", 0, "time between periodic syncs (default 6h; GoCardless 8h)")
+	_ = add.MarkFlagRequired("user")
+	_ = add.MarkFlagRequired("provider")
+
+	var listUser string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List connections",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var uid *uuid.UUID
+			if listUser != "" {
+				id, err := uuid.Parse(listUser)
+				if err != nil {
+					return fmt.Errorf("--user: %w", err)
+				}
+				uid = &id
+			}
+			return a.withStore(cmd.Context(), func(st *storage.Store) error {
+				cs, err := st.ListAllConnections(cmd.Context(), uid)
+				if err != nil {
+					return err
+				}
+				return a.printConnections(cs)
+			})
+		},
+	}
+	list.Flags().StringVar(&listUser, "user", "", "only this user's connections")
+	cmd.AddCommand(add, list, a.setEnabledCmd("disable", false), a.setEnabledCmd("enable", true))
+	return cmd
+}
+
+func (a *app) printConnections(cs []domain.BankConnection) error {
+	if a.json {
+		out := make([]map[string]any, len(cs))
+		for i, c := range cs {
+			out[i] = connectionJSON(c)
+		}
+		return a.print(map[string]any{"connections": out}, "")
+	}
+	w := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tUSER\tPROVIDER\tSTATUS\tLAST SYNCED\tERROR")
+	for _, c := range cs {
+		last, errCode := "never", ""
+		if c.LastSyncedAt != nil {
+			last = c.LastSyncedAt.UTC().Format(time.RFC3339)
+		}
+		if c.LastProviderErrorCode != nil {
+			errCode = *c.LastProviderErrorCode
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.UserID, c.Provider, c.Status, last, errCode)
+	}
+	return w.Flush()
+}
+
+func (a *app) setEnabledCmd(verb string, enabled bool) *cobra.Command {
+	return &cobra.Command{
+		Use:   verb + " ID",
+		Short: strings.ToUpper(verb[:1]) + verb[1:] + " a connection",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := uuid.Parse(args[0])
+			if err != nil {
+				return fmt.Errorf("connection id: %w", err)
+			}
+			return a.withStore(cmd.Context(), func(st *storage.Store) error {
+				c, err := st.SetConnectionEnabled(cmd.Context(), id, enabled)
+				if err != nil {
+					return err
+				}
+				return a.print(connectionJSON(c), fmt.Sprintf("connection %s is %s", c.ID, c.Status))
+			})
+		},
+	}
+}
+
+// enqueueSyncs inserts a sync job per connection (unique per connection
+// while queued or running).
+func enqueueSyncs(ctx context.Context, st *storage.Store, ids []uuid.UUID) error {
+	client, err := worker.NewInsertClient(st.Pool())
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := client.Insert(ctx, jobargs.SyncConnection{ConnectionID: id}, nil); err != nil {
+			return fmt.Errorf("enqueue sync of %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
