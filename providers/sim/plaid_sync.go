@@ -90,7 +90,7 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 	if opts.pfc == "" {
 		opts.pfc = "v1"
 	}
-	b := jw{b: make([]byte, 0, 2048+count*1100)}
+	b := jw{b: make([]byte, 0, 4096+count*1400)}
 	page := buildSyncPage(&b, &snap.tl, cur, count, &opts)
 	b.raw(`,"accounts":`)
 	slots, _ := it.filterAccounts(nil)
