@@ -133,15 +133,15 @@ func (s *Simulator) gcQuotaServe(w http.ResponseWriter, r *http.Request, c *gcCo
 	s.mu.Unlock()
 	hd := w.Header()
 	if limit > 0 {
-		hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_LIMIT", strconv.Itoa(limit))
-		hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_RESET", strconv.FormatInt(reset, 10))
+		setExact(hd, "HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_LIMIT", strconv.Itoa(limit))
+		setExact(hd, "HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_RESET", strconv.FormatInt(reset, 10))
 		if u.count >= limit {
-			hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING", "0")
+			setExact(hd, "HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING", "0")
 			writeGCError(w, http.StatusTooManyRequests, gcError{Type: "RateLimitError", Summary: "Rate limit exceeded",
 				Detail: fmt.Sprintf("The rate limit for this resource is %d/day. Please try again in %d seconds", limit, reset)})
 			return
 		}
-		hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING", strconv.Itoa(limit-u.count-1))
+		setExact(hd, "HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING", strconv.Itoa(limit-u.count-1))
 	}
 	if !h(w, r, c, slot) {
 		return

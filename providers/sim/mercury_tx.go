@@ -208,6 +208,9 @@ func (s *Simulator) mercuryCommon(q url.Values, t *timeline, clock int64, defOrd
 		}
 	}
 	f.category, f.search = q.Get("mercuryCategory"), q.Get("search")
+	if f.category != "" && !isMercuryCategory(f.category) {
+		return 0, 0, 0, false, f, "invalid mercuryCategory: " + f.category
+	}
 	lo = t.firstIndex(startDay)
 	hi = t.count(min(endDay, clock))
 	return lo, max(lo, hi), limit, order == "desc", f, ""
@@ -364,4 +367,14 @@ func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Reques
 	}
 	b.raw(`]}`)
 	writeRaw(w, http.StatusOK, b.b)
+}
+
+// isMercuryCategory reports whether c is one of Mercury's categories.
+func isMercuryCategory(c string) bool {
+	for _, m := range mercuryCategories {
+		if m == c {
+			return true
+		}
+	}
+	return false
 }
