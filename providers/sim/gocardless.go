@@ -58,6 +58,8 @@ func (s *Simulator) routeGoCardless() {
 	s.mux.HandleFunc("POST /api/v2/token/new/{$}", s.gcTokenNew)
 	s.mux.HandleFunc("POST /api/v2/token/refresh/{$}", s.gcTokenRefresh)
 	s.mux.HandleFunc("GET /api/v2/requisitions/{id}/{$}", s.gcAuthed(s.gcRequisition))
+	s.mux.HandleFunc("GET /api/v2/institutions/{$}", s.gcAuthed(s.gcInstitutions))
+	s.mux.HandleFunc("GET /api/v2/institutions/{id}/{$}", s.gcAuthed(s.gcInstitution))
 	s.mux.HandleFunc("GET /api/v2/accounts/{id}/{$}", s.gcAuthed(s.gcAccountHandler("", s.gcAccountMeta)))
 	s.mux.HandleFunc("GET /api/v2/accounts/{id}/details/{$}", s.gcAuthed(s.gcAccountHandler("details", s.gcDetails)))
 	s.mux.HandleFunc("GET /api/v2/accounts/{id}/balances/{$}", s.gcAuthed(s.gcAccountHandler("balances", s.gcBalances)))
