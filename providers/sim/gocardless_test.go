@@ -232,9 +232,11 @@ func TestInstitutions(t *testing.T) {
 	}
 	p := creds(t, Plaid, "inst")
 	it := s.plaidItemFor(p["access_token"])
-	var pi map[string]map[string]any
+	var pi struct {
+		Institution map[string]any `json:"institution"`
+	}
 	doJSON(t, http.MethodPost, srv.URL+"/institutions/get_by_id", map[string]any{"client_id": p["client_id"], "secret": p["secret"], "institution_id": it.institutionID, "country_codes": []string{"US"}}, nil, &pi)
-	if pi["institution"]["name"] != it.institutionName {
+	if pi.Institution["name"] != it.institutionName {
 		t.Fatalf("plaid institution = %v", pi)
 	}
 }

@@ -71,7 +71,7 @@ func (s *Simulator) plaidInstitutionGet(w http.ResponseWriter, r *http.Request) 
 			writeJSON(w, http.StatusOK, map[string]any{
 				"institution": map[string]any{
 					"institution_id": in[0], "name": in[1], "country_codes": []string{"US"},
-					"products": []string{"assets", "auth", "balance", "transactions", "identity", "investments", "liabilities"},
+					"products":        []string{"assets", "auth", "balance", "transactions", "identity", "investments", "liabilities"},
 					"routing_numbers": []string{}, "oauth": false, "url": nil, "primary_color": nil, "logo": nil,
 				},
 				"request_id": plaidRequestID(),
