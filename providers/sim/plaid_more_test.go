@@ -157,3 +157,26 @@ func contains(list []any, v string) bool {
 	}
 	return false
 }
+
+func TestPlaidSyncNowCursor(t *testing.T) {
+	s, srv := newTestSim(t, Options{})
+	c := creds(t, Plaid, "now")
+	var r syncResp
+	doJSON(t, http.MethodPost, srv.URL+"/transactions/sync", plaidBody(c, map[string]any{"cursor": "now"}), nil, &r)
+	if len(r.Added) != 0 || r.HasMore || r.NextCursor == "" {
+		t.Fatalf("now: %+v", r)
+	}
+	if err := s.Advance(1); err != nil {
+		t.Fatal(err)
+	}
+	var inc syncResp
+	doJSON(t, http.MethodPost, srv.URL+"/transactions/sync", plaidBody(c, map[string]any{"cursor": r.NextCursor}), nil, &inc)
+	if len(inc.Added) == 0 {
+		t.Fatal("no changes after the now cursor and an advance")
+	}
+	for _, tx := range inc.Added {
+		if tx["date"].(string) < "2026-03-06" {
+			t.Fatalf("old transaction %v after a now cursor", tx["date"])
+		}
+	}
+}

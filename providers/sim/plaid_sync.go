@@ -114,7 +114,7 @@ func (s *Simulator) plaidLoopPosition(req *plaidRequest, snap snapshot, slot int
 		return start, ""
 	}
 	if *req.Cursor == "now" {
-		return syncCursor{tag: tag, end: true, from: snap.clock, to: snap.clock, slot: slot}, ""
+		return syncCursor{tag: tag, end: true, from: snap.clock, to: snap.clock, pos: snap.tl.count(snap.clock), slot: slot}, ""
 	}
 	c, ok := decodeSyncCursor(*req.Cursor, tag)
 	if !ok || c.slot != slot || c.to > snap.clock {
@@ -123,7 +123,7 @@ func (s *Simulator) plaidLoopPosition(req *plaidRequest, snap snapshot, slot int
 	if c.end {
 		start.from = c.to
 		start.pos = snap.tl.unsettledFrom(c.to)
-		if c.to < 0 || c.to == snap.clock {
+		if c.to == snap.clock {
 			start.pos = snap.tl.count(snap.clock)
 		}
 		return start, ""
