@@ -90,11 +90,12 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 	if opts.pfc == "" {
 		opts.pfc = "v1"
 	}
-	b := jw{b: make([]byte, 0, 4096+count*1400)}
-	page := buildSyncPage(&b, &snap.tl, cur, count, &opts)
+	b := s.getBuf(4096 + count*1400)
+	defer s.putBuf(b)
+	page := buildSyncPage(b, &snap.tl, cur, count, &opts)
 	b.raw(`,"accounts":`)
 	slots, _ := it.filterAccounts(nil)
-	it.writeAccounts(&b, slots, s.wallNow())
+	it.writeAccounts(b, slots, s.wallNow())
 	b.raw(`,"has_more":`)
 	b.bool(page.hasMore)
 	b.raw(`,"next_cursor":`)

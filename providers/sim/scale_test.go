@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -205,4 +206,27 @@ func ExampleCredentials() {
 	// gocardless 3
 	// stripe 2
 	// mercury 1
+}
+
+// BenchmarkPlaidSyncHTTP500 measures one 500-row /transactions/sync page
+// over a real loopback HTTP connection (body read, not decoded).
+func BenchmarkPlaidSyncHTTP500(b *testing.B) {
+	s := New(Options{Seed: 1, Start: testStart})
+	body := benchSyncBody(b, s)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := http.Post(srv.URL+"/transactions/sync", "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+		b.SetBytes(n)
+	}
+	b.ReportMetric(float64(b.N)*500/b.Elapsed().Seconds(), "rows/s")
 }

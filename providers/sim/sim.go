@@ -124,6 +124,7 @@ type Simulator struct {
 	seed   uint64
 	jwtKey []byte
 	mux    *http.ServeMux
+	bufs   sync.Pool // *jw buffers for large responses
 
 	mu     sync.Mutex
 	clock  int64
@@ -278,6 +279,22 @@ func (s *Simulator) takeMutationFault() bool {
 	}
 	delete(s.faults, Plaid)
 	return true
+}
+
+// getBuf returns an empty response buffer with at least n bytes of room.
+func (s *Simulator) getBuf(n int) *jw {
+	if b, ok := s.bufs.Get().(*jw); ok && cap(b.b) >= n {
+		b.b = b.b[:0]
+		return b
+	}
+	return &jw{b: make([]byte, 0, n)}
+}
+
+// putBuf returns a buffer to the pool once its bytes were written.
+func (s *Simulator) putBuf(b *jw) {
+	if cap(b.b) <= 4<<20 {
+		s.bufs.Put(b)
+	}
 }
 
 // now returns the simulated clock day.
