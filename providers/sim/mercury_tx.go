@@ -36,6 +36,34 @@ func (o *mercuryOrg) mercuryTxIndex(id string) (int64, bool) {
 	return i, string(o.mercuryTxID(nil, i)) == id
 }
 
+// orgScope applies the org-wide feed's accountId filter and start_after
+// cursor; it returns a message for a 400 on bad input.
+func (mq *mercuryQuery) orgScope(q url.Values, o *mercuryOrg) string {
+	mq.filter.slots = 0
+	for _, id := range append(q["accountId"], q["accountId[]"]...) {
+		slot := o.slotOf(id)
+		if slot < 0 {
+			return "unknown accountId: " + id
+		}
+		mq.filter.slots |= 1 << slot
+	}
+	if mq.filter.slots == 0 {
+		mq.filter.slots = 1<<mercuryAccountCount - 1
+	}
+	if v := q.Get("start_after"); v != "" {
+		i, ok := o.mercuryTxIndex(v)
+		if !ok {
+			return "start_after: unknown transaction id"
+		}
+		if mq.desc {
+			mq.hi = min(mq.hi, i)
+		} else {
+			mq.lo = max(mq.lo, i+1)
+		}
+	}
+	return ""
+}
+
 // mercuryStatus maps a life-cycle state to Mercury's status.
 func mercuryStatus(st txState) string {
 	switch st {
@@ -339,35 +367,14 @@ func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Reques
 	t := &snap.tl
 	q := r.URL.Query()
 	mq, msg := s.parseMercuryQuery(q, t, snap.clock, "asc", nil)
-	lo, hi, limit, desc, f := mq.lo, mq.hi, mq.limit, mq.desc, &mq.filter
+	if msg == "" {
+		msg = mq.orgScope(q, o)
+	}
 	if msg != "" {
 		writeMercuryError(w, http.StatusBadRequest, msg)
 		return
 	}
-	f.slots = 0
-	for _, id := range append(q["accountId"], q["accountId[]"]...) {
-		slot := o.slotOf(id)
-		if slot < 0 {
-			writeMercuryError(w, http.StatusBadRequest, "unknown accountId: "+id)
-			return
-		}
-		f.slots |= 1 << slot
-	}
-	if f.slots == 0 {
-		f.slots = 1<<mercuryAccountCount - 1
-	}
-	if v := q.Get("start_after"); v != "" {
-		i, ok := o.mercuryTxIndex(v)
-		if !ok {
-			writeMercuryError(w, http.StatusBadRequest, "start_after: unknown transaction id")
-			return
-		}
-		if desc {
-			hi = min(hi, i)
-		} else {
-			lo = max(lo, i+1)
-		}
-	}
+	lo, hi, limit, desc, f := mq.lo, mq.hi, mq.limit, mq.desc, &mq.filter
 	b := jw{b: make([]byte, 0, 256+limit*900)}
 	b.raw(`{"transactions":[`)
 	n := 0
