@@ -15,7 +15,7 @@ type gcBank struct {
 	txID, internalID        bool // which id fields booked rows carry
 }
 
-// gcBanks are the institutions requisitions are spread over.
+// gcBanks are the institutions requisitions are spread over (read-only).
 var gcBanks = [...]gcBank{
 	{"SANDBOXFINANCE_SFIN0000", "Sandbox Finance", "EUR", "SFIN0000", true, true},
 	{"REVOLUT_REVOLT21", "Revolut", "EUR", "REVOLT21", true, false},
@@ -161,9 +161,13 @@ func (s *Simulator) gcQuotaServe(w http.ResponseWriter, r *http.Request, c *gcCo
 // gcAccountMeta serves GET /api/v2/accounts/{id}/.
 func (s *Simulator) gcAccountMeta(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
 	created := s.dateOf(-int64(s.opts.HistoryDays)).Add(9*time.Hour + 5*time.Minute)
+	status := "READY"
+	if s.fault(GoCardless).Mode == FaultLoginRequired {
+		status = "EXPIRED"
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": c.accounts[slot], "created": gcTime(created), "last_accessed": gcTime(s.wallNow()),
-		"iban": c.iban(slot), "bban": nil, "institution_id": c.bank.id, "status": "READY", "owner_name": c.owner(),
+		"iban": c.iban(slot), "bban": nil, "institution_id": c.bank.id, "status": status, "owner_name": c.owner(),
 	})
 	return true
 }

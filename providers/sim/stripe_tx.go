@@ -24,7 +24,8 @@ type stripeKind struct {
 	availDays                      int64
 }
 
-// stripeKinds are weighted by repetition.
+// stripeKinds are the balance transaction templates, weighted by
+// repetition (read-only).
 var stripeKinds = [...]stripeKind{
 	{"charge", "charge", "Payment for Invoice", "ch_", 1500, 45000, false, 2},
 	{"charge", "charge", "Payment for Invoice", "ch_", 1500, 45000, false, 2},
