@@ -27,7 +27,7 @@ type merchant struct {
 }
 
 // catalog lists the merchants each account kind draws from; repeated
-// entries weigh a merchant more.
+// entries weigh a merchant more. It is a read-only table.
 var catalog = [...][]merchant{
 	kindChecking: {
 		{"ACME Corp", "ACME CORP PAYROLL PPD ID: 1234567890", "INCOME", "INCOME_WAGES", "INCOME_SALARY", "Other", "externalTransfer", "", "other", 250000, 450000, true, false},
@@ -96,5 +96,6 @@ func (m *merchant) pfcDetailedFor(version string) string {
 	return m.pfcDetailed
 }
 
-// mercuryCategories lists Mercury's built-in mercuryCategory values.
+// mercuryCategories lists Mercury's built-in mercuryCategory values
+// (read-only).
 var mercuryCategories = [...]string{"Other", "Advertising", "Airlines", "AlcoholAndBars", "BooksAndNewspaper", "CarRental", "Charity", "Clothing", "Conferences", "Education", "Electronics", "Entertainment", "FacilitiesExpenses", "Fees", "FoodDelivery", "FuelAndGas", "Gambling", "GovernmentServices", "Grocery", "GroundTransportation", "Insurance", "InternetAndTelephone", "Legal", "Lodging", "Medical", "Memberships", "OfficeSupplies", "OtherTravel", "Parking", "Political", "ProfessionalServices", "Restaurants", "Retail", "RideshareAndTaxis", "Shipping", "Software", "Taxes", "Utilities", "VehicleExpenses"}

@@ -15,7 +15,7 @@ type gcBank struct {
 	txID, internalID        bool // which id fields booked rows carry
 }
 
-// gcBanks are the institutions requisitions are spread over.
+// gcBanks are the institutions requisitions are spread over (read-only).
 var gcBanks = [...]gcBank{
 	{"SANDBOXFINANCE_SFIN0000", "Sandbox Finance", "EUR", "SFIN0000", true, true},
 	{"REVOLUT_REVOLT21", "Revolut", "EUR", "REVOLT21", true, false},
@@ -58,6 +58,8 @@ func (s *Simulator) routeGoCardless() {
 	s.mux.HandleFunc("POST /api/v2/token/new/{$}", s.gcTokenNew)
 	s.mux.HandleFunc("POST /api/v2/token/refresh/{$}", s.gcTokenRefresh)
 	s.mux.HandleFunc("GET /api/v2/requisitions/{id}/{$}", s.gcAuthed(s.gcRequisition))
+	s.mux.HandleFunc("GET /api/v2/institutions/{$}", s.gcAuthed(s.gcInstitutions))
+	s.mux.HandleFunc("GET /api/v2/institutions/{id}/{$}", s.gcAuthed(s.gcInstitution))
 	s.mux.HandleFunc("GET /api/v2/accounts/{id}/{$}", s.gcAuthed(s.gcAccountHandler("", s.gcAccountMeta)))
 	s.mux.HandleFunc("GET /api/v2/accounts/{id}/details/{$}", s.gcAuthed(s.gcAccountHandler("details", s.gcDetails)))
 	s.mux.HandleFunc("GET /api/v2/accounts/{id}/balances/{$}", s.gcAuthed(s.gcAccountHandler("balances", s.gcBalances)))
@@ -133,15 +135,15 @@ func (s *Simulator) gcQuotaServe(w http.ResponseWriter, r *http.Request, c *gcCo
 	s.mu.Unlock()
 	hd := w.Header()
 	if limit > 0 {
-		hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_LIMIT", strconv.Itoa(limit))
-		hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_RESET", strconv.FormatInt(reset, 10))
+		setExact(hd, "HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_LIMIT", strconv.Itoa(limit))
+		setExact(hd, "HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_RESET", strconv.FormatInt(reset, 10))
 		if u.count >= limit {
-			hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING", "0")
+			setExact(hd, "HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING", "0")
 			writeGCError(w, http.StatusTooManyRequests, gcError{Type: "RateLimitError", Summary: "Rate limit exceeded",
 				Detail: fmt.Sprintf("The rate limit for this resource is %d/day. Please try again in %d seconds", limit, reset)})
 			return
 		}
-		hd.Set("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING", strconv.Itoa(limit-u.count-1))
+		setExact(hd, "HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING", strconv.Itoa(limit-u.count-1))
 	}
 	if !h(w, r, c, slot) {
 		return
@@ -159,9 +161,13 @@ func (s *Simulator) gcQuotaServe(w http.ResponseWriter, r *http.Request, c *gcCo
 // gcAccountMeta serves GET /api/v2/accounts/{id}/.
 func (s *Simulator) gcAccountMeta(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
 	created := s.dateOf(-int64(s.opts.HistoryDays)).Add(9*time.Hour + 5*time.Minute)
+	status := "READY"
+	if s.fault(GoCardless).Mode == FaultLoginRequired {
+		status = "EXPIRED"
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": c.accounts[slot], "created": gcTime(created), "last_accessed": gcTime(s.wallNow()),
-		"iban": c.iban(slot), "bban": nil, "institution_id": c.bank.id, "status": "READY", "owner_name": c.owner(),
+		"iban": c.iban(slot), "bban": nil, "institution_id": c.bank.id, "status": status, "owner_name": c.owner(),
 	})
 	return true
 }

@@ -88,6 +88,7 @@ func (s *Simulator) issueAccess(secretID string) string {
 
 // gcTokenNew serves POST /api/v2/token/new/.
 func (s *Simulator) gcTokenNew(w http.ResponseWriter, r *http.Request) {
+	s.gcGlobalLimitHeaders(w)
 	var req struct {
 		SecretID  string `json:"secret_id"`
 		SecretKey string `json:"secret_key"`
@@ -118,6 +119,7 @@ func (s *Simulator) gcTokenNew(w http.ResponseWriter, r *http.Request) {
 
 // gcTokenRefresh serves POST /api/v2/token/refresh/.
 func (s *Simulator) gcTokenRefresh(w http.ResponseWriter, r *http.Request) {
+	s.gcGlobalLimitHeaders(w)
 	var req struct {
 		Refresh string `json:"refresh"`
 	}
@@ -156,10 +158,15 @@ func (s *Simulator) gcAuthed(h http.HandlerFunc) http.HandlerFunc {
 // gcGlobalLimitHeaders sets the company-wide rate-limit headers.
 func (s *Simulator) gcGlobalLimitHeaders(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("HTTP_X_RATELIMIT_LIMIT", "100")
-	h.Set("HTTP_X_RATELIMIT_REMAINING", "99")
-	h.Set("HTTP_X_RATELIMIT_RESET", "60")
+	setExact(h, "HTTP_X_RATELIMIT_LIMIT", "100")
+	setExact(h, "HTTP_X_RATELIMIT_REMAINING", "99")
+	setExact(h, "HTTP_X_RATELIMIT_RESET", "60")
 }
 
 // gcTime formats an instant as GoCardless does.
 func gcTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+
+// setExact sets a header under its exact spelling: GoCardless's rate-limit
+// headers are upper case with underscores, which canonicalisation would
+// rewrite.
+func setExact(h http.Header, key, value string) { h[key] = []string{value} }

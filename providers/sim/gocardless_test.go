@@ -219,3 +219,24 @@ func TestGoCardlessDuplicateRowsWithoutIDs(t *testing.T) {
 		t.Fatal("no identical rows on the same day")
 	}
 }
+
+func TestInstitutions(t *testing.T) {
+	s, srv := newTestSim(t, Options{})
+	g := creds(t, GoCardless, "inst")
+	access, _ := gcLogin(t, srv.URL, g)
+	bank := s.gcConnFor(g["requisition_id"]).bank
+	var inst map[string]any
+	doJSON(t, http.MethodGet, srv.URL+"/api/v2/institutions/"+bank.id+"/", nil, map[string]string{"Authorization": "Bearer " + access}, &inst)
+	if inst["name"] != bank.name || inst["logo"] == nil {
+		t.Fatalf("gocardless institution = %v", inst)
+	}
+	p := creds(t, Plaid, "inst")
+	it := s.plaidItemFor(p["access_token"])
+	var pi struct {
+		Institution map[string]any `json:"institution"`
+	}
+	doJSON(t, http.MethodPost, srv.URL+"/institutions/get_by_id", map[string]any{"client_id": p["client_id"], "secret": p["secret"], "institution_id": it.institutionID, "country_codes": []string{"US"}}, nil, &pi)
+	if pi.Institution["name"] != it.institutionName {
+		t.Fatalf("plaid institution = %v", pi)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -84,3 +85,6 @@ func truncate(b []byte) string {
 	}
 	return string(b)
 }
+
+// jsonReader returns a reader over a JSON literal.
+func jsonReader(s string) io.Reader { return strings.NewReader(s) }

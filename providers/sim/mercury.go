@@ -146,7 +146,8 @@ func (s *Simulator) mercuryCreditAccounts(w http.ResponseWriter, _ *http.Request
 	}}})
 }
 
-// mercuryCustomCategories are the organisation's own categories.
+// mercuryCustomCategories are the organisation's own categories
+// (read-only).
 var mercuryCustomCategories = [...]string{"Meals & Entertainment", "Travel", "Software & SaaS", "Payroll", "Office", "Transfers"}
 
 // mercuryCategoryID returns the id of custom category k.

@@ -36,6 +36,34 @@ func (o *mercuryOrg) mercuryTxIndex(id string) (int64, bool) {
 	return i, string(o.mercuryTxID(nil, i)) == id
 }
 
+// orgScope applies the org-wide feed's accountId filter and start_after
+// cursor; it returns a message for a 400 on bad input.
+func (mq *mercuryQuery) orgScope(q url.Values, o *mercuryOrg) string {
+	mq.filter.slots = 0
+	for _, id := range append(q["accountId"], q["accountId[]"]...) {
+		slot := o.slotOf(id)
+		if slot < 0 {
+			return "unknown accountId: " + id
+		}
+		mq.filter.slots |= 1 << slot
+	}
+	if mq.filter.slots == 0 {
+		mq.filter.slots = 1<<mercuryAccountCount - 1
+	}
+	if v := q.Get("start_after"); v != "" {
+		i, ok := o.mercuryTxIndex(v)
+		if !ok {
+			return "start_after: unknown transaction id"
+		}
+		if mq.desc {
+			mq.hi = min(mq.hi, i)
+		} else {
+			mq.lo = max(mq.lo, i+1)
+		}
+	}
+	return ""
+}
+
 // mercuryStatus maps a life-cycle state to Mercury's status.
 func mercuryStatus(st txState) string {
 	switch st {
@@ -161,24 +189,34 @@ func (s *Simulator) parseMercuryDay(v string) (int64, bool) {
 	return 0, false
 }
 
-// mercuryCommon parses limit, order, status, and the date range (defaults
-// in days relative to the clock; defStart nil = whole history).
-func (s *Simulator) mercuryCommon(q url.Values, t *timeline, clock int64, defOrder string, defStart *int64) (lo, hi int64, limit int, desc bool, f mercuryFilter, msg string) {
-	limit = 1000
+// mercuryQuery is the parsed common part of a transaction query.
+type mercuryQuery struct {
+	lo, hi int64 // index window [lo, hi)
+	limit  int
+	desc   bool
+	filter mercuryFilter
+}
+
+// parseMercuryQuery parses limit, order, status, category, search and the
+// date range (defStart: default first day; nil = whole history). It
+// returns a message for a 400 on bad input.
+func (s *Simulator) parseMercuryQuery(q url.Values, t *timeline, clock int64, defOrder string, defStart *int64) (mercuryQuery, string) {
+	mq := mercuryQuery{limit: 1000}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
-			return 0, 0, 0, false, f, "limit must be an integer between 1 and 1000"
+			return mq, "limit must be an integer between 1 and 1000"
 		}
-		limit = n
+		mq.limit = n
 	}
 	order := q.Get("order")
 	if order == "" {
 		order = defOrder
 	}
 	if order != "asc" && order != "desc" {
-		return 0, 0, 0, false, f, "order must be asc or desc"
+		return mq, "order must be asc or desc"
 	}
+	mq.desc = order == "desc"
 	startDay, endDay := int64(-1<<40), clock
 	if defStart != nil {
 		startDay = *defStart
@@ -190,11 +228,21 @@ func (s *Simulator) mercuryCommon(q url.Values, t *timeline, clock int64, defOrd
 		if v := q.Get(p.name); v != "" {
 			d, ok := s.parseMercuryDay(v)
 			if !ok {
-				return 0, 0, 0, false, f, p.name + " must be a date (YYYY-MM-DD) or an ISO 8601 date-time"
+				return mq, p.name + " must be a date (YYYY-MM-DD) or an ISO 8601 date-time"
 			}
 			*p.dst = d
 		}
 	}
+	if msg := mq.filter.parse(q); msg != "" {
+		return mq, msg
+	}
+	mq.lo = t.firstIndex(startDay)
+	mq.hi = max(mq.lo, t.count(min(endDay, clock)))
+	return mq, ""
+}
+
+// parse reads the status, mercuryCategory and search filters.
+func (f *mercuryFilter) parse(q url.Values) string {
 	statuses := append(q["status"], q["status[]"]...)
 	if len(statuses) > 0 {
 		f.status = map[string]bool{}
@@ -203,14 +251,15 @@ func (s *Simulator) mercuryCommon(q url.Values, t *timeline, clock int64, defOrd
 			case "pending", "sent", "cancelled", "failed", "reversed", "blocked":
 				f.status[st] = true
 			default:
-				return 0, 0, 0, false, f, "invalid status: " + st
+				return "invalid status: " + st
 			}
 		}
 	}
 	f.category, f.search = q.Get("mercuryCategory"), q.Get("search")
-	lo = t.firstIndex(startDay)
-	hi = t.count(min(endDay, clock))
-	return lo, max(lo, hi), limit, order == "desc", f, ""
+	if f.category != "" && !isMercuryCategory(f.category) {
+		return "invalid mercuryCategory: " + f.category
+	}
+	return ""
 }
 
 // mercuryAccountTransactions serves GET /api/v1/account/{id}/transactions.
@@ -224,7 +273,7 @@ func (s *Simulator) mercuryAccountTransactions(w http.ResponseWriter, r *http.Re
 	t := &snap.tl
 	q := r.URL.Query()
 	defStart := snap.clock - 30
-	lo, hi, limit, desc, f, msg := s.mercuryCommon(q, t, snap.clock, "desc", &defStart)
+	mq, msg := s.parseMercuryQuery(q, t, snap.clock, "desc", &defStart)
 	offset := 0
 	if v := q.Get("offset"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -237,8 +286,8 @@ func (s *Simulator) mercuryAccountTransactions(w http.ResponseWriter, r *http.Re
 		writeMercuryError(w, http.StatusBadRequest, msg)
 		return
 	}
-	f.slots = 1 << slot
-	idx, total := mercuryPage(t, lo, hi, slot, offset, limit, desc, &f, snap.clock)
+	mq.filter.slots = 1 << slot
+	idx, total := mercuryPage(t, mq, slot, offset, snap.clock)
 	b := jw{b: make([]byte, 0, 256+len(idx)*900)}
 	b.raw(`{"total":`)
 	b.int(total)
@@ -255,7 +304,8 @@ func (s *Simulator) mercuryAccountTransactions(w http.ResponseWriter, r *http.Re
 
 // mercuryPage returns one page of an account's transactions in [lo, hi)
 // and the total number matching.
-func mercuryPage(t *timeline, lo, hi int64, slot, offset, limit int, desc bool, f *mercuryFilter, clock int64) ([]int64, int64) {
+func mercuryPage(t *timeline, mq mercuryQuery, slot, offset int, clock int64) ([]int64, int64) {
+	lo, hi, limit, desc, f := mq.lo, mq.hi, mq.limit, mq.desc, &mq.filter
 	k := t.accounts
 	first := lo + ((int64(slot)-lo)%k+k)%k
 	if !f.scan() {
@@ -316,35 +366,15 @@ func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Reques
 	snap := s.open(Mercury, o.token, mercuryAccountCount)
 	t := &snap.tl
 	q := r.URL.Query()
-	lo, hi, limit, desc, f, msg := s.mercuryCommon(q, t, snap.clock, "asc", nil)
+	mq, msg := s.parseMercuryQuery(q, t, snap.clock, "asc", nil)
+	if msg == "" {
+		msg = mq.orgScope(q, o)
+	}
 	if msg != "" {
 		writeMercuryError(w, http.StatusBadRequest, msg)
 		return
 	}
-	f.slots = 0
-	for _, id := range append(q["accountId"], q["accountId[]"]...) {
-		slot := o.slotOf(id)
-		if slot < 0 {
-			writeMercuryError(w, http.StatusBadRequest, "unknown accountId: "+id)
-			return
-		}
-		f.slots |= 1 << slot
-	}
-	if f.slots == 0 {
-		f.slots = 1<<mercuryAccountCount - 1
-	}
-	if v := q.Get("start_after"); v != "" {
-		i, ok := o.mercuryTxIndex(v)
-		if !ok {
-			writeMercuryError(w, http.StatusBadRequest, "start_after: unknown transaction id")
-			return
-		}
-		if desc {
-			hi = min(hi, i)
-		} else {
-			lo = max(lo, i+1)
-		}
-	}
+	lo, hi, limit, desc, f := mq.lo, mq.hi, mq.limit, mq.desc, &mq.filter
 	b := jw{b: make([]byte, 0, 256+limit*900)}
 	b.raw(`{"transactions":[`)
 	n := 0
@@ -364,4 +394,14 @@ func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Reques
 	}
 	b.raw(`]}`)
 	writeRaw(w, http.StatusOK, b.b)
+}
+
+// isMercuryCategory reports whether c is one of Mercury's categories.
+func isMercuryCategory(c string) bool {
+	for _, m := range mercuryCategories {
+		if m == c {
+			return true
+		}
+	}
+	return false
 }

@@ -38,6 +38,7 @@ func (s *Simulator) routePlaid() {
 	s.mux.HandleFunc("POST /investments/holdings/get", s.plaid(s.plaidHoldings))
 	s.mux.HandleFunc("POST /investments/transactions/get", s.plaid(s.plaidInvestmentTransactions))
 	s.mux.HandleFunc("POST /liabilities/get", s.plaid(s.plaidLiabilities))
+	s.mux.HandleFunc("POST /institutions/get_by_id", s.plaidInstitutionGet)
 }
 
 // plaid wraps a Plaid handler with body decoding, authentication and the

@@ -14,7 +14,8 @@ type plaidSecurity struct {
 	cash                                    bool
 }
 
-// plaidSecurities are the securities held in every brokerage account.
+// plaidSecurities are the securities held in every brokerage account
+// (read-only).
 var plaidSecurities = [...]plaidSecurity{
 	{"U.S. Dollar", "CUR:USD", "", "", "cash", "", 100, true},
 	{"Apple Inc.", "AAPL", "US0378331005", "037833100", "equity", "common stock", 19012, false},

@@ -6,7 +6,7 @@ import (
 )
 
 // plaidInstitutions are Plaid sandbox institutions the items are spread
-// over.
+// over (read-only).
 var plaidInstitutions = [...][2]string{
 	{"ins_109508", "First Platypus Bank"},
 	{"ins_109509", "First Gingham Credit Union"},

@@ -90,11 +90,12 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 	if opts.pfc == "" {
 		opts.pfc = "v1"
 	}
-	b := jw{b: make([]byte, 0, 2048+count*1100)}
-	page := buildSyncPage(&b, &snap.tl, cur, count, &opts)
+	b := s.getBuf(4096 + count*1400)
+	defer s.putBuf(b)
+	page := buildSyncPage(b, &snap.tl, cur, count, &opts)
 	b.raw(`,"accounts":`)
 	slots, _ := it.filterAccounts(nil)
-	it.writeAccounts(&b, slots, s.wallNow())
+	it.writeAccounts(b, slots, s.wallNow())
 	b.raw(`,"has_more":`)
 	b.bool(page.hasMore)
 	b.raw(`,"next_cursor":`)
@@ -114,7 +115,7 @@ func (s *Simulator) plaidLoopPosition(req *plaidRequest, snap snapshot, slot int
 		return start, ""
 	}
 	if *req.Cursor == "now" {
-		return syncCursor{tag: tag, end: true, from: snap.clock, to: snap.clock, slot: slot}, ""
+		return syncCursor{tag: tag, end: true, from: snap.clock, to: snap.clock, pos: snap.tl.count(snap.clock), slot: slot}, ""
 	}
 	c, ok := decodeSyncCursor(*req.Cursor, tag)
 	if !ok || c.slot != slot || c.to > snap.clock {
@@ -123,7 +124,7 @@ func (s *Simulator) plaidLoopPosition(req *plaidRequest, snap snapshot, slot int
 	if c.end {
 		start.from = c.to
 		start.pos = snap.tl.unsettledFrom(c.to)
-		if c.to < 0 || c.to == snap.clock {
+		if c.to == snap.clock {
 			start.pos = snap.tl.count(snap.clock)
 		}
 		return start, ""
@@ -200,18 +201,46 @@ func changeOf(l life, from, to int64) syncChange {
 // buildSyncPage writes the "added", "modified" and "removed" arrays of one
 // page starting at cur, and returns the next position.
 func buildSyncPage(b *jw, t *timeline, cur syncCursor, count int, o *plaidTxOptions) syncPage {
-	end := t.count(cur.to)
+	b.raw(`{"added":[`)
+	i, end, modified, removed := writeAdded(b, t, cur, count, o)
+	b.raw(`],"modified":[`)
+	for k, j := range modified {
+		if k > 0 {
+			b.comma()
+		}
+		writePlaidTx(b, t, j, t.lifeOf(j), stModified, o)
+	}
+	b.raw(`],"removed":[`)
+	for k, j := range removed {
+		if k > 0 {
+			b.comma()
+		}
+		b.raw(`{"account_id":`)
+		b.str(o.accountID(t.account(j)))
+		b.raw(`,"transaction_id":`)
+		b.b = appendPlaidTxID(b.b, t.seed, j, true)
+		b.byte('}')
+	}
+	b.byte(']')
+	if i >= end {
+		return syncPage{next: syncCursor{tag: o.tag, end: true, from: cur.to, to: cur.to, slot: cur.slot}}
+	}
+	next := cur
+	next.pos = i
+	return syncPage{hasMore: true, next: next}
+}
+
+// writeAdded walks the loop from cur, writes the added rows of up to count
+// changes and returns where it stopped, the loop's end, and the indices of
+// the modified and removed rows of the page.
+func writeAdded(b *jw, t *timeline, cur syncCursor, count int, o *plaidTxOptions) (i, end int64, modified, removed []int64) {
+	end = t.count(cur.to)
 	step := int64(1)
-	i := cur.pos
+	i = cur.pos
 	if cur.slot >= 0 {
 		step = t.accounts
-		if r := i % t.accounts; r != int64(cur.slot) {
-			i += (int64(cur.slot) - r + t.accounts) % t.accounts
-		}
+		i += ((int64(cur.slot)-i)%t.accounts + t.accounts) % t.accounts
 	}
-	var removed []int64
-	var modified []int64
-	b.raw(`{"added":[`)
 	n, first := 0, true
 	for ; i < end; i += step {
 		l := t.lifeOf(i)
@@ -238,32 +267,7 @@ func buildSyncPage(b *jw, t *timeline, cur syncCursor, count int, o *plaidTxOpti
 			writePlaidTx(b, t, i, l, ch.addState, o)
 		}
 	}
-	b.raw(`],"modified":[`)
-	for k, j := range modified {
-		if k > 0 {
-			b.comma()
-		}
-		l := t.lifeOf(j)
-		writePlaidTx(b, t, j, l, stModified, o)
-	}
-	b.raw(`],"removed":[`)
-	for k, j := range removed {
-		if k > 0 {
-			b.comma()
-		}
-		b.raw(`{"account_id":`)
-		b.str(o.accountID(t.account(j)))
-		b.raw(`,"transaction_id":`)
-		b.b = appendPlaidTxID(b.b, t.seed, j, true)
-		b.byte('}')
-	}
-	b.byte(']')
-	if i >= end {
-		return syncPage{next: syncCursor{tag: o.tag, end: true, from: cur.to, to: cur.to, slot: cur.slot}}
-	}
-	next := cur
-	next.pos = i
-	return syncPage{hasMore: true, next: next}
+	return i, end, modified, removed
 }
 
 // btoi converts a bool to 0 or 1.
@@ -323,24 +327,36 @@ func writePlaidTx(b *jw, t *timeline, i int64, l life, st txState, o *plaidTxOpt
 	} else {
 		b.date(o.dateOf(l.postDay()))
 	}
-	b.raw(`,"datetime":null,"iso_currency_code":"USD","location":{"address":null,"city":null,"country":null,"lat":null,"lon":null,"postal_code":null,"region":null,"store_number":null},"logo_url":null,"merchant_entity_id":null,"merchant_name":`)
-	name := m.bankDesc
+	b.raw(`,"datetime":null,"iso_currency_code":"USD","location":{"address":null,"city":null,"country":null,"lat":null,"lon":null,"postal_code":null,"region":null,"store_number":null},"logo_url":null,"merchant_entity_id":null`)
+	writePlaidTxNames(b, m, st, o)
+	writePlaidTxTail(b, t, i, l, m, pending, o)
+}
+
+// writePlaidTxNames writes merchant_name, name and original_description;
+// a modified row has its name cleaned up.
+func writePlaidTxNames(b *jw, m *merchant, st txState, o *plaidTxOptions) {
+	b.raw(`,"merchant_name":`)
 	if m.hasMerchant {
 		b.str(m.name)
 	} else {
 		b.null()
 	}
-	if st == stModified {
-		name = m.name
-	}
 	b.raw(`,"name":`)
-	b.str(name)
+	if st == stModified {
+		b.str(m.name)
+	} else {
+		b.str(m.bankDesc)
+	}
 	b.raw(`,"original_description":`)
 	if o.origDesc {
 		b.str(m.bankDesc)
 	} else {
 		b.null()
 	}
+}
+
+// writePlaidTxTail writes the remaining fields from payment_channel on.
+func writePlaidTxTail(b *jw, t *timeline, i int64, l life, m *merchant, pending bool, o *plaidTxOptions) {
 	b.raw(`,"payment_channel":`)
 	b.str(m.channel)
 	b.raw(`,"payment_meta":{"by_order_of":null,"payee":null,"payer":null,"payment_method":null,"payment_processor":null,"ppd_id":null,"reason":null,"reference_number":null},"pending":`)
@@ -360,11 +376,12 @@ func writePlaidTx(b *jw, t *timeline, i int64, l life, st txState, o *plaidTxOpt
 	b.raw(`},"transaction_code":null,"transaction_id":`)
 	b.b = appendPlaidTxID(b.b, t.seed, i, pending && l.pendDays > 0)
 	b.raw(`,"transaction_type":`)
-	if m.channel == "online" {
+	switch m.channel {
+	case "online":
 		b.str("digital")
-	} else if m.channel == "in store" {
+	case "in store":
 		b.str("place")
-	} else {
+	default:
 		b.str("special")
 	}
 	b.raw(`,"website":null}`)

@@ -141,3 +141,53 @@ func TestPlaidAuthErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestPlaidOfficialClientOtherProducts(t *testing.T) {
+	_, srv := newTestSim(t, Options{})
+	c := creds(t, Plaid, "products")
+	cl := plaidClient(srv.URL, c)
+	ctx := context.Background()
+	tok := c["access_token"]
+
+	item, _, err := cl.PlaidApi.ItemGet(ctx).ItemGetRequest(*plaid.NewItemGetRequest(tok)).Execute()
+	if err != nil {
+		t.Fatalf("item/get: %v", err)
+	}
+	if item.Item.GetInstitutionId() == "" || len(item.Item.GetBilledProducts()) == 0 {
+		t.Fatalf("item = %+v", item.Item)
+	}
+	liab, _, err := cl.PlaidApi.LiabilitiesGet(ctx).LiabilitiesGetRequest(*plaid.NewLiabilitiesGetRequest(tok)).Execute()
+	if err != nil {
+		t.Fatalf("liabilities/get: %v", err)
+	}
+	l := liab.GetLiabilities()
+	if len(l.GetCredit()) != 1 || len(l.GetStudent()) != 1 || len(l.GetMortgage()) != 1 {
+		t.Fatalf("liabilities = %+v", l)
+	}
+	if l.GetCredit()[0].Aprs[0].AprPercentage == 0 || l.GetMortgage()[0].InterestRate.GetPercentage() == 0 {
+		t.Fatal("liability details missing")
+	}
+	req := plaid.NewInvestmentsTransactionsGetRequest(tok, "2025-01-01", "2026-03-10")
+	opts := plaid.NewInvestmentsTransactionsGetRequestOptions()
+	opts.SetCount(10)
+	var got int
+	for offset := int32(0); ; offset += 10 {
+		opts.SetOffset(offset)
+		req.SetOptions(*opts)
+		inv, _, err := cl.PlaidApi.InvestmentsTransactionsGet(ctx).InvestmentsTransactionsGetRequest(*req).Execute()
+		if err != nil {
+			t.Fatalf("investments/transactions/get: %v", err)
+		}
+		got += len(inv.GetInvestmentTransactions())
+		if int(offset)+10 >= int(inv.GetTotalInvestmentTransactions()) {
+			if got != int(inv.GetTotalInvestmentTransactions()) || got == 0 {
+				t.Fatalf("paged %d of %d", got, inv.GetTotalInvestmentTransactions())
+			}
+			break
+		}
+	}
+	bal, _, err := cl.PlaidApi.AccountsBalanceGet(ctx).AccountsBalanceGetRequest(*plaid.NewAccountsBalanceGetRequest(tok)).Execute()
+	if err != nil || len(bal.GetAccounts()) != 6 {
+		t.Fatalf("accounts/balance/get: %v", err)
+	}
+}

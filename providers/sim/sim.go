@@ -1,12 +1,3 @@
-// Package sim simulates the HTTP APIs of Plaid, GoCardless Bank Account
-// Data, Stripe and Mercury on one root, with their real paths, auth schemes,
-// field names, pagination and error bodies, so that finsync's adapters can be
-// tested (and demonstrated) without reaching a real provider. Every
-// connection's data is generated deterministically from a global seed and the
-// connection's distinguishing credential; transaction i of a connection is a
-// pure function of (seed, i), so histories of millions of rows cost nothing
-// until they are paged through. A control API under /_sim/ (and the matching
-// Go methods) moves the simulated clock, injects faults and sizes histories.
 package sim
 
 import (
@@ -133,6 +124,7 @@ type Simulator struct {
 	seed   uint64
 	jwtKey []byte
 	mux    *http.ServeMux
+	bufs   sync.Pool // *jw buffers for large responses
 
 	mu     sync.Mutex
 	clock  int64
@@ -258,9 +250,9 @@ func (s *Simulator) writeRateLimited(w http.ResponseWriter, r *http.Request, p s
 		writePlaidError(w, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "RATE_LIMIT", "rate limit exceeded for attempts to access this item. please try again later", "")
 	case GoCardless:
 		h := w.Header()
-		h.Set("HTTP_X_RATELIMIT_LIMIT", "100")
-		h.Set("HTTP_X_RATELIMIT_REMAINING", "0")
-		h.Set("HTTP_X_RATELIMIT_RESET", "60")
+		setExact(h, "HTTP_X_RATELIMIT_LIMIT", "100")
+		setExact(h, "HTTP_X_RATELIMIT_REMAINING", "0")
+		setExact(h, "HTTP_X_RATELIMIT_RESET", "60")
 		writeGCError(w, http.StatusTooManyRequests, gcError{Summary: "Rate limit exceeded", Detail: "The rate limit for this resource is 100/minute. Please try again in 60 seconds"})
 	case Stripe:
 		w.Header().Set("Retry-After", "1")
@@ -287,6 +279,22 @@ func (s *Simulator) takeMutationFault() bool {
 	}
 	delete(s.faults, Plaid)
 	return true
+}
+
+// getBuf returns an empty response buffer with at least n bytes of room.
+func (s *Simulator) getBuf(n int) *jw {
+	if b, ok := s.bufs.Get().(*jw); ok && cap(b.b) >= n {
+		b.b = b.b[:0]
+		return b
+	}
+	return &jw{b: make([]byte, 0, n)}
+}
+
+// putBuf returns a buffer to the pool once its bytes were written.
+func (s *Simulator) putBuf(b *jw) {
+	if cap(b.b) <= 4<<20 {
+		s.bufs.Put(b)
+	}
 }
 
 // now returns the simulated clock day.

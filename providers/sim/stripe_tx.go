@@ -3,6 +3,7 @@ package sim
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,7 +24,8 @@ type stripeKind struct {
 	availDays                      int64
 }
 
-// stripeKinds are weighted by repetition.
+// stripeKinds are the balance transaction templates, weighted by
+// repetition (read-only).
 var stripeKinds = [...]stripeKind{
 	{"charge", "charge", "Payment for Invoice", "ch_", 1500, 45000, false, 2},
 	{"charge", "charge", "Payment for Invoice", "ch_", 1500, 45000, false, 2},
@@ -251,38 +253,7 @@ func (s *Simulator) stripeList(w http.ResponseWriter, r *http.Request, c *stripe
 		writeStripeError(w, r, http.StatusBadRequest, *perr)
 		return
 	}
-	var idx []int64
-	hasMore := false
-	if sq.before >= 0 {
-		for i := max(sq.lo, sq.before+1); i < sq.hi; i++ {
-			if !sq.matches(c, t, i) {
-				continue
-			}
-			if len(idx) == sq.limit {
-				hasMore = true
-				break
-			}
-			idx = append(idx, i)
-		}
-		for a, z := 0, len(idx)-1; a < z; a, z = a+1, z-1 {
-			idx[a], idx[z] = idx[z], idx[a]
-		}
-	} else {
-		top := sq.hi
-		if sq.after >= 0 {
-			top = min(top, sq.after)
-		}
-		for i := top - 1; i >= sq.lo; i-- {
-			if !sq.matches(c, t, i) {
-				continue
-			}
-			if len(idx) == sq.limit {
-				hasMore = true
-				break
-			}
-			idx = append(idx, i)
-		}
-	}
+	idx, hasMore := sq.selectRows(c, t)
 	b := jw{b: make([]byte, 0, 256+len(idx)*600)}
 	b.raw(`{"object":"list","data":[`)
 	for k, i := range idx {
@@ -295,6 +266,40 @@ func (s *Simulator) stripeList(w http.ResponseWriter, r *http.Request, c *stripe
 	b.bool(hasMore)
 	b.raw(`,"url":"/v1/balance_transactions"}`)
 	writeRaw(w, http.StatusOK, b.b)
+}
+
+// selectRows returns the indices of the page, newest first, and whether
+// more rows lie beyond it in the paging direction.
+func (sq *stripeQuery) selectRows(c *stripeConn, t *timeline) ([]int64, bool) {
+	var idx []int64
+	if sq.before >= 0 {
+		for i := max(sq.lo, sq.before+1); i < sq.hi; i++ {
+			if !sq.matches(c, t, i) {
+				continue
+			}
+			if len(idx) == sq.limit {
+				slices.Reverse(idx)
+				return idx, true
+			}
+			idx = append(idx, i)
+		}
+		slices.Reverse(idx)
+		return idx, false
+	}
+	top := sq.hi
+	if sq.after >= 0 {
+		top = min(top, sq.after)
+	}
+	for i := top - 1; i >= sq.lo; i-- {
+		if !sq.matches(c, t, i) {
+			continue
+		}
+		if len(idx) == sq.limit {
+			return idx, true
+		}
+		idx = append(idx, i)
+	}
+	return idx, false
 }
 
 // stripeGet serves GET /v1/balance_transactions/{id}.

@@ -1,0 +1,155 @@
+package sim
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// providerProbe is one authenticated request per provider used to observe
+// faults.
+type providerProbe struct {
+	provider string
+	method   string
+	path     string
+	body     any
+	hdr      map[string]string
+}
+
+// probes builds one probe per provider with valid credentials.
+func probes(t *testing.T, srvURL string) []providerProbe {
+	t.Helper()
+	p := creds(t, Plaid, "faults")
+	g := creds(t, GoCardless, "faults")
+	access, _ := gcLogin(t, srvURL, g)
+	var req gcRequisitionBody
+	doJSON(t, http.MethodGet, srvURL+"/api/v2/requisitions/"+g["requisition_id"]+"/", nil, map[string]string{"Authorization": "Bearer " + access}, &req)
+	st := creds(t, Stripe, "faults")
+	m := creds(t, Mercury, "faults")
+	return []providerProbe{
+		{Plaid, http.MethodPost, "/accounts/get", map[string]string{"client_id": p["client_id"], "secret": p["secret"], "access_token": p["access_token"]}, nil},
+		{GoCardless, http.MethodGet, "/api/v2/accounts/" + req.Accounts[0] + "/balances/", nil, map[string]string{"Authorization": "Bearer " + access}},
+		{Stripe, http.MethodGet, "/v1/balance", nil, map[string]string{"Authorization": "Bearer " + st["api_key"]}},
+		{Mercury, http.MethodGet, "/api/v1/accounts", nil, map[string]string{"Authorization": "Bearer " + m["token"]}},
+	}
+}
+
+// send performs a probe and returns the status, headers and raw body.
+func (p providerProbe) send(t *testing.T, srvURL string) (int, http.Header, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if p.body != nil {
+		b, _ := json.Marshal(p.body)
+		rd = strings.NewReader(string(b))
+	}
+	req, _ := http.NewRequest(p.method, srvURL+p.path, rd)
+	for k, v := range p.hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
+}
+
+func TestFaults(t *testing.T) {
+	s, srv := newTestSim(t, Options{GoCardlessDailyQuota: -1})
+	tests := []struct {
+		mode   string
+		status map[string]int
+		check  func(t *testing.T, provider string, h http.Header, body []byte)
+	}{
+		{FaultOutage, map[string]int{Plaid: 500, GoCardless: 503, Stripe: 500, Mercury: 503}, func(t *testing.T, p string, _ http.Header, b []byte) {
+			if !json.Valid(b) {
+				t.Fatalf("%s: outage body is not JSON: %s", p, b)
+			}
+		}},
+		{FaultRateLimit, map[string]int{Plaid: 429, GoCardless: 429, Stripe: 429, Mercury: 429}, func(t *testing.T, p string, h http.Header, b []byte) {
+			switch p {
+			case GoCardless:
+				if h.Get("HTTP_X_RATELIMIT_RESET") == "" {
+					t.Fatal("gocardless 429 without rate-limit headers")
+				}
+			case Stripe, Mercury:
+				if h.Get("Retry-After") == "" {
+					t.Fatalf("%s 429 without Retry-After", p)
+				}
+			case Plaid:
+				if !strings.Contains(string(b), `"RATE_LIMIT_EXCEEDED"`) {
+					t.Fatalf("plaid 429 body %s", b)
+				}
+			}
+		}},
+		{FaultLoginRequired, map[string]int{Plaid: 400, GoCardless: 401, Stripe: 401, Mercury: 401}, func(t *testing.T, p string, _ http.Header, b []byte) {
+			want := map[string]string{Plaid: "ITEM_LOGIN_REQUIRED", GoCardless: "AccessExpiredError", Stripe: "api_key_expired", Mercury: "errors"}[p]
+			if !strings.Contains(string(b), want) {
+				t.Fatalf("%s: body %s lacks %s", p, b, want)
+			}
+		}},
+		{FaultMalformed, map[string]int{Plaid: 200, GoCardless: 200, Stripe: 200, Mercury: 200}, func(t *testing.T, p string, _ http.Header, b []byte) {
+			if json.Valid(b) || len(b) == 0 {
+				t.Fatalf("%s: malformed body is valid JSON: %s", p, b)
+			}
+		}},
+	}
+	ps := probes(t, srv.URL)
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			for _, p := range ps {
+				if err := s.SetFault(Fault{Provider: p.provider, Mode: tt.mode}); err != nil {
+					t.Fatal(err)
+				}
+				status, h, body := p.send(t, srv.URL)
+				if status != tt.status[p.provider] {
+					t.Fatalf("%s: status %d, want %d (%s)", p.provider, status, tt.status[p.provider], body)
+				}
+				tt.check(t, p.provider, h, body)
+				if err := s.SetFault(Fault{Provider: p.provider, Mode: FaultNone}); err != nil {
+					t.Fatal(err)
+				}
+				if status, _, body := p.send(t, srv.URL); status != http.StatusOK {
+					t.Fatalf("%s after clearing: %d %s", p.provider, status, body)
+				}
+			}
+		})
+	}
+}
+
+func TestFaultLatencyAndInstitution(t *testing.T) {
+	s, srv := newTestSim(t, Options{})
+	ps := probes(t, srv.URL)
+	doJSON(t, http.MethodPost, srv.URL+"/_sim/faults", Fault{Provider: Stripe, Mode: FaultLatency, LatencyMs: 120}, nil, nil)
+	start := time.Now()
+	if status, _, _ := ps[2].send(t, srv.URL); status != http.StatusOK || time.Since(start) < 120*time.Millisecond {
+		t.Fatalf("latency: status %d after %v", status, time.Since(start))
+	}
+	it := s.plaidItemFor(creds(t, Plaid, "faults")["access_token"])
+	other := "ins_0"
+	if err := s.SetFault(Fault{Provider: Plaid, Mode: FaultInstitutionDown, InstitutionID: other}); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := ps[0].send(t, srv.URL); status != http.StatusOK {
+		t.Fatalf("another institution's outage affected this item: %d", status)
+	}
+	if err := s.SetFault(Fault{Provider: Plaid, Mode: FaultInstitutionDown, InstitutionID: it.institutionID}); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := ps[0].send(t, srv.URL); status != http.StatusBadRequest || !strings.Contains(string(body), "INSTITUTION_DOWN") {
+		t.Fatalf("institution down: %d %s", status, body)
+	}
+	var e map[string]string
+	if resp := doJSON(t, http.MethodPost, srv.URL+"/_sim/faults", Fault{Provider: Stripe, Mode: FaultMutation}, nil, &e); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("mutation on stripe accepted: %d", resp.StatusCode)
+	}
+	var st State
+	doJSON(t, http.MethodGet, srv.URL+"/_sim/state", nil, nil, &st)
+	if st.Faults[Plaid].Mode != FaultInstitutionDown || st.Today != "2026-03-10" {
+		t.Fatalf("state = %+v", st)
+	}
+}
