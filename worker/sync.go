@@ -127,8 +127,8 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 		next := s.now().Add(pe.RetryAfter)
 		o.NextSyncAt = &next
 	}
-	if dataset != "" {
-		if mErr := storage.MarkDataset(ctx, s.Store.Pool(), conn.ID, dataset, false, o.ErrorClass); mErr != nil {
+	for _, d := range datasetsFrom(conn.Provider, dataset) {
+		if mErr := storage.MarkDataset(ctx, s.Store.Pool(), conn.ID, d, false, o.ErrorClass); mErr != nil {
 			s.Log.Error("record dataset failure", "connection_id", conn.ID, "error", mErr)
 		}
 	}
@@ -168,4 +168,21 @@ func (w *SyncWorker) Work(ctx context.Context, job *river.Job[jobargs.SyncConnec
 		return nil
 	}
 	return err
+}
+
+// datasetsFrom lists the dataset a sync failed on and those it would have
+// fetched after it, which this failure kept from being stored: an
+// aggregator connection whose first sync fails at its accounts has not
+// stored its holdings either.
+func datasetsFrom(provider, failed string) []string {
+	order := []string{"accounts", "transactions"}
+	if provider == domain.ProviderPlaid {
+		order = append(order, "holdings", "investment_transactions")
+	}
+	for i, d := range order {
+		if d == failed {
+			return order[i:]
+		}
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/sim"
@@ -470,6 +471,10 @@ func TestHoldingsNeverStoredWhileProviderDown(t *testing.T) {
 	}
 	if class != "unavailable" {
 		t.Fatalf("dataset error class %q", class)
+	}
+	down, err := v2.NeverStoredAndUnavailable(context.Background(), e.st, storage.Scope{UserID: e.user.ID}, "holdings", &c.ID)
+	if err != nil || !down {
+		t.Fatalf("holdings should answer 502 while never stored and the provider is down: %v %v", down, err)
 	}
 	if err := e.sim.SetFault(sim.Fault{Provider: domain.ProviderPlaid, Mode: sim.FaultNone}); err != nil {
 		t.Fatal(err)

@@ -68,7 +68,7 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 		return nil, err
 	}
 	if reg != nil {
-		reg.MustRegister(newBreakerCollector(provs))
+		reg.MustRegister(newBreakerCollector(provs), worker.NewJobCollector(st.Pool()), newPoolCollector(st))
 	}
 	reconnect := a.cfg.ReconnectURLTemplate
 	if reconnect == "" {
