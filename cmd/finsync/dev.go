@@ -64,7 +64,7 @@ func (a *app) devCmd() *cobra.Command {
 			}
 			g.Go(func() error { return runWorkers(gctx, client) })
 			logf("syncing %d demo connections from the simulator", len(demo.Connections))
-			if err := a.waitSyncs(ctx, st, client, demo.Jobs); err != nil {
+			if _, err := a.waitSyncs(ctx, st, client, demo.Jobs); err != nil {
 				logf("%v", err)
 			}
 			apiErr := make(chan error, 1)

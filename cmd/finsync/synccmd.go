@@ -50,7 +50,11 @@ func (a *app) syncCmd() *cobra.Command {
 				}
 				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 				defer cancel()
-				return a.waitSyncs(ctx, st, client, jobs)
+				results, err := a.waitSyncs(ctx, st, client, jobs)
+				if a.json {
+					_ = a.print(map[string]any{"results": results}, "")
+				}
+				return err
 			})
 		},
 	}
@@ -75,8 +79,9 @@ func syncTargets(ctx context.Context, st *storage.Store, connection string) ([]u
 	return []uuid.UUID{id}, nil
 }
 
-// waitSyncs polls the jobs, printing progress, until each has ended.
-func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Client[pgx.Tx], jobs map[uuid.UUID]int64) error {
+// waitSyncs polls the jobs, printing progress, until each has ended, and
+// returns how each ended.
+func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Client[pgx.Tx], jobs map[uuid.UUID]int64) (map[uuid.UUID]string, error) {
 	done := map[uuid.UUID]string{}
 	failed := 0
 	for len(done) < len(jobs) {
@@ -86,7 +91,7 @@ func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Cl
 			}
 			job, err := client.JobGet(ctx, jobID)
 			if err != nil {
-				return fmt.Errorf("follow sync of %s: %w", conn, err)
+				return done, fmt.Errorf("follow sync of %s: %w", conn, err)
 			}
 			if outcome, final := syncOutcome(job); final {
 				done[conn] = outcome
@@ -101,7 +106,7 @@ func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Cl
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("syncs still running after the timeout: %d of %d done", len(done), len(jobs))
+			return done, fmt.Errorf("syncs still running after the timeout: %d of %d done", len(done), len(jobs))
 		case <-time.After(500 * time.Millisecond):
 		}
 		for conn := range jobs {
@@ -110,13 +115,10 @@ func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Cl
 			}
 		}
 	}
-	if a.json {
-		_ = a.print(map[string]any{"results": done, "failed": failed}, "")
-	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d syncs failed", failed, len(jobs))
+		return done, fmt.Errorf("%d of %d syncs failed", failed, len(jobs))
 	}
-	return nil
+	return done, nil
 }
 
 // syncOutcome reports whether a job has ended and how.

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/storage/storagetest"
+)
+
+// run executes one finsync command and decodes its --json output.
+func run(t *testing.T, dbURL string, args ...string) map[string]any {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := newRoot(&out, &errOut)
+	root.SetArgs(append([]string{"--database-url", dbURL, "--json"}, args...))
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("finsync %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatalf("finsync %s printed %q: %v", strings.Join(args, " "), out.String(), err)
+	}
+	return m
+}
+
+func TestOperatorCommands(t *testing.T) {
+	t.Setenv("FINSYNC_ENCRYPTION_KEY", strings.Repeat("0a", 32))
+	_, dbURL := storagetest.NewDB(t)
+	s := httptest.NewServer(sim.New(sim.Options{Seed: 3}))
+	defer s.Close()
+
+	u := run(t, dbURL, "users", "create", "--email", "ops@example.com", "--plan", "standard")
+	uid := u["id"].(string)
+	if u["storageMode"] != false || u["plan"] != "standard" {
+		t.Fatalf("user %v", u)
+	}
+	k := run(t, dbURL, "keys", "create", "--user", uid, "--name", "ci")
+	if key, _ := k["key"].(string); !strings.HasPrefix(key, "fin_") || len(key) < 36 {
+		t.Fatalf("key %v", k)
+	}
+	up := run(t, dbURL, "users", "update", uid, "--plan", "pro")
+	if up["plan"] != "pro" || up["storageMode"] != true {
+		t.Fatalf("after update (a key turns storage mode on): %v", up)
+	}
+	if d := run(t, dbURL, "keys", "disable", k["id"].(string)); d["enabled"] != false {
+		t.Fatalf("disable %v", d)
+	}
+	tok := run(t, dbURL, "oauth-tokens", "issue", "--user", uid, "--app", "budgets")
+	if token, _ := tok["token"].(string); !strings.HasPrefix(token, "fino_") {
+		t.Fatalf("token %v", tok)
+	}
+	c := run(t, dbURL, "connections", "add", "--user", uid, "--provider", "mercury", "--sim", "--sim-url", s.URL)
+	cid := c["id"].(string)
+	if c["baseUrl"] != s.URL+"/api/v1" || c["status"] != "active" {
+		t.Fatalf("connection %v", c)
+	}
+	if d := run(t, dbURL, "connections", "disable", cid); d["status"] != "disabled" {
+		t.Fatalf("disable connection %v", d)
+	}
+	list := run(t, dbURL, "connections", "list", "--user", uid)
+	if conns := list["connections"].([]any); len(conns) != 1 || conns[0].(map[string]any)["status"] != "disabled" {
+		t.Fatalf("list %v", list)
+	}
+	if e := run(t, dbURL, "connections", "enable", cid); e["status"] != "active" {
+		t.Fatalf("enable connection %v", e)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestDevServesTheDemoUsersData runs `finsync dev` and follows the curl
+// line it prints.
+func TestDevServesTheDemoUsersData(t *testing.T) {
+	_, dbURL := storagetest.NewDB(t)
+	t.Setenv("DATABASE_URL", dbURL)
+	addr, simAddr := freeAddr(t), freeAddr(t)
+	var out, errOut syncBuffer
+	root := newRoot(&out, &errOut)
+	root.SetArgs([]string{"--json", "dev", "--addr", addr, "--sim-addr", simAddr, "--dir", t.TempDir()})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("dev did not stop")
+		}
+	}()
+	var demo struct {
+		BaseURL     string   `json:"baseUrl"`
+		Key         string   `json:"key"`
+		Connections []string `json:"connections"`
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for json.Unmarshal([]byte(out.String()), &demo) != nil || demo.Key == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("dev printed no demo within 90s; stderr:\n%s", errOut.String())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("dev stopped: %v\n%s", err, errOut.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if len(demo.Connections) != 4 {
+		t.Fatalf("demo connections %v", demo.Connections)
+	}
+	for _, path := range []string{"/v2/accounts", "/v2/transactions?limit=5", "/v2/bank-connections"} {
+		req, _ := http.NewRequest(http.MethodGet, demo.BaseURL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+demo.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"id"`)) {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+}
