@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/compose-spec/compose-go/v2/types"
 )
 
 // buildTimeout bounds the image's `go build` run on a cold build cache.
@@ -131,6 +133,39 @@ func TestBuildStageCommand(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("compose commands", func(t *testing.T) {
+		checkComposeCommands(t, bin, repoCompose(t))
+	})
+}
+
+// checkComposeCommands asks the built binary about every compose service's
+// command: the subcommand must exist and accept each flag given to it. A
+// subcommand the binary does not have yet is skipped, not failed, so the
+// compose file can name commands that land in other branches first.
+func checkComposeCommands(t *testing.T, bin string, p *types.Project) {
+	for _, name := range finsyncServices {
+		command := p.Services[name].Command
+		if len(command) == 0 {
+			t.Errorf("%s has no command", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			out, err := tryBinary(t, bin, command[0], "--help")
+			if err != nil && strings.Contains(out, "unknown command") {
+				t.Skipf("this build of finsync has no %q subcommand yet", command[0])
+			}
+			if err != nil {
+				t.Fatalf("finsync %s --help: %v\n%s", command[0], err, out)
+			}
+			for _, arg := range command[1:] {
+				flag, _, _ := strings.Cut(arg, "=")
+				if strings.HasPrefix(flag, "--") && !strings.Contains(out, flag+" ") {
+					t.Errorf("finsync %s has no flag %s:\n%s", command[0], flag, out)
+				}
+			}
+		})
+	}
 }
 
 // runBinary runs bin with args and returns its combined output; it fails t

@@ -382,3 +382,31 @@ func TestDockerfileChecksCatchMistakes(t *testing.T) {
 		})
 	}
 }
+
+// TestDockerfileChecksAcceptAlternatives edits the real Dockerfile into other
+// valid shapes and expects no problem.
+func TestDockerfileChecksAcceptAlternatives(t *testing.T) {
+	_, src := loadDockerfile(t)
+	goVersion := repoGoVersion(t)
+	tests := []struct {
+		name, old, new string
+	}{
+		{"named user it creates", "USER 10001:10001", "USER finsync"},
+		{"uid only", "USER 10001:10001", "USER 10001"},
+		{"plain golang tag", "golang:" + goVersion + "-trixie", "golang:" + goVersion},
+		{"distroless nonroot", "debian:trixie-slim", "gcr.io/distroless/static-debian12:nonroot"},
+		{"pinned digest", "debian:trixie-slim", "debian:trixie-slim@sha256:" + strings.Repeat("ab", 32)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(string(src), tt.old) {
+				t.Fatalf("Dockerfile no longer contains %q; update this case", tt.old)
+			}
+			df, err := ParseDockerfile(strings.NewReader(strings.Replace(string(src), tt.old, tt.new, 1)))
+			if err != nil {
+				t.Fatalf("parse edited Dockerfile: %v", err)
+			}
+			reportProblems(t, tt.name, checkDockerfile(df, goVersion))
+		})
+	}
+}
