@@ -42,7 +42,7 @@ func TestV1Accounts(t *testing.T) {
 	}
 	checkJSON(t, rows[0], map[string]string{
 		"bankConnectionId": `"` + w.connA1.String() + `"`, "name": `"A1 checking"`, "provider": `"Plaid"`,
-		"balance": `{"current":100.5,"available":90.25,"limit":null,"interestRate":null}`,
+		"balance":  `{"current":100.5,"available":90.25,"limit":null,"interestRate":null}`,
 		"currency": `"USD"`, "mask": `"1234"`, "type": `"depository"`, "subtype": `"checking"`,
 		"payment": "null", "loanOrigination": "null",
 	})
