@@ -22,6 +22,7 @@ import (
 )
 
 func TestV1BadRequests(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := seedWorld(e.fx)
 	stripe := e.fx.Connection(w.a.ID, domain.ProviderStripe, "active")
@@ -68,6 +69,7 @@ func TestV1BadRequests(t *testing.T) {
 }
 
 func TestV1ConnectionNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := seedWorld(e.fx)
 	scoped := e.fx.Key(w.a.ID, []uuid.UUID{w.acctA1})
@@ -98,6 +100,7 @@ func TestV1ConnectionNotFound(t *testing.T) {
 }
 
 func TestV1ProviderServiceUnavailable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u := e.fx.User(domain.PlanPro, true)
 	conn := e.fx.Connection(u.ID, domain.ProviderPlaid, "error")
@@ -122,6 +125,7 @@ func TestV1ProviderServiceUnavailable(t *testing.T) {
 }
 
 func TestV1InternalErrorInsideEndpoint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := seedWorld(e.fx)
 	key := e.fx.Key(w.a.ID, nil)
@@ -163,6 +167,7 @@ func expectMiddlewareError(t *testing.T, r response, status int, message string)
 }
 
 func TestV1AuthenticationAndPlanErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pro := e.fx.User(domain.PlanPro, true)
 	disabledID, disabled := e.fx.KeyWithID(pro.ID, nil, nil)
@@ -219,6 +224,7 @@ func TestV1AuthenticationAndPlanErrors(t *testing.T) {
 }
 
 func TestV1RoutingErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.get("/v1/nothing-here", "")
 	e.expect(r, http.StatusNotFound, "NOT_FOUND")
@@ -272,6 +278,7 @@ func (d downEnv) get(t *testing.T, path, key string) response {
 }
 
 func TestV1DatabaseDown(t *testing.T) {
+	t.Parallel()
 	d := newDownEnv(t)
 	r := d.get(t, "/v1/health", "")
 	if code, _ := v1Error(t, r); r.status != http.StatusServiceUnavailable || code != "SERVICE_UNAVAILABLE" {
@@ -282,6 +289,7 @@ func TestV1DatabaseDown(t *testing.T) {
 }
 
 func TestV1RateLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := seedWorld(e.fx)
 	key := e.fx.Key(w.a.ID, nil)
@@ -345,6 +353,7 @@ func TestV1RateLimits(t *testing.T) {
 }
 
 func TestV1FailedAuthenticationThrottle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	bad := "fin_0123456789abcdefghijABCDEFGHIJ0123456789"
 	for i := 0; i < middleware.DefaultAuthConfig.FailureBurst; i++ {

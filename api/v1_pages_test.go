@@ -72,6 +72,7 @@ func walkFixture(e *env, provider string, n int) (user domain.User, conn uuid.UU
 }
 
 func TestV1TransactionIDCursorWalk(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	user, conn, want := walkFixture(e, domain.ProviderStripe, 137)
 	key := e.fx.Key(user.ID, nil)
@@ -98,6 +99,7 @@ func TestV1TransactionIDCursorWalk(t *testing.T) {
 }
 
 func TestV1OffsetCursorWalk(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	user, conn, want := walkFixture(e, domain.ProviderPlaid, 123)
 	key := e.fx.Key(user.ID, nil)
@@ -125,6 +127,7 @@ func TestV1OffsetCursorWalk(t *testing.T) {
 }
 
 func TestV1InvestmentOffsetWalks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u := e.fx.User(domain.PlanPro, true)
 	conn := e.fx.Connection(u.ID, domain.ProviderPlaid, "active")

@@ -99,6 +99,7 @@ func parityWorld(t *testing.T, e *env) (world, uuid.UUID) {
 }
 
 func TestV1AndV2ReportTheSameFacts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w, stripe := parityWorld(t, e)
 	key := e.fx.Key(w.a.ID, nil)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestV1Accounts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := seedWorld(e.fx)
 	key := e.fx.Key(w.a.ID, nil)
@@ -91,6 +92,7 @@ func checkJSON(t *testing.T, row map[string]json.RawMessage, want map[string]str
 }
 
 func TestV1BankConnections(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := seedWorld(e.fx)
 	broken := e.fx.Connection(w.a.ID, domain.ProviderGoCardless, "error")
@@ -120,6 +122,7 @@ func TestV1BankConnections(t *testing.T) {
 }
 
 func TestV1Transactions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := seedWorld(e.fx)
 	key := e.fx.Key(w.a.ID, nil)
@@ -200,6 +203,7 @@ func dedupeQuery(t *testing.T, path string) string {
 }
 
 func TestV1Holdings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := seedWorld(e.fx)
 	key := e.fx.Key(w.a.ID, nil)
@@ -234,6 +238,7 @@ func TestV1Holdings(t *testing.T) {
 }
 
 func TestV1InvestmentTransactions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w := seedWorld(e.fx)
 	key := e.fx.Key(w.a.ID, nil)
@@ -269,6 +274,7 @@ func TestV1InvestmentTransactions(t *testing.T) {
 }
 
 func TestV1HealthAndDocument(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.get("/v1/health", "")
 	e.expect(r, http.StatusOK, "")
