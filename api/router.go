@@ -17,6 +17,7 @@ import (
 	"github.com/finsync/finsync/api/cursor"
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/api/openapi"
+	v1 "github.com/finsync/finsync/api/v1"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/storage"
 )
@@ -71,11 +72,27 @@ func New(cfg Config) *API {
 		Plans:   cfg.Plans,
 		OpenAPI: openapi.V2(),
 	})
+	v1.Register(e, v1.Config{
+		Store:   cfg.Store,
+		Auth:    auth,
+		Limits:  limits,
+		Log:     cfg.Log,
+		OpenAPI: openapi.V1(),
+	})
 	e.NoRoute(func(c *gin.Context) {
+		if isV1(c) {
+			v1.Fail(c, http.StatusNotFound, v1.CodeNotFound, "No such endpoint")
+			return
+		}
 		v2.Fail(c, http.StatusNotFound, v2.CodeNotFound, "No such endpoint")
 	})
 	e.NoMethod(func(c *gin.Context) {
-		v2.Fail(c, http.StatusMethodNotAllowed, v2.CodeMethodNotAllowed, "Method "+c.Request.Method+" is not allowed on "+strings.TrimSuffix(c.Request.URL.Path, "/"))
+		msg := "Method " + c.Request.Method + " is not allowed on " + strings.TrimSuffix(c.Request.URL.Path, "/")
+		if isV1(c) {
+			v1.Fail(c, http.StatusMethodNotAllowed, v1.CodeMethodNotAllowed, msg)
+			return
+		}
+		v2.Fail(c, http.StatusMethodNotAllowed, v2.CodeMethodNotAllowed, msg)
 	})
 	return &API{Handler: e, auth: auth, store: cfg.Store}
 }
@@ -84,6 +101,12 @@ func New(cfg Config) *API {
 // last-used flushes) until ctx ends.
 func (a *API) Run(ctx context.Context) {
 	a.auth.Run(ctx, a.store.Pool())
+}
+
+// isV1 reports whether the request is for version 1 of the API.
+func isV1(c *gin.Context) bool {
+	p := c.Request.URL.Path
+	return p == "/v1" || strings.HasPrefix(p, "/v1/")
 }
 
 // limitBody caps request bodies at MaxBodyBytes.
