@@ -69,5 +69,6 @@ func NewInsertClient(pool *pgxpool.Pool) (*river.Client[pgx.Tx], error) {
 func addWorkers(workers *river.Workers, cfg Config) error {
 	_ = workers
 	_ = cfg
+	river.AddWorker(workers, newApplyRulesWorker(cfg))
 	return nil
 }
