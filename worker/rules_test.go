@@ -307,13 +307,24 @@ func seedMillion(b *testing.B, pool *pgxpool.Pool, user, conn uuid.UUID, accts [
 		i++
 		return row, nil
 	})
-	_, err := pool.CopyFrom(context.Background(), pgx.Identifier{"transactions"},
+	ctx := context.Background()
+	db, err := pool.Acquire(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Release()
+	// One COPY of a million rows outlasts the pool's statement timeout.
+	if _, err := db.Exec(ctx, `SET statement_timeout = 0`); err != nil {
+		b.Fatal(err)
+	}
+	defer db.Exec(ctx, `RESET statement_timeout`) //nolint:errcheck
+	_, err = db.CopyFrom(ctx, pgx.Identifier{"transactions"},
 		[]string{"id", "user_id", "bank_connection_id", "account_id", "provider", "provider_id", "status",
 			"summary", "amount", "currency", "authorized_date", "posted_date", "merchant_name"}, src)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := pool.Exec(context.Background(), `ANALYZE transactions`); err != nil {
+	if _, err := db.Exec(ctx, `VACUUM ANALYZE transactions`); err != nil {
 		b.Fatal(err)
 	}
 }
