@@ -44,7 +44,9 @@ func newApplyRulesWorker(cfg Config) *ApplyRulesWorker {
 }
 
 // Timeout lets the job run longer than River's default.
-func (w *ApplyRulesWorker) Timeout(*river.Job[jobargs.ApplyRules]) time.Duration { return ruleJobTimeout }
+func (w *ApplyRulesWorker) Timeout(*river.Job[jobargs.ApplyRules]) time.Duration {
+	return ruleJobTimeout
+}
 
 // Work applies the user's rules to all their stored transactions.
 func (w *ApplyRulesWorker) Work(ctx context.Context, job *river.Job[jobargs.ApplyRules]) error {
