@@ -187,7 +187,11 @@ func (s *Server) updateRule(c *gin.Context) {
 		if cur.ArchivedAt != nil {
 			return badf("rule: archived rules cannot be changed")
 		}
-		in, compiled, err := validateRule(mergeRule(cur, patch), ruleValidationScope(sc, cur))
+		merged, err := mergeRule(cur, patch)
+		if err != nil {
+			return err
+		}
+		in, compiled, err := validateRule(merged, ruleValidationScope(sc, cur))
 		if err != nil {
 			return err
 		}
@@ -208,7 +212,7 @@ func (s *Server) updateRule(c *gin.Context) {
 
 // mergeRule is the stored rule with the patch's members replacing its own,
 // as one rule document.
-func mergeRule(cur storage.Rule, patch members) []byte {
+func mergeRule(cur storage.Rule, patch members) ([]byte, error) {
 	doc := members{
 		"conditions": json.RawMessage(cur.Conditions),
 		"outcomes":   json.RawMessage(cur.Outcomes),
@@ -217,8 +221,11 @@ func mergeRule(cur storage.Rule, patch members) []byte {
 	for k, v := range patch {
 		doc[k] = v
 	}
-	b, _ := json.Marshal(map[string]json.RawMessage(doc))
-	return b
+	b, err := json.Marshal(map[string]json.RawMessage(doc))
+	if err != nil {
+		return nil, fmt.Errorf("merge rule %s: %w", cur.ID, err)
+	}
+	return b, nil
 }
 
 // ruleValidationScope is the accounts an updated rule's conditions may
