@@ -328,3 +328,13 @@ func seedMillion(b *testing.B, pool *pgxpool.Pool, user, conn uuid.UUID, accts [
 		b.Fatal(err)
 	}
 }
+
+func TestRuleAppliesOnlyToItsAllowedAccounts(t *testing.T) {
+	w := newRuleWorld(t)
+	w.exec(t, `INSERT INTO rules (user_id, conditions, outcomes, priority, allowed_account_ids) VALUES ($1, $2, $3, 10, $4)`,
+		w.user, `[{"field":"Summary","operator":"contains","value":"o"}]`, hide, []uuid.UUID{w.acc2})
+	w.apply(t, 0)
+	if got := w.hidden(t); !slices.Equal(got, []int{3}) {
+		t.Fatalf("hidden %v, want only the allowed account's match", got)
+	}
+}
