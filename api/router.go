@@ -37,6 +37,9 @@ type Config struct {
 	Auth middleware.AuthConfig
 	// Plans overrides the version 2 per-minute budgets by plan.
 	Plans v2.PlanLimits
+	// Jobs enqueues River jobs in the transaction of the change causing
+	// them (an insert-only River client); nil skips rule application.
+	Jobs v2.JobInserter
 }
 
 // API is the assembled HTTP handler and the background work it needs.
@@ -71,6 +74,7 @@ func New(cfg Config) *API {
 		Log:     cfg.Log,
 		Plans:   cfg.Plans,
 		OpenAPI: openapi.V2(),
+		Jobs:    cfg.Jobs,
 	})
 	v1.Register(e, v1.Config{
 		Store:   cfg.Store,

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -68,4 +69,132 @@ func CreateManualAccountTx(ctx context.Context, tx pgx.Tx, userID, credentialID 
 		}
 	}
 	return getAccount(ctx, tx, Scope{UserID: userID}, id, "")
+}
+
+// ErrNotManual is returned for a write to a bank-synced account.
+var ErrNotManual = errors.New("account is synced from a bank and read-only")
+
+// ErrClosed is returned for a change to a closed account.
+var ErrClosed = errors.New("account is closed")
+
+// AccountPatch is a change to a manual account: nil fields are left alone.
+// The Set* flags distinguish "clear" (flag true, value nil) from "leave".
+type AccountPatch struct {
+	Name     *string
+	Type     *string
+	Currency *string
+
+	SetInstitutionName bool
+	InstitutionName    *string
+	SetSubtype         bool
+	Subtype            *string
+	SetMask            bool
+	Mask               *string
+
+	SetCurrentBalance   bool
+	CurrentBalance      *domain.Money
+	SetAvailableBalance bool
+	AvailableBalance    *domain.Money
+	// SetLiability replaces the whole liability object (nil clears it).
+	SetLiability bool
+	Liability    *domain.Liability
+}
+
+// UpdateManualAccount applies the patch to a manual account within the
+// scope. A changed current balance also records today's balance snapshot.
+// It returns ErrNotFound outside the scope, ErrNotManual for a bank-synced
+// account and ErrClosed for a closed one.
+func (s *Store) UpdateManualAccount(ctx context.Context, sc Scope, id uuid.UUID, p AccountPatch) (AccountWithConnection, error) {
+	var out AccountWithConnection
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
+		a, err := lockManualAccount(ctx, tx, sc, id)
+		if err != nil {
+			return err
+		}
+		if a.Status == domain.AccountClosed {
+			return ErrClosed
+		}
+		if err := updateAccountRow(ctx, tx, a, p); err != nil {
+			return err
+		}
+		if p.SetCurrentBalance && p.CurrentBalance != nil {
+			cur := a.Currency
+			if p.Currency != nil {
+				cur = *p.Currency
+			}
+			if err := RecordBalance(ctx, tx, a.UserID, id, domain.DateOf(now()), *p.CurrentBalance, cur); err != nil {
+				return err
+			}
+		}
+		out, err = getAccount(ctx, tx, sc, id, "")
+		return err
+	})
+	return out, err
+}
+
+// lockManualAccount loads and locks an account of the scope, refusing
+// bank-synced ones.
+func lockManualAccount(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID) (AccountWithConnection, error) {
+	a, err := getAccount(ctx, tx, sc, id, " FOR UPDATE OF a")
+	if err != nil {
+		return a, err
+	}
+	if !a.Manual {
+		return a, fmt.Errorf("update account %s: %w", id, ErrNotManual)
+	}
+	return a, nil
+}
+
+func updateAccountRow(ctx context.Context, tx pgx.Tx, a AccountWithConnection, p AccountPatch) error {
+	var liability []byte
+	if p.SetLiability && p.Liability != nil {
+		var err error
+		if liability, err = json.Marshal(p.Liability); err != nil {
+			return fmt.Errorf("encode liability: %w", err)
+		}
+	}
+	_, err := tx.Exec(ctx, `
+		UPDATE accounts SET
+			name = COALESCE($2, name),
+			type = COALESCE($3, type),
+			currency = COALESCE($4, currency),
+			institution_name = CASE WHEN $5 THEN $6 ELSE institution_name END,
+			subtype = CASE WHEN $7 THEN $8 ELSE subtype END,
+			mask = CASE WHEN $9 THEN $10 ELSE mask END,
+			current_balance = CASE WHEN $11 THEN $12::numeric ELSE current_balance END,
+			available_balance = CASE WHEN $13 THEN $14::numeric ELSE available_balance END,
+			balance_as_of = CASE WHEN $11 OR $13 THEN now() ELSE balance_as_of END,
+			liability = CASE WHEN $15 THEN $16::jsonb ELSE liability END,
+			updated_at = now()
+		WHERE id = $1`,
+		a.ID, p.Name, p.Type, p.Currency,
+		p.SetInstitutionName, p.InstitutionName, p.SetSubtype, p.Subtype, p.SetMask, p.Mask,
+		p.SetCurrentBalance, p.CurrentBalance, p.SetAvailableBalance, p.AvailableBalance,
+		p.SetLiability, liability)
+	if err != nil {
+		return fmt.Errorf("update account %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// CloseManualAccount closes a manual account within the scope (status
+// closed, closed_at set); its transactions and balance history are kept.
+// Closing a closed account changes nothing. It returns ErrNotFound outside
+// the scope and ErrNotManual for a bank-synced account.
+func (s *Store) CloseManualAccount(ctx context.Context, sc Scope, id uuid.UUID) (AccountWithConnection, error) {
+	var out AccountWithConnection
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
+		a, err := lockManualAccount(ctx, tx, sc, id)
+		if err != nil {
+			return err
+		}
+		if a.Status != domain.AccountClosed {
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET status = 'closed', closed_at = now(), updated_at = now() WHERE id = $1`, id); err != nil {
+				return fmt.Errorf("close account %s: %w", id, err)
+			}
+		}
+		out, err = getAccount(ctx, tx, sc, id, "")
+		return err
+	})
+	return out, err
 }

@@ -76,6 +76,7 @@ func addWorkers(workers *river.Workers, cfg Config) error {
 		river.AddWorker(workers, &SyncWorker{Syncer: cfg.Syncer})
 	}
 	river.AddWorker(workers, &ScheduleWorker{Store: cfg.Store})
+	river.AddWorker(workers, newApplyRulesWorker(cfg))
 	return nil
 }
 

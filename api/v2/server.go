@@ -34,6 +34,10 @@ type Config struct {
 	Plans   PlanLimits
 	// OpenAPI is the document served at /v2/openapi.json.
 	OpenAPI []byte
+	// Jobs enqueues the job that applies rules to stored transactions, in
+	// the transaction of each rule change; nil stores rule changes without
+	// applying them retroactively.
+	Jobs JobInserter
 }
 
 // Server holds the version 2 handlers.
@@ -68,6 +72,16 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	authed.GET("/category-groups", s.listCategoryGroups)
 	authed.GET("/holdings", s.listHoldings)
 	authed.GET("/investment-transactions", s.listInvestmentTransactions)
+	authed.POST("/accounts", s.createAccount)
+	authed.PATCH("/accounts/:accountId", s.updateAccount)
+	authed.DELETE("/accounts/:accountId", s.closeAccount)
+	authed.POST("/categories", s.createCategory)
+	authed.PATCH("/categories/:id", s.updateCategory)
+	authed.PATCH("/transactions/:id", s.updateTransaction)
+	authed.GET("/rules", s.listRules)
+	authed.POST("/rules", middleware.RateLimit(cfg.Limits, resp, s.createRuleLimit), s.createRule)
+	authed.PATCH("/rules/:ruleId", s.updateRule)
+	authed.DELETE("/rules/:ruleId", s.archiveRule)
 	return s
 }
 

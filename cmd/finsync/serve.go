@@ -14,6 +14,7 @@ import (
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/storage"
+	"github.com/finsync/finsync/worker"
 )
 
 func (a *app) migrateCmd() *cobra.Command {
@@ -59,7 +60,11 @@ func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr s
 	log := a.logger()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), newPoolCollector(st))
-	srv := api.New(api.Config{Store: st, Log: log, CursorKey: a.cfg.cursorKey(log), Metrics: reg})
+	jobs, err := worker.NewInsertClient(st.Pool())
+	if err != nil {
+		return err
+	}
+	srv := api.New(api.Config{Store: st, Log: log, CursorKey: a.cfg.cursorKey(log), Metrics: reg, Jobs: jobs})
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { srv.Run(ctx); return nil })
 	g.Go(func() error { return api.Serve(ctx, addr, srv.Handler, log) })

@@ -1,0 +1,236 @@
+package v2
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"golang.org/x/text/currency"
+
+	"github.com/finsync/finsync/domain"
+)
+
+// readBody returns the raw request body after checking its Content-Type
+// and size; every failure is a 400 whose message starts with "body:".
+func readBody(c *gin.Context) ([]byte, error) {
+	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return nil, badf("body: Content-Type must be application/json")
+	}
+	if c.Request.Body == nil {
+		return nil, badf("body: a JSON object is required")
+	}
+	raw, err := io.ReadAll(c.Request.Body)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, badf("body: larger than 1 MiB")
+	case err != nil:
+		return nil, fmt.Errorf("read request body: %w", err)
+	}
+	return raw, nil
+}
+
+// members is a JSON object's members, raw, by name.
+type members map[string]json.RawMessage
+
+// readObject reads the body as one JSON object whose keys are all among
+// allowed, refusing malformed JSON, duplicate keys, trailing data and
+// unknown fields.
+func readObject(c *gin.Context, allowed ...string) (members, error) {
+	raw, err := readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	return parseObject(raw, "body", allowed...)
+}
+
+// parseObject parses raw as one JSON object (see readObject); path prefixes
+// the messages.
+func parseObject(raw []byte, path string, allowed ...string) (members, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, badf("%s: malformed JSON", path)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, badf("%s: must be a JSON object", path)
+	}
+	m := members{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, badf("%s: malformed JSON", path)
+		}
+		key := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, badf("%s: malformed JSON", path)
+		}
+		if _, dup := m[key]; dup {
+			return nil, badf("%s: duplicate field %q", path, key)
+		}
+		m[key] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, badf("%s: malformed JSON", path)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, badf("%s: unexpected data after the JSON object", path)
+	}
+	for key := range m {
+		if !contains(allowed, key) {
+			return nil, badf("%s: unknown field %q", path, key)
+		}
+	}
+	return m, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// has reports whether the member is present.
+func (m members) has(name string) bool {
+	_, ok := m[name]
+	return ok
+}
+
+// isNull reports whether the member is present and null.
+func (m members) isNull(name string) bool {
+	v, ok := m[name]
+	return ok && string(bytes.TrimSpace(v)) == "null"
+}
+
+// str decodes a string member; null is refused unless nullable, and yields nil.
+func (m members) str(name string, nullable bool) (*string, error) {
+	if m.isNull(name) {
+		if !nullable {
+			return nil, badf("%s: must be a string", name)
+		}
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(m[name], &s); err != nil {
+		return nil, badf("%s: must be a string", name)
+	}
+	return &s, nil
+}
+
+// nonEmpty decodes a required, non-blank string member.
+func (m members) nonEmpty(name string) (string, error) {
+	s, err := m.str(name, false)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(*s) == "" {
+		return "", badf("%s: must not be empty", name)
+	}
+	return *s, nil
+}
+
+// money decodes a number member (null yields nil); strings are refused.
+func (m members) money(name string) (*domain.Money, error) {
+	if m.isNull(name) {
+		return nil, nil
+	}
+	var v domain.Money
+	if err := json.Unmarshal(m[name], &v); err != nil {
+		return nil, badf("%s: must be a JSON number", name)
+	}
+	return &v, nil
+}
+
+// uuidOrNull decodes a UUID string member; null yields nil.
+func (m members) uuidOrNull(name string) (*uuid.UUID, error) {
+	s, err := m.str(name, true)
+	if err != nil || s == nil {
+		if err != nil {
+			return nil, badf("%s: must be a UUID or null", name)
+		}
+		return nil, nil
+	}
+	id, err := uuid.Parse(*s)
+	if err != nil || len(*s) != 36 {
+		return nil, badf("%s: must be a UUID or null", name)
+	}
+	return &id, nil
+}
+
+var currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// currencyCode decodes an ISO 4217 currency code member.
+func (m members) currencyCode(name string) (string, error) {
+	s, err := m.str(name, false)
+	if err != nil {
+		return "", err
+	}
+	if !currencyPattern.MatchString(*s) {
+		return "", badf("%s: must be an ISO 4217 code such as USD", name)
+	}
+	if u, err := currency.ParseISO(*s); err != nil || u == (currency.Unit{}) {
+		return "", badf("%s: %q is not an ISO 4217 currency code", name, *s)
+	}
+	return *s, nil
+}
+
+// strictDecode decodes raw into v, refusing unknown fields, trailing data
+// and strings where numbers are expected; messages start with path.
+func strictDecode(raw []byte, path string, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badf("%s: %s", path, decodeMessage(err))
+	}
+	if dec.More() {
+		return badf("%s: unexpected data after the JSON object", path)
+	}
+	return nil
+}
+
+// decodeMessage words an encoding/json error for a client.
+func decodeMessage(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	msg := err.Error()
+	switch {
+	case errors.As(err, &typeErr):
+		if typeErr.Field != "" {
+			return fmt.Sprintf("%s: must be %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
+		}
+		return "has the wrong type"
+	case errors.As(err, &syntaxErr):
+		return "malformed JSON"
+	case strings.HasPrefix(msg, "json: unknown field "):
+		return "unknown field " + strings.TrimPrefix(msg, "json: unknown field ")
+	}
+	return strings.TrimPrefix(msg, "json: ")
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	}
+	return "a number"
+}

@@ -1,0 +1,263 @@
+package v2
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/finsync/finsync/api/middleware"
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/jobargs"
+	"github.com/finsync/finsync/rules"
+	"github.com/finsync/finsync/storage"
+)
+
+// JobInserter enqueues River jobs inside a database transaction; an
+// insert-only *river.Client[pgx.Tx] is one.
+type JobInserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// ruleView is the version 2 Rule object.
+type ruleView struct {
+	ID                uuid.UUID       `json:"id"`
+	Conditions        json.RawMessage `json:"conditions"`
+	Outcomes          json.RawMessage `json:"outcomes"`
+	Priority          int             `json:"priority"`
+	AllowedAccountIDs []uuid.UUID     `json:"allowedAccountIds"`
+	CreatedAt         time.Time       `json:"createdAt"`
+	UpdatedAt         time.Time       `json:"updatedAt"`
+	ArchivedAt        *time.Time      `json:"archivedAt"`
+}
+
+func newRuleView(r storage.Rule) ruleView {
+	return ruleView{
+		ID:                r.ID,
+		Conditions:        r.Conditions,
+		Outcomes:          r.Outcomes,
+		Priority:          r.Priority,
+		AllowedAccountIDs: r.AllowedAccountIDs,
+		CreatedAt:         r.CreatedAt.UTC(),
+		UpdatedAt:         r.UpdatedAt.UTC(),
+		ArchivedAt:        utc(r.ArchivedAt),
+	}
+}
+
+// createRuleLimit is the create-rule budget of standard-plan users.
+func (s *Server) createRuleLimit(c *gin.Context) (middleware.LimitInfo, bool) {
+	p := middleware.GetPrincipal(c)
+	if p == nil || p.Plan != domain.PlanStandard {
+		return middleware.LimitInfo{}, false
+	}
+	return middleware.LimitInfo{Name: "create-rule", Count: CreateRulePerMinute, Period: time.Minute, Plan: p.Plan}, true
+}
+
+func (s *Server) listRules(c *gin.Context) {
+	q := newQuery(c.Request.URL.Query())
+	includeArchived := q.boolean("includeArchived")
+	if q.err != nil {
+		s.handle(c, q.err)
+		return
+	}
+	rows, err := s.cfg.Store.ListRules(c.Request.Context(), scope(c), includeArchived)
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
+	out := make([]ruleView, len(rows))
+	for i, r := range rows {
+		out[i] = newRuleView(r)
+	}
+	c.JSON(http.StatusOK, gin.H{"rules": out})
+}
+
+func (s *Server) createRule(c *gin.Context) {
+	raw, err := readBody(c)
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
+	sc := scope(c)
+	in, compiled, err := validateRule(raw, sc.AccountIDs)
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	var out storage.Rule
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		if err := checkRuleCategories(ctx, tx, sc.UserID, compiled); err != nil {
+			return err
+		}
+		if out, err = storage.CreateRule(ctx, tx, sc.UserID, in, sc.AccountIDs); err != nil {
+			return err
+		}
+		return s.enqueueApply(ctx, tx, out)
+	})
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, newRuleView(out))
+}
+
+// validateRule validates a rule document with the rule engine, limited to
+// the account scope, and returns its stored form.
+func validateRule(raw []byte, accountScope []uuid.UUID) (storage.RuleInput, *rules.Rule, error) {
+	def, compiled, err := rules.ValidateJSON(raw, rules.Options{Scope: accountScope})
+	var ve *rules.ValidationError
+	if errors.As(err, &ve) {
+		return storage.RuleInput{}, nil, badf("%s", ve.Error())
+	}
+	if err != nil {
+		return storage.RuleInput{}, nil, fmt.Errorf("validate rule: %w", err)
+	}
+	in := storage.RuleInput{Priority: def.Priority}
+	if in.Conditions, err = json.Marshal(def.Conditions); err != nil {
+		return in, nil, fmt.Errorf("encode rule conditions: %w", err)
+	}
+	if in.Outcomes, err = json.Marshal(def.Outcomes); err != nil {
+		return in, nil, fmt.Errorf("encode rule outcomes: %w", err)
+	}
+	return in, compiled, nil
+}
+
+// checkRuleCategories refuses a rule that sets a category the user does
+// not have (another user's category is unknown too).
+func checkRuleCategories(ctx context.Context, tx pgx.Tx, userID uuid.UUID, r *rules.Rule) error {
+	ids := r.CategoryIDs()
+	ok, err := storage.CategoriesOwned(ctx, tx, userID, ids)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return badf("outcomes: the category to set does not exist")
+	}
+	return nil
+}
+
+// enqueueApply enqueues the job that re-applies the user's rules to their
+// stored transactions, in the transaction of the rule change.
+func (s *Server) enqueueApply(ctx context.Context, tx pgx.Tx, r storage.Rule) error {
+	if s.cfg.Jobs == nil {
+		return nil
+	}
+	if _, err := s.cfg.Jobs.InsertTx(ctx, tx, jobargs.ApplyRules{UserID: r.UserID, RuleID: r.ID}, nil); err != nil {
+		return fmt.Errorf("enqueue rule application: %w", err)
+	}
+	return nil
+}
+
+var ruleFields = []string{"conditions", "outcomes", "priority"}
+
+func (s *Server) updateRule(c *gin.Context) {
+	id, ok := s.pathID(c, "ruleId")
+	if !ok {
+		return
+	}
+	raw, err := readBody(c)
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
+	patch, err := parseObject(raw, "body", ruleFields...)
+	if err == nil && len(patch) == 0 {
+		err = badf("body: name at least one field to change")
+	}
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
+	ctx, sc := c.Request.Context(), scope(c)
+	var out storage.Rule
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		cur, err := storage.LockRule(ctx, tx, sc, id)
+		if err != nil {
+			return err
+		}
+		if cur.ArchivedAt != nil {
+			return badf("rule: archived rules cannot be changed")
+		}
+		merged, err := mergeRule(cur, patch)
+		if err != nil {
+			return err
+		}
+		in, compiled, err := validateRule(merged, ruleValidationScope(sc, cur))
+		if err != nil {
+			return err
+		}
+		if err := checkRuleCategories(ctx, tx, sc.UserID, compiled); err != nil {
+			return err
+		}
+		if out, err = storage.UpdateRule(ctx, tx, id, in); err != nil {
+			return err
+		}
+		return s.enqueueApply(ctx, tx, out)
+	})
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newRuleView(out))
+}
+
+// mergeRule is the stored rule with the patch's members replacing its own,
+// as one rule document.
+func mergeRule(cur storage.Rule, patch members) ([]byte, error) {
+	doc := members{
+		"conditions": json.RawMessage(cur.Conditions),
+		"outcomes":   json.RawMessage(cur.Outcomes),
+		"priority":   json.RawMessage(fmt.Sprint(cur.Priority)),
+	}
+	for k, v := range patch {
+		doc[k] = v
+	}
+	b, err := json.Marshal(map[string]json.RawMessage(doc))
+	if err != nil {
+		return nil, fmt.Errorf("merge rule %s: %w", cur.ID, err)
+	}
+	return b, nil
+}
+
+// ruleValidationScope is the accounts an updated rule's conditions may
+// name: the credential's scope, or else the rule's own allowed accounts.
+func ruleValidationScope(sc storage.Scope, r storage.Rule) []uuid.UUID {
+	if sc.Scoped() {
+		return sc.AccountIDs
+	}
+	return r.AllowedAccountIDs
+}
+
+func (s *Server) archiveRule(c *gin.Context) {
+	id, ok := s.pathID(c, "ruleId")
+	if !ok {
+		return
+	}
+	ctx, sc := c.Request.Context(), scope(c)
+	var out storage.Rule
+	err := s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		cur, err := storage.LockRule(ctx, tx, sc, id)
+		if err != nil || cur.ArchivedAt != nil {
+			out = cur
+			return err
+		}
+		if out, err = storage.ArchiveRule(ctx, tx, id); err != nil {
+			return err
+		}
+		return s.enqueueApply(ctx, tx, out)
+	})
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newRuleView(out))
+}

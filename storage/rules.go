@@ -1,0 +1,158 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Rule is a stored transaction rule. Conditions and Outcomes are the JSON
+// arrays the rule engine validated.
+type Rule struct {
+	ID         uuid.UUID
+	UserID     uuid.UUID
+	Conditions json.RawMessage
+	Outcomes   json.RawMessage
+	Priority   int
+	// AllowedAccountIDs limits the rule to these accounts; nil means all.
+	AllowedAccountIDs []uuid.UUID
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	ArchivedAt        *time.Time
+}
+
+// DefinitionJSON is the rule as one JSON object (conditions, outcomes and
+// priority), the form the rule engine decodes.
+func (r *Rule) DefinitionJSON() []byte {
+	b := make([]byte, 0, len(r.Conditions)+len(r.Outcomes)+64)
+	b = append(b, `{"conditions":`...)
+	b = append(b, r.Conditions...)
+	b = append(b, `,"outcomes":`...)
+	b = append(b, r.Outcomes...)
+	b = append(b, `,"priority":`...)
+	b = strconv.AppendInt(b, int64(r.Priority), 10)
+	return append(b, '}')
+}
+
+// RuleInput is a rule's definition as stored.
+type RuleInput struct {
+	Conditions json.RawMessage
+	Outcomes   json.RawMessage
+	Priority   int
+}
+
+const ruleColumns = `id, user_id, conditions, outcomes, priority, allowed_account_ids, created_at, updated_at, archived_at`
+
+func scanRule(row pgx.Row) (Rule, error) {
+	var r Rule
+	err := row.Scan(&r.ID, &r.UserID, &r.Conditions, &r.Outcomes, &r.Priority, &r.AllowedAccountIDs,
+		&r.CreatedAt, &r.UpdatedAt, &r.ArchivedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, ErrNotFound
+	}
+	return r, err
+}
+
+// ruleScope limits rules to those a scoped credential may see: rules whose
+// allowed accounts all lie within its scope.
+func ruleScope(w *where, sc Scope) {
+	w.add("user_id = ?", sc.UserID)
+	if sc.Scoped() {
+		w.add("allowed_account_ids IS NOT NULL AND allowed_account_ids <@ ?::uuid[]", sc.AccountIDs)
+	}
+}
+
+// CreateRule stores a rule of the user limited to allowed (nil for every
+// account) inside the caller's transaction.
+func CreateRule(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in RuleInput, allowed []uuid.UUID) (Rule, error) {
+	r, err := scanRule(tx.QueryRow(ctx, `INSERT INTO rules (user_id, conditions, outcomes, priority, allowed_account_ids)
+		VALUES ($1, $2, $3, $4, $5) RETURNING `+ruleColumns,
+		userID, in.Conditions, in.Outcomes, in.Priority, allowed))
+	if err != nil {
+		return r, fmt.Errorf("create rule: %w", err)
+	}
+	return r, nil
+}
+
+// ListRules lists the rules the scope may see, in the order they run;
+// archived rules only when includeArchived.
+func (s *Store) ListRules(ctx context.Context, sc Scope, includeArchived bool) ([]Rule, error) {
+	var w where
+	ruleScope(&w, sc)
+	if !includeArchived {
+		w.add("archived_at IS NULL")
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+ruleColumns+` FROM rules WHERE `+w.sql()+` ORDER BY priority, created_at, id`, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("list rules: %w", err)
+	}
+	defer rows.Close()
+	var out []Rule
+	for rows.Next() {
+		r, err := scanRule(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list rules: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// LockRule loads and locks a rule the scope may see, inside the caller's
+// transaction; ErrNotFound otherwise.
+func LockRule(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID) (Rule, error) {
+	var w where
+	w.add("id = ?", id)
+	ruleScope(&w, sc)
+	r, err := scanRule(tx.QueryRow(ctx, `SELECT `+ruleColumns+` FROM rules WHERE `+w.sql()+` FOR UPDATE`, w.args...))
+	if err != nil {
+		return r, fmt.Errorf("get rule %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// UpdateRule replaces a rule's definition inside the caller's transaction.
+func UpdateRule(ctx context.Context, tx pgx.Tx, id uuid.UUID, in RuleInput) (Rule, error) {
+	r, err := scanRule(tx.QueryRow(ctx, `UPDATE rules SET conditions = $2, outcomes = $3, priority = $4,
+		updated_at = clock_timestamp() WHERE id = $1 RETURNING `+ruleColumns, id, in.Conditions, in.Outcomes, in.Priority))
+	if err != nil {
+		return r, fmt.Errorf("update rule %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// ArchiveRule archives a rule inside the caller's transaction: it stops
+// running and is listed only when archived rules are asked for.
+func ArchiveRule(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Rule, error) {
+	r, err := scanRule(tx.QueryRow(ctx, `UPDATE rules SET archived_at = clock_timestamp(), updated_at = clock_timestamp()
+		WHERE id = $1 RETURNING `+ruleColumns, id))
+	if err != nil {
+		return r, fmt.Errorf("archive rule %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// ActiveRules loads the user's active (not archived) rules.
+func ActiveRules(ctx context.Context, q Querier, userID uuid.UUID) ([]Rule, error) {
+	rows, err := q.Query(ctx, `SELECT `+ruleColumns+` FROM rules WHERE user_id = $1 AND archived_at IS NULL
+		ORDER BY priority, created_at, id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("load active rules: %w", err)
+	}
+	defer rows.Close()
+	var out []Rule
+	for rows.Next() {
+		r, err := scanRule(rows)
+		if err != nil {
+			return nil, fmt.Errorf("load active rules: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
