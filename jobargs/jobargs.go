@@ -45,25 +45,19 @@ func (SyncConnection) InsertOpts() river.InsertOpts {
 }
 
 // ApplyRules applies a user's active rules to their stored transactions,
-// after a rule was created, changed or archived.
+// after a rule was created, changed or archived. It is not unique: River's
+// uniqueness must cover running jobs, and a pass already running may have
+// read the rules before the change, so every change gets its own pass.
 type ApplyRules struct {
-	UserID uuid.UUID `json:"user_id" river:"unique"`
-	// RuleID is the rule whose change caused the job (for logs); it does
-	// not count for uniqueness.
+	UserID uuid.UUID `json:"user_id"`
+	// RuleID is the rule whose change caused the job (for logs).
 	RuleID uuid.UUID `json:"rule_id"`
 }
 
 // Kind implements river.JobArgs.
 func (ApplyRules) Kind() string { return "apply_rules" }
 
-// InsertOpts puts the job on the rules queue, unique per user while it
-// waits: one pass re-evaluates every active rule, so rule changes made
-// while a pass is waiting need no pass of their own. A pass already running
-// does not absorb later changes (it may have read the rules before them),
-// so a new one is queued behind it.
+// InsertOpts puts the job on the rules queue.
 func (ApplyRules) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueRules, MaxAttempts: 10, UniqueOpts: river.UniqueOpts{
-		ByArgs:  true,
-		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateScheduled, rivertype.JobStateRetryable},
-	}}
+	return river.InsertOpts{Queue: QueueRules, MaxAttempts: 10}
 }
