@@ -53,6 +53,11 @@ func (s *Store) ListConnections(ctx context.Context, sc Scope, status string) ([
 	case "disabled":
 		w.add("c.status = 'disabled'")
 	}
+	return s.queryConnections(ctx, &w)
+}
+
+// queryConnections lists the connections matching w in creation order.
+func (s *Store) queryConnections(ctx context.Context, w *where) ([]domain.BankConnection, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+connectionColumns+` FROM bank_connections c WHERE `+w.sql()+` ORDER BY c.created_at, c.id`, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list connections: %w", err)

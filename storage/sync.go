@@ -68,20 +68,7 @@ func (s *Store) ListAllConnections(ctx context.Context, userID *uuid.UUID) ([]do
 	if userID != nil {
 		w.add("c.user_id = ?", *userID)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+connectionColumns+` FROM bank_connections c WHERE `+w.sql()+` ORDER BY c.created_at, c.id`, w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list connections: %w", err)
-	}
-	defer rows.Close()
-	var out []domain.BankConnection
-	for rows.Next() {
-		c, err := scanConnection(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list connections: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return s.queryConnections(ctx, &w)
 }
 
 // SyncTarget is everything a sync needs about one connection.

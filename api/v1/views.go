@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/finsync/finsync/api/jsonw"
+	"github.com/finsync/finsync/internal/jsonw"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage"
 )

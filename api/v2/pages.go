@@ -4,7 +4,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/finsync/finsync/api/cursor"
-	"github.com/finsync/finsync/api/jsonw"
+	"github.com/finsync/finsync/internal/jsonw"
 	"github.com/finsync/finsync/storage"
 )
 

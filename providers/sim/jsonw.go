@@ -1,9 +1,9 @@
 package sim
 
 import (
+	"github.com/finsync/finsync/internal/jsonw"
 	"strconv"
 	"time"
-	"unicode/utf8"
 )
 
 // jw is a tiny append-only JSON writer used on the hot paths, where
@@ -73,44 +73,5 @@ func appendCents(b []byte, v int64, fixed bool) []byte {
 	return b
 }
 
-// appendJSONString appends s as a quoted JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\r':
-				b = append(b, '\\', 'r')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte { return jsonw.AppendString(b, s) }
