@@ -40,7 +40,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		Store:     st,
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),
-		Auth:      middleware.DefaultAuthConfig,
+		Auth:      middleware.DefaultAuthConfig(),
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -57,7 +57,7 @@ func New(cfg Config) *API {
 	e.ContextWithFallback = true
 	authCfg := cfg.Auth
 	if authCfg.CacheSize == 0 {
-		authCfg = middleware.DefaultAuthConfig
+		authCfg = middleware.DefaultAuthConfig()
 	}
 	auth := middleware.NewAuthenticator(cfg.Store, authCfg, cfg.Log)
 	e.Use(middleware.RequestID())

@@ -251,7 +251,7 @@ func newDownEnv(t *testing.T) downEnv {
 		Store:     storage.New(pool),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),
-		Auth:      middleware.DefaultAuthConfig,
+		Auth:      middleware.DefaultAuthConfig(),
 	})
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
@@ -356,7 +356,7 @@ func TestV1FailedAuthenticationThrottle(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	bad := "fin_0123456789abcdefghijABCDEFGHIJ0123456789"
-	for i := 0; i < middleware.DefaultAuthConfig.FailureBurst; i++ {
+	for i := 0; i < middleware.DefaultAuthConfig().FailureBurst; i++ {
 		expectMiddlewareError(t, e.get("/v1/accounts", bad), http.StatusUnauthorized, "Invalid API key")
 	}
 	r := e.get("/v1/accounts", bad)

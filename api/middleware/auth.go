@@ -48,13 +48,15 @@ type AuthConfig struct {
 	FailureBurst      int
 }
 
-// DefaultAuthConfig is the production tuning.
-var DefaultAuthConfig = AuthConfig{
-	CacheTTL:          5 * time.Minute,
-	CacheSize:         100_000,
-	TouchEvery:        30 * time.Second,
-	FailuresPerMinute: 60,
-	FailureBurst:      30,
+// DefaultAuthConfig returns the production tuning.
+func DefaultAuthConfig() AuthConfig {
+	return AuthConfig{
+		CacheTTL:          5 * time.Minute,
+		CacheSize:         100_000,
+		TouchEvery:        30 * time.Second,
+		FailuresPerMinute: 60,
+		FailureBurst:      30,
+	}
 }
 
 type cacheEntry struct {

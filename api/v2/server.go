@@ -18,8 +18,10 @@ import (
 // PlanLimits are the general request budgets per minute by plan.
 type PlanLimits map[string]int
 
-// DefaultPlanLimits are the spec's figures: standard 200 per minute, pro 1,000.
-var DefaultPlanLimits = PlanLimits{domain.PlanStandard: 200, domain.PlanPro: 1000}
+// DefaultPlanLimits returns the spec's figures: standard 200 per minute, pro 1,000.
+func DefaultPlanLimits() PlanLimits {
+	return PlanLimits{domain.PlanStandard: 200, domain.PlanPro: 1000}
+}
 
 // CreateRulePerMinute is the standard plan's create-rule budget.
 const CreateRulePerMinute = 10
@@ -48,7 +50,7 @@ type Server struct {
 // Register mounts version 2 under /v2 on the engine.
 func Register(e *gin.Engine, cfg Config) *Server {
 	if cfg.Plans == nil {
-		cfg.Plans = DefaultPlanLimits
+		cfg.Plans = DefaultPlanLimits()
 	}
 	s := &Server{cfg: cfg}
 	var resp Responder
