@@ -119,6 +119,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) internal(w http.ResponseWriter, err error) {
+	if errors.Is(err, context.Canceled) { // the client went away
+		return
+	}
 	log.Printf("naive: %v", err)
 	writeError(w, http.StatusInternalServerError, "INTERNAL_ERROR", "Internal server error")
 }
