@@ -13,6 +13,8 @@
 #   BENCH_DURATION  wrk duration of each measured run (default 30s)
 #   BENCH_WARMUP    wrk duration of each server's warm-up (default 10s)
 #   BENCH_ROUNDS    how many times to repeat the whole comparison (default 1)
+#   FINSYNC_BIN     measure this finsync binary instead of building ./cmd/finsync (to try a change)
+#   REAL_GOGC       GOGC for the real server only (default: unset, Go's 100)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +40,8 @@ if [ ! -s "$KEYS" ] || [ "${BENCH_SEED:-0}" = 1 ]; then
 fi
 
 echo "== building"
-go build -o "$WORK/finsync" ./cmd/finsync
+FINSYNC=${FINSYNC_BIN:-$WORK/finsync}
+[ -n "${FINSYNC_BIN:-}" ] || go build -o "$WORK/finsync" ./cmd/finsync
 go build -o "$WORK/naive" ./bench/naive
 
 pids=()
@@ -50,8 +53,8 @@ trap cleanup EXIT
 
 # The real server keeps its default (info) request logging; its stderr goes
 # to a file, as it would to a log collector, never to a terminal.
-DATABASE_URL=$DB_URL FINSYNC_CURSOR_KEY=load-benchmark-cursor-key-0123456789 \
-  "$WORK/finsync" serve --addr "$REAL" --metrics-addr "$REAL_OPS" >"$WORK/finsync.stdout.log" 2>"$WORK/finsync.stderr.log" &
+env DATABASE_URL="$DB_URL" FINSYNC_CURSOR_KEY=load-benchmark-cursor-key-0123456789 ${REAL_GOGC:+GOGC=$REAL_GOGC} \
+  "$FINSYNC" serve --addr "$REAL" --metrics-addr "$REAL_OPS" >"$WORK/finsync.stdout.log" 2>"$WORK/finsync.stderr.log" &
 pids+=($!)
 "$WORK/naive" -addr "$NAIVE" -database-url "$DB_URL" >"$WORK/naive.log" 2>&1 &
 pids+=($!)

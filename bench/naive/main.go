@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -24,12 +25,37 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18481", "listen address")
 	dbURL := flag.String("database-url", "postgres://postgres@127.0.0.1:5432/finsync_bench?sslmode=disable", "PostgreSQL URL")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the serving time to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		stopProfile, err := startProfile(*cpuProfile)
+		if err != nil {
+			log.Fatalf("naive: %v", err)
+		}
+		defer stopProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, *addr, *dbURL); err != nil {
-		log.Fatalf("naive: %v", err)
+		log.Printf("naive: %v", err)
+		os.Exit(1) //nolint:gocritic // the profile is of no use after a failure
 	}
+}
+
+// startProfile starts a CPU profile into path and returns its stop.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // run serves until ctx ends.
