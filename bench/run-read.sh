@@ -87,7 +87,9 @@ for round in $(seq 1 "$ROUNDS"); do
       addr=$NAIVE
       [ "$target" = real ] && addr=$REAL
       echo "== round $round: $target limit=$limit ($DURATION)"
-      run_wrk "$target" "http://$addr" "$limit" "$DURATION" | sed "s/^RESULT /RESULT round=$round /" | tee -a "$results"
+      line=$(run_wrk "$target" "http://$addr" "$limit" "$DURATION")
+      # The 1-minute load average after the run tells how busy the machine was.
+      echo "${line/RESULT /RESULT round=$round } load1=$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$results"
     done
   done
 done
@@ -102,11 +104,11 @@ awk '
   {
     key = field("round") " " field("limit")
     rps[key, field("label")] = field("rps")
-    line[key, field("label")] = sprintf("%-5s %-6s %-6s %10s %9s %9s %7s", field("round"), field("limit"), field("label"), field("rps"), field("p50_ms"), field("p99_ms"), field("non2xx") + field("errors"))
+    line[key, field("label")] = sprintf("%-5s %-6s %-6s %10s %9s %9s %7s %6s", field("round"), field("limit"), field("label"), field("rps"), field("p50_ms"), field("p99_ms"), field("non2xx") + field("errors"), field("load1"))
     if (!(key in seen)) { seen[key] = 1; order[++n] = key }
   }
   END {
-    printf "%-5s %-6s %-6s %10s %9s %9s %7s %6s\n", "round", "limit", "server", "req/s", "p50 ms", "p99 ms", "errors", "ratio"
+    printf "%-5s %-6s %-6s %10s %9s %9s %7s %6s %6s\n", "round", "limit", "server", "req/s", "p50 ms", "p99 ms", "errors", "load1", "ratio"
     for (i = 1; i <= n; i++) {
       k = order[i]
       print line[k, "naive"]
