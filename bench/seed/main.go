@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math/rand/v2"
 	"os"
@@ -30,9 +31,11 @@ type options struct {
 	seed         uint64
 }
 
-func parseOptions(args []string) (options, error) {
+// parseOptions reads the command line; usage and errors go to out.
+func parseOptions(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
+	fs.SetOutput(out)
 	fs.StringVar(&o.databaseURL, "database-url", "postgres://postgres@127.0.0.1:5432/finsync_bench?sslmode=disable", "database to fill; its name must contain \"bench\" when -recreate is on")
 	fs.IntVar(&o.users, "users", 1000, "number of users")
 	fs.IntVar(&o.transactions, "transactions", 1_000_000, "number of transactions, spread evenly over the users")
@@ -49,7 +52,7 @@ func parseOptions(args []string) (options, error) {
 }
 
 func main() {
-	o, err := parseOptions(os.Args[1:])
+	o, err := parseOptions(os.Args[1:], os.Stderr)
 	if err != nil {
 		os.Exit(2)
 	}
