@@ -54,6 +54,9 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 func main() {
 	o, err := parseOptions(os.Args[1:], os.Stderr)
 	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "seed:", err)
+		}
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
