@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shopspring/decimal"
 
 	"github.com/finsync/finsync/domain"
 )
@@ -16,16 +18,80 @@ const transactionColumns = `t.id, t.user_id, t.bank_connection_id, t.account_id,
 	t.category_id, t.category_source, t.hidden, t.fees, t.fee_type, t.net_amount, t.sub_account,
 	t.payment_channel, t.check_number, t.original_description, t.source, t.type, t.created_at, t.posted_at`
 
+// txRow holds one row of transactionColumns in pgx's own types, which pgx
+// decodes from the binary protocol without the database/sql detour.
+type txRow struct {
+	id, userID, connID, accountID, categoryID                                pgtype.UUID
+	merchant, catSource, feeType, subAccount, channel, check, desc, src, typ pgtype.Text
+	amount, fees, net                                                        pgtype.Numeric
+	authorized, posted                                                       pgtype.Date
+	postedAt                                                                 pgtype.Timestamptz
+}
+
 // scanTransaction reads one row of transactionColumns.
 func scanTransaction(row pgx.Row, t *domain.Transaction) error {
-	err := row.Scan(&t.ID, &t.UserID, &t.BankConnectionID, &t.AccountID, &t.Provider, &t.ProviderID,
-		&t.Status, &t.Summary, &t.Amount, &t.Currency, &t.AuthorizedDate, &t.PostedDate, &t.MerchantName,
-		&t.CategoryID, &t.CategorySource, &t.Hidden, &t.Fees, &t.FeeType, &t.NetAmount, &t.SubAccount,
-		&t.PaymentChannel, &t.CheckNumber, &t.OriginalDescription, &t.Source, &t.Type, &t.CreatedAt, &t.PostedAt)
+	var r txRow
+	return r.scan(row, t)
+}
+
+// scan reads one row of transactionColumns through r, which a listing
+// reuses for all its rows.
+func (r *txRow) scan(row pgx.Row, t *domain.Transaction) error {
+	err := row.Scan(&r.id, &r.userID, &r.connID, &r.accountID, &t.Provider, &t.ProviderID,
+		&t.Status, &t.Summary, &r.amount, &t.Currency, &r.authorized, &r.posted, &r.merchant,
+		&r.categoryID, &r.catSource, &t.Hidden, &r.fees, &r.feeType, &r.net, &r.subAccount,
+		&r.channel, &r.check, &r.desc, &r.src, &r.typ, &t.CreatedAt, &r.postedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	t.ID, t.UserID, t.AccountID = r.id.Bytes, r.userID.Bytes, r.accountID.Bytes
+	t.BankConnectionID, t.CategoryID = uuidPtr(r.connID), uuidPtr(r.categoryID)
+	t.Amount = domain.MoneyFromDecimal(decimal.NewFromBigInt(r.amount.Int, r.amount.Exp))
+	t.Fees, t.NetAmount = moneyPtr(r.fees), moneyPtr(r.net)
+	t.AuthorizedDate, t.PostedDate = datePtr(r.authorized), datePtr(r.posted)
+	t.MerchantName, t.CategorySource, t.FeeType = textPtr(r.merchant), textPtr(r.catSource), textPtr(r.feeType)
+	t.SubAccount, t.PaymentChannel, t.CheckNumber = textPtr(r.subAccount), textPtr(r.channel), textPtr(r.check)
+	t.OriginalDescription, t.Source, t.Type = textPtr(r.desc), textPtr(r.src), textPtr(r.typ)
+	if r.postedAt.Valid {
+		at := r.postedAt.Time
+		t.PostedAt = &at
+	}
+	return nil
+}
+
+func uuidPtr(v pgtype.UUID) *uuid.UUID {
+	if !v.Valid {
+		return nil
+	}
+	id := uuid.UUID(v.Bytes)
+	return &id
+}
+
+func textPtr(v pgtype.Text) *string {
+	if !v.Valid {
+		return nil
+	}
+	s := v.String
+	return &s
+}
+
+func moneyPtr(v pgtype.Numeric) *domain.Money {
+	if !v.Valid {
+		return nil
+	}
+	m := domain.MoneyFromDecimal(decimal.NewFromBigInt(v.Int, v.Exp))
+	return &m
+}
+
+func datePtr(v pgtype.Date) *domain.Date {
+	if !v.Valid {
+		return nil
+	}
+	d := domain.DateOf(v.Time)
+	return &d
 }
 
 // TransactionFilter narrows a transaction listing. Nil fields do not filter.
@@ -80,9 +146,10 @@ func (s *Store) ListTransactions(ctx context.Context, sc Scope, f TransactionFil
 	}
 	defer rows.Close()
 	out := make([]domain.Transaction, 0, limit)
+	var r txRow
 	for rows.Next() {
 		out = append(out, domain.Transaction{})
-		if err := scanTransaction(rows, &out[len(out)-1]); err != nil {
+		if err := r.scan(rows, &out[len(out)-1]); err != nil {
 			return nil, fmt.Errorf("list transactions: %w", err)
 		}
 	}

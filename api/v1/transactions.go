@@ -9,8 +9,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"github.com/finsync/finsync/internal/jsonw"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/jsonw"
 	"github.com/finsync/finsync/storage"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/finsync/finsync/internal/jsonw"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/jsonw"
 	"github.com/finsync/finsync/storage"
 )
 

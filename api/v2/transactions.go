@@ -2,11 +2,12 @@ package v2
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/finsync/finsync/internal/jsonw"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/jsonw"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -48,7 +49,8 @@ func (s *Server) listTransactions(c *gin.Context) {
 	}
 	buf := make([]byte, 0, 64+len(rows)*640)
 	o := jsonw.Start(buf)
-	arr := append([]byte(nil), '[')
+	arr := make([]byte, 0, 2+len(rows)*640)
+	arr = append(arr, '[')
 	for i := range rows {
 		if i > 0 {
 			arr = append(arr, ',')
@@ -63,7 +65,9 @@ func (s *Server) listTransactions(c *gin.Context) {
 		last = storage.Keyset{Date: t.Day().Time, ID: t.ID}
 	}
 	pg.appendInfo(&o, hasMore, last)
-	c.Data(http.StatusOK, "application/json; charset=utf-8", o.End())
+	body := o.End()
+	c.Header("Content-Length", strconv.Itoa(len(body)))
+	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
 }
 
 // appendTransaction appends the version 2 Transaction object.
