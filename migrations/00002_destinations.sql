@@ -10,6 +10,9 @@ CREATE TABLE destinations (
     config      jsonb NOT NULL DEFAULT '{}',
     -- sealed_secret holds the credentials, encrypted (AES-256-GCM).
     sealed_secret bytea NOT NULL,
+    -- all_accounts: every manual account of the user, including future
+    -- ones, propagates to the destination (besides explicit links).
+    all_accounts boolean NOT NULL DEFAULT false,
     created_at  timestamptz NOT NULL DEFAULT now(),
     updated_at  timestamptz NOT NULL DEFAULT now()
 );

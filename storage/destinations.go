@@ -33,6 +33,9 @@ type Destination struct {
 	// SealedSecret holds the encrypted credentials.
 	SealedSecret []byte
 	CreatedAt    time.Time
+	// AllAccounts makes every manual account of the user, including future
+	// ones, propagate to the destination.
+	AllAccounts bool
 	// AccountIDs are the linked accounts (filled by ListDestinations).
 	AccountIDs []uuid.UUID
 }
@@ -46,11 +49,11 @@ type NewDestination struct {
 	SealedSecret []byte
 }
 
-const destinationColumns = `d.id, d.user_id, d.kind, d.name, d.config, d.sealed_secret, d.created_at`
+const destinationColumns = `d.id, d.user_id, d.kind, d.name, d.config, d.sealed_secret, d.created_at, d.all_accounts`
 
 func scanDestination(row pgx.Row) (Destination, error) {
 	var d Destination
-	err := row.Scan(&d.ID, &d.UserID, &d.Kind, &d.Name, &d.Config, &d.SealedSecret, &d.CreatedAt)
+	err := row.Scan(&d.ID, &d.UserID, &d.Kind, &d.Name, &d.Config, &d.SealedSecret, &d.CreatedAt, &d.AllAccounts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, ErrNotFound
 	}
@@ -96,7 +99,7 @@ func (s *Store) ListDestinations(ctx context.Context, userID uuid.UUID) ([]Desti
 	var out []Destination
 	for rows.Next() {
 		var d Destination
-		if err := rows.Scan(&d.ID, &d.UserID, &d.Kind, &d.Name, &d.Config, &d.SealedSecret, &d.CreatedAt, &d.AccountIDs); err != nil {
+		if err := rows.Scan(&d.ID, &d.UserID, &d.Kind, &d.Name, &d.Config, &d.SealedSecret, &d.CreatedAt, &d.AllAccounts, &d.AccountIDs); err != nil {
 			return nil, fmt.Errorf("list destinations: %w", err)
 		}
 		out = append(out, d)
@@ -131,10 +134,40 @@ func (s *Store) LinkAccount(ctx context.Context, destinationID, accountID uuid.U
 	return nil
 }
 
+// ErrFollowsAll is returned for unlinking one account from a destination
+// that follows all the user's accounts.
+var ErrFollowsAll = errors.New("the destination follows all the user's accounts; unlink --all first")
+
+// SetAllAccounts makes the destination follow all the user's manual
+// accounts, including future ones (or stop doing so). It returns
+// ErrNotFound for an unknown destination.
+func (s *Store) SetAllAccounts(ctx context.Context, destinationID uuid.UUID, all bool) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE destinations SET all_accounts = $2, updated_at = now() WHERE id = $1`, destinationID, all)
+	if err != nil {
+		return fmt.Errorf("set all accounts of destination %s: %w", destinationID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("destination %s: %w", destinationID, ErrNotFound)
+	}
+	return nil
+}
+
 // UnlinkAccount stops propagating the account's changes to the destination
 // (events already enqueued are still delivered). It returns ErrNotFound
-// when the account was not linked.
+// when the account was not linked, and ErrFollowsAll when the destination
+// follows all the user's accounts.
 func (s *Store) UnlinkAccount(ctx context.Context, destinationID, accountID uuid.UUID) error {
+	var all bool
+	err := s.pool.QueryRow(ctx, `SELECT all_accounts FROM destinations WHERE id = $1`, destinationID).Scan(&all)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("destination %s: %w", destinationID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("unlink account %s: %w", accountID, err)
+	}
+	if all {
+		return fmt.Errorf("unlink account %s: %w", accountID, ErrFollowsAll)
+	}
 	tag, err := s.pool.Exec(ctx, `DELETE FROM destination_accounts WHERE destination_id = $1 AND account_id = $2`,
 		destinationID, accountID)
 	if err != nil {

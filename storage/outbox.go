@@ -42,15 +42,18 @@ type OutboxEvent struct {
 }
 
 // EnqueueAccountEvent writes the event to the outbox of every destination
-// the account is linked to, inside the transaction of the change, and
+// the account is linked to (explicitly, or by a destination following all
+// the user's accounts), inside the transaction of the change, and
 // returns those destinations' ids. It takes a share lock on each of them,
 // so that a drain deciding it is done (DrainDone) either sees the event or
 // finishes before the change commits.
 func EnqueueAccountEvent(ctx context.Context, tx pgx.Tx, ev AccountEvent) ([]uuid.UUID, error) {
 	rows, err := tx.Query(ctx, `
 		WITH linked AS (
-			SELECT d.id FROM destination_accounts da JOIN destinations d ON d.id = da.destination_id
-			WHERE da.account_id = $1 ORDER BY d.id FOR SHARE OF d
+			SELECT d.id FROM destinations d JOIN accounts a ON a.user_id = d.user_id AND a.id = $1
+			WHERE d.all_accounts
+				OR EXISTS (SELECT 1 FROM destination_accounts da WHERE da.destination_id = d.id AND da.account_id = $1)
+			ORDER BY d.id FOR SHARE OF d
 		)
 		INSERT INTO destination_outbox (id, destination_id, account_id, type, payload, occurred_at)
 		SELECT $2, linked.id, $1, $3, $4, $5 FROM linked
