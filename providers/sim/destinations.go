@@ -156,7 +156,8 @@ func (s *Simulator) destGate(w http.ResponseWriter, r *http.Request, service str
 	s.dest.mu.Lock()
 	mode := s.dest.faults[service]
 	s.dest.mu.Unlock()
-	authed := strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") && len(r.Header.Get("Authorization")) > len("Bearer ")
+	token, isBearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	authed := isBearer && strings.TrimSpace(token) != ""
 	switch {
 	case mode == FaultOutage && service == Airtable:
 		return airtableFail(w, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "The service is temporarily unavailable. Please retry shortly.")
