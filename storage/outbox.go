@@ -137,19 +137,3 @@ func DrainDone(ctx context.Context, tx pgx.Tx, destinationID uuid.UUID) (bool, e
 	}
 	return !pending, nil
 }
-
-// DestinationsWithPendingEvents returns the destinations whose outbox holds
-// undelivered events older than the given age (for a periodic sweep that
-// re-enqueues deliveries whose job was lost or discarded).
-func (s *Store) DestinationsWithPendingEvents(ctx context.Context, olderThan time.Duration) ([]uuid.UUID, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT destination_id FROM destination_outbox
-		WHERE delivered_at IS NULL AND failed_at IS NULL AND created_at < now() - $1::interval`, olderThan)
-	if err != nil {
-		return nil, fmt.Errorf("destinations with pending events: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return nil, fmt.Errorf("destinations with pending events: %w", err)
-	}
-	return ids, nil
-}

@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -69,4 +73,77 @@ func TestDestinationCommands(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDevPropagatesToDemoDestinations runs `finsync dev`, creates a manual
+// account through the API, and finds it in the simulated Airtable table and
+// Google Sheet.
+func TestDevPropagatesToDemoDestinations(t *testing.T) {
+	_, dbURL := storagetest.NewDB(t)
+	t.Setenv("DATABASE_URL", dbURL)
+	var out, errOut syncBuffer
+	root := newRoot(&out, &errOut)
+	root.SetArgs([]string{"--json", "dev", "--addr", freeAddr(t), "--sim-addr", freeAddr(t), "--dir", t.TempDir()})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("dev did not stop")
+		}
+	}()
+	var demo struct {
+		BaseURL string `json:"baseUrl"`
+		SimURL  string `json:"simulatorUrl"`
+		Key     string `json:"key"`
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for json.Unmarshal([]byte(out.String()), &demo) != nil || demo.Key == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("dev printed no demo within 90s; stderr:\n%s", errOut.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	req, _ := http.NewRequest(http.MethodPost, demo.BaseURL+"/v2/accounts", strings.NewReader(`{"name":"Jar","type":"cash","currency":"USD","currentBalance":12.5}`))
+	req.Header.Set("Authorization", "Bearer "+demo.Key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		Account struct {
+			ID string `json:"id"`
+		} `json:"account"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if created.Account.ID == "" {
+		t.Fatalf("create account: %d", resp.StatusCode)
+	}
+	for _, u := range []string{"/v0/appFinsyncDemo/Accounts", "/v4/spreadsheets/finsync-demo/values/Accounts"} {
+		deadline := time.Now().Add(20 * time.Second)
+		for !simHolds(t, demo.SimURL+u, created.Account.ID) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never received account %s", u, created.Account.ID)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+// simHolds reports whether a simulated destination's listing mentions s.
+func simHolds(t *testing.T, url, s string) bool {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer demo")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return bytes.Contains(body, []byte(s))
 }
