@@ -38,6 +38,12 @@ type Destination struct {
 	AllAccounts bool
 	// AccountIDs are the linked accounts (filled by ListDestinations).
 	AccountIDs []uuid.UUID
+	// Pending, Failed and LastError describe the outbox (filled by
+	// ListDestinations): events waiting for delivery, events set aside
+	// after a permanent refusal, and the latest failure message.
+	Pending   int
+	Failed    int
+	LastError *string
 }
 
 // NewDestination describes a destination to create.
@@ -90,7 +96,11 @@ func (s *Store) GetDestination(ctx context.Context, id uuid.UUID) (Destination, 
 func (s *Store) ListDestinations(ctx context.Context, userID uuid.UUID) ([]Destination, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+destinationColumns+`,
 			COALESCE((SELECT array_agg(da.account_id ORDER BY da.created_at, da.account_id)
-				FROM destination_accounts da WHERE da.destination_id = d.id), '{}')
+				FROM destination_accounts da WHERE da.destination_id = d.id), '{}'),
+			(SELECT count(*) FROM destination_outbox o WHERE o.destination_id = d.id AND o.delivered_at IS NULL AND o.failed_at IS NULL),
+			(SELECT count(*) FROM destination_outbox o WHERE o.destination_id = d.id AND o.failed_at IS NOT NULL),
+			(SELECT o.last_error FROM destination_outbox o WHERE o.destination_id = d.id AND o.last_error IS NOT NULL
+				ORDER BY o.seq DESC LIMIT 1)
 		FROM destinations d WHERE d.user_id = $1 ORDER BY d.created_at, d.id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list destinations: %w", err)
@@ -99,7 +109,8 @@ func (s *Store) ListDestinations(ctx context.Context, userID uuid.UUID) ([]Desti
 	var out []Destination
 	for rows.Next() {
 		var d Destination
-		if err := rows.Scan(&d.ID, &d.UserID, &d.Kind, &d.Name, &d.Config, &d.SealedSecret, &d.CreatedAt, &d.AllAccounts, &d.AccountIDs); err != nil {
+		if err := rows.Scan(&d.ID, &d.UserID, &d.Kind, &d.Name, &d.Config, &d.SealedSecret, &d.CreatedAt, &d.AllAccounts, &d.AccountIDs,
+			&d.Pending, &d.Failed, &d.LastError); err != nil {
 			return nil, fmt.Errorf("list destinations: %w", err)
 		}
 		out = append(out, d)

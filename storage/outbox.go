@@ -116,6 +116,20 @@ func (s *Store) MarkAttemptFailed(ctx context.Context, destinationID, eventID uu
 	return nil
 }
 
+// DeliveredRetention is how long delivered events stay in the outbox (for
+// inspection) before a finished drain prunes them.
+const DeliveredRetention = 7 * 24 * time.Hour
+
+// PruneDelivered deletes the destination's events delivered longer ago
+// than DeliveredRetention.
+func PruneDelivered(ctx context.Context, tx pgx.Tx, destinationID uuid.UUID) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM destination_outbox WHERE destination_id = $1 AND delivered_at < $2`,
+		destinationID, time.Now().Add(-DeliveredRetention)); err != nil {
+		return fmt.Errorf("prune outbox of destination %s: %w", destinationID, err)
+	}
+	return nil
+}
+
 // DrainDone locks the destination for the rest of the transaction and
 // reports whether its outbox is empty. A change that enqueued an event and
 // has not committed yet holds a share lock (EnqueueAccountEvent), so the

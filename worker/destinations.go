@@ -160,6 +160,9 @@ func (w *DeliverWorker) finish(ctx context.Context, job *river.Job[jobargs.Deliv
 		if err != nil || !done {
 			return err
 		}
+		if err := storage.PruneDelivered(ctx, tx, job.Args.DestinationID); err != nil {
+			return err
+		}
 		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
 			return fmt.Errorf("complete delivery job %d: %w", job.ID, err)
 		}

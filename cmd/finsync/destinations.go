@@ -26,6 +26,7 @@ func destinationJSON(d storage.Destination) map[string]any {
 	return map[string]any{
 		"id": d.ID, "userId": d.UserID, "kind": d.Kind, "name": d.Name, "config": d.Config,
 		"allAccounts": d.AllAccounts, "accountIds": accounts, "createdAt": d.CreatedAt.UTC(),
+		"pendingEvents": d.Pending, "failedEvents": d.Failed, "lastError": d.LastError,
 	}
 }
 
@@ -189,13 +190,13 @@ func (a *app) printDestinations(ds []storage.Destination) error {
 		return a.print(map[string]any{"destinations": out}, "")
 	}
 	w := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tKIND\tNAME\tACCOUNTS\tCREATED")
+	fmt.Fprintln(w, "ID\tKIND\tNAME\tACCOUNTS\tPENDING\tFAILED\tCREATED")
 	for _, d := range ds {
 		accts := fmt.Sprintf("%d linked", len(d.AccountIDs))
 		if d.AllAccounts {
 			accts = "all"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Name, accts, d.CreatedAt.UTC().Format(time.RFC3339))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", d.ID, d.Kind, d.Name, accts, d.Pending, d.Failed, d.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	return w.Flush()
 }
