@@ -12,6 +12,8 @@ import (
 const (
 	DefaultAirtableURL = "https://api.airtable.com"
 	DefaultSheetsURL   = "https://sheets.googleapis.com"
+	// DefaultGoogleTokenURL is Google's OAuth 2.0 token endpoint.
+	DefaultGoogleTokenURL = "https://oauth2.googleapis.com/token"
 	// DefaultMergeField is the Airtable field holding the account id, on
 	// which records are upserted.
 	DefaultMergeField = "Account ID"
@@ -49,22 +51,32 @@ type SheetsConfig struct {
 	// Sheet is the sheet's title (default "Accounts").
 	Sheet string `json:"sheet"`
 	// AccessToken is an OAuth 2.0 access token with the spreadsheets scope
-	// (stored encrypted).
+	// (stored encrypted). Google's access tokens last an hour: for a
+	// lasting destination, give RefreshToken, ClientID and ClientSecret
+	// instead, and access tokens are obtained from TokenURL as needed.
 	AccessToken string `json:"accessToken,omitempty"`
+	// RefreshToken is an OAuth 2.0 refresh token (stored encrypted).
+	RefreshToken string `json:"refreshToken,omitempty"`
+	// ClientID and ClientSecret identify the OAuth client that obtained
+	// the refresh token (the secret is stored encrypted).
+	ClientID     string `json:"clientId,omitempty"`
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// TokenURL is the token endpoint (default DefaultGoogleTokenURL).
+	TokenURL string `json:"tokenUrl,omitempty"`
 }
 
-// secretFields names the secret member of each kind's configuration.
-var secretFields = map[string]string{
-	KindWebhook:      "secret",
-	KindAirtable:     "token",
-	KindGoogleSheets: "accessToken",
+// secretFields names the secret members of each kind's configuration.
+var secretFields = map[string][]string{
+	KindWebhook:      {"secret"},
+	KindAirtable:     {"token"},
+	KindGoogleSheets: {"accessToken", "refreshToken", "clientSecret"},
 }
 
 // SplitConfig validates a destination's full configuration as given by an
 // operator and splits it into the settings kept in clear and the
 // credentials to encrypt, filling defaults.
 func SplitConfig(kind string, raw json.RawMessage) (public, secret json.RawMessage, err error) {
-	field, ok := secretFields[kind]
+	fields, ok := secretFields[kind]
 	if !ok {
 		return nil, nil, fmt.Errorf("kind must be one of airtable, google_sheets, webhook; got %q", kind)
 	}
@@ -88,8 +100,13 @@ func SplitConfig(kind string, raw json.RawMessage) (public, secret json.RawMessa
 	if err := json.Unmarshal(full, &m); err != nil {
 		return nil, nil, fmt.Errorf("split config: %w", err)
 	}
-	sec := map[string]json.RawMessage{field: m[field]}
-	delete(m, field)
+	sec := map[string]json.RawMessage{}
+	for _, f := range fields {
+		if v, ok := m[f]; ok {
+			sec[f] = v
+			delete(m, f)
+		}
+	}
 	if public, err = json.Marshal(m); err != nil {
 		return nil, nil, fmt.Errorf("encode config: %w", err)
 	}
@@ -156,8 +173,23 @@ func parseSheets(raw json.RawMessage) (SheetsConfig, error) {
 	if err := checkURL("baseUrl", c.BaseURL); err != nil {
 		return c, err
 	}
-	if c.SpreadsheetID == "" || c.AccessToken == "" {
-		return c, fmt.Errorf("config: spreadsheetId and accessToken are required")
+	if c.SpreadsheetID == "" {
+		return c, fmt.Errorf("config: spreadsheetId is required")
+	}
+	refresh := c.RefreshToken != "" || c.ClientID != "" || c.ClientSecret != ""
+	switch {
+	case refresh && (c.RefreshToken == "" || c.ClientID == "" || c.ClientSecret == ""):
+		return c, fmt.Errorf("config: refreshToken, clientId and clientSecret go together")
+	case !refresh && c.AccessToken == "":
+		return c, fmt.Errorf("config: accessToken, or refreshToken with clientId and clientSecret, is required")
+	}
+	if refresh && c.TokenURL == "" {
+		c.TokenURL = DefaultGoogleTokenURL
+	}
+	if refresh {
+		if err := checkURL("tokenUrl", c.TokenURL); err != nil {
+			return c, err
+		}
 	}
 	return c, nil
 }

@@ -68,6 +68,7 @@ type Deliverer struct {
 
 	mu     sync.Mutex
 	guards map[uuid.UUID]*providers.Guard
+	tokens map[uuid.UUID]accessToken
 }
 
 // NewDeliverer returns a Deliverer.
@@ -78,7 +79,7 @@ func NewDeliverer(opts Options) *Deliverer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Deliverer{opts: opts, guards: map[uuid.UUID]*providers.Guard{}}
+	return &Deliverer{opts: opts, guards: map[uuid.UUID]*providers.Guard{}, tokens: map[uuid.UUID]accessToken{}}
 }
 
 // DefaultGuardConfig is the resilience layer of one destination of the
@@ -138,7 +139,7 @@ func (d *Deliverer) sender(t Target) (func(context.Context, Event) error, error)
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, ev Event) error { return writeSheetRow(ctx, d.opts.Client, c, ev) }, nil
+		return d.sheetsSender(t.ID, c), nil
 	}
 	return nil, permanent(t.Kind, "UNKNOWN_KIND", fmt.Sprintf("unknown destination kind %q", t.Kind))
 }

@@ -63,6 +63,10 @@ func TestSplitConfig(t *testing.T) {
 			public: `{"baseUrl":"https://sheets.googleapis.com","sheet":"Accounts","spreadsheetId":"s1"}`, secret: `{"accessToken":"ya29"}`},
 		{kind: "webhook", in: `{"url":"ftp://h.example","secret":"s"}`, wantErrContains: "url"},
 		{kind: "google_sheets", in: `{"sheet":"A","accessToken":"t"}`, wantErrContains: "spreadsheetId"},
+		{kind: "google_sheets", in: `{"spreadsheetId":"s1","refreshToken":"r","clientId":"c","clientSecret":"x"}`,
+			public: `{"baseUrl":"https://sheets.googleapis.com","clientId":"c","sheet":"Accounts","spreadsheetId":"s1","tokenUrl":"https://oauth2.googleapis.com/token"}`,
+			secret: `{"clientSecret":"x","refreshToken":"r"}`},
+		{kind: "google_sheets", in: `{"spreadsheetId":"s1","refreshToken":"r","clientId":"c"}`, wantErrContains: "go together"},
 		{kind: "s3", in: `{}`, wantErrContains: "kind"},
 		{kind: "webhook", in: `[1]`, wantErrContains: "config"},
 	}
@@ -273,5 +277,44 @@ func TestBreakerOpensPerDestination(t *testing.T) {
 	}
 	if st := f.d.States()[bad.ID]; st.State != "open" {
 		t.Errorf("state %+v", st)
+	}
+}
+
+func TestSheetsRefreshesAccessTokens(t *testing.T) {
+	f := newFixture(t)
+	cfg := `{"baseUrl":%q,"spreadsheetId":"S2","refreshToken":%q,"clientId":"cid","clientSecret":"csecret","tokenUrl":%q}`
+	tg := f.target(t, "google_sheets", fmt.Sprintf(cfg, f.url, "1//refresh", f.url+"/token"))
+	if strings.Contains(string(tg.Config), "refresh") || !strings.Contains(string(tg.Secret), "csecret") {
+		t.Fatalf("config %s / secret %s: the refresh token and client secret are credentials", tg.Config, tg.Secret)
+	}
+	tokenCalls := func() int { return len(f.sim.DestinationRequests(sim.GoogleOAuth)) }
+	ctx := context.Background()
+	deliver := func() error {
+		return f.d.Deliver(ctx, tg, event("account.updated", uuid.NewString(), "X", "active"))
+	}
+	if err := deliver(); err != nil {
+		t.Fatal(err)
+	}
+	if err := deliver(); err != nil {
+		t.Fatal(err)
+	}
+	if n := tokenCalls(); n != 1 {
+		t.Fatalf("%d token requests for two deliveries, want 1 (cached)", n)
+	}
+	f.sim.ExpireGoogleTokens()
+	if err := deliver(); err != nil {
+		t.Fatalf("after the token expired: %v", err)
+	}
+	if n := tokenCalls(); n != 2 {
+		t.Fatalf("%d token requests, want a second after the 401", n)
+	}
+	if rows := f.sim.SheetValues("S2", "Accounts"); len(rows) != 4 {
+		t.Errorf("rows %s", rows)
+	}
+
+	revoked := f.target(t, "google_sheets", fmt.Sprintf(cfg, f.url, "revoked-1", f.url+"/token"))
+	err := f.d.Deliver(ctx, revoked, event("account.updated", uuid.NewString(), "X", "active"))
+	if pe := providers.AsError(err); pe == nil || pe.Class != providers.ReauthRequired || pe.Code != "invalid_grant" {
+		t.Fatalf("revoked refresh token: %v", err)
 	}
 }

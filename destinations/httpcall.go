@@ -24,6 +24,8 @@ type request struct {
 	url     string
 	header  http.Header
 	body    []byte
+	// form sends the body as application/x-www-form-urlencoded.
+	form bool
 }
 
 // do sends the request and decodes a 2xx JSON answer into out (when not
@@ -37,7 +39,10 @@ func do(ctx context.Context, client *http.Client, r request, out any, errorCode 
 	for k, v := range r.header {
 		req.Header[k] = v
 	}
-	if r.body != nil {
+	switch {
+	case r.form:
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	case r.body != nil:
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := client.Do(req)

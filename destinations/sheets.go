@@ -21,7 +21,7 @@ type ValueRange struct {
 // (values.update) or appends a new one (values.append); an empty sheet
 // first gets the header row. Replaying an event finds the row it wrote and
 // rewrites it, so an event acknowledged twice never duplicates a row.
-func writeSheetRow(ctx context.Context, client *http.Client, c SheetsConfig, ev Event) error {
+func writeSheetRow(ctx context.Context, client *http.Client, c SheetsConfig, token string, ev Event) error {
 	vals, err := rowValues(ev)
 	if err != nil {
 		return permanent(KindGoogleSheets, "BAD_EVENT", err.Error())
@@ -30,7 +30,7 @@ func writeSheetRow(ctx context.Context, client *http.Client, c SheetsConfig, ev 
 	if err != nil {
 		return permanent(KindGoogleSheets, "BAD_EVENT", err.Error())
 	}
-	s := sheetsClient{client: client, c: c}
+	s := sheetsClient{client: client, c: c, token: token}
 	keys, err := s.get(ctx, quoteSheet(c.Sheet)+"!A:A")
 	if err != nil {
 		return err
@@ -101,6 +101,7 @@ func ColumnLetter(n int) string {
 type sheetsClient struct {
 	client *http.Client
 	c      SheetsConfig
+	token  string
 }
 
 func (s sheetsClient) url(a1, suffix string, q url.Values) string {
@@ -113,7 +114,7 @@ func (s sheetsClient) url(a1, suffix string, q url.Values) string {
 
 func (s sheetsClient) header() http.Header {
 	h := http.Header{}
-	h.Set("Authorization", "Bearer "+s.c.AccessToken)
+	h.Set("Authorization", "Bearer "+s.token)
 	return h
 }
 

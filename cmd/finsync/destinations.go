@@ -67,7 +67,8 @@ func (a *app) addDestinationCmd() *cobra.Command {
 		Long: `Register a destination. --config by kind:
   webhook:        {"url": "https://...", "secret": "..."}
   airtable:       {"baseId": "app...", "table": "Accounts", "token": "pat...", "baseUrl": "https://api.airtable.com", "mergeField": "Account ID"}
-  google_sheets:  {"spreadsheetId": "...", "sheet": "Accounts", "accessToken": "ya29...", "baseUrl": "https://sheets.googleapis.com"}
+  google_sheets:  {"spreadsheetId": "...", "sheet": "Accounts", "baseUrl": "https://sheets.googleapis.com",
+                   "refreshToken": "1//...", "clientId": "...", "clientSecret": "..."}  (or a short-lived "accessToken": "ya29...")
 Airtable tables need the fields ` + strings.Join(destinations.Headers(), ", ") + `.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			nd, err := a.newDestination(user, kind, name, config)

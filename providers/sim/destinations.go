@@ -15,7 +15,14 @@ import (
 const (
 	Airtable     = "airtable"
 	GoogleSheets = "google_sheets"
+	// GoogleOAuth is Google's OAuth 2.0 token endpoint (POST /token).
+	GoogleOAuth = "google_oauth"
 )
+
+// simTokenPrefix marks the access tokens the simulated token endpoint
+// issues; the Sheets endpoints refuse such a token once it was revoked
+// (ExpireGoogleTokens) and accept any other bearer token.
+const simTokenPrefix = "ya29.sim-"
 
 // DestinationRequest is one request a destination endpoint received.
 type DestinationRequest struct {
@@ -44,10 +51,11 @@ type destSim struct {
 	tables   map[string][]*AirtableRecord
 	sheets   map[string][][]json.RawMessage
 	nextID   int
+	tokens   map[string]bool
 }
 
 func newDestSim() *destSim {
-	return &destSim{faults: map[string]string{}, tables: map[string][]*AirtableRecord{}, sheets: map[string][][]json.RawMessage{}}
+	return &destSim{faults: map[string]string{}, tables: map[string][]*AirtableRecord{}, sheets: map[string][][]json.RawMessage{}, tokens: map[string]bool{}}
 }
 
 // routeDestinations registers the Airtable and Google Sheets endpoints and
@@ -58,6 +66,7 @@ func (s *Simulator) routeDestinations() {
 	s.mux.HandleFunc("GET /v4/spreadsheets/{id}/values/{range}", s.destHandler(GoogleSheets, s.handleSheetsGet))
 	s.mux.HandleFunc("PUT /v4/spreadsheets/{id}/values/{range}", s.destHandler(GoogleSheets, s.handleSheetsUpdate))
 	s.mux.HandleFunc("POST /v4/spreadsheets/{id}/values/{range}", s.destHandler(GoogleSheets, s.handleSheetsAppend))
+	s.mux.HandleFunc("POST /token", s.handleGoogleToken)
 	s.mux.HandleFunc("POST /_sim/destinations/faults", s.handleDestinationFaults)
 	s.mux.HandleFunc("GET /_sim/destinations/requests", s.handleDestinationRequests)
 }
@@ -158,6 +167,11 @@ func (s *Simulator) destGate(w http.ResponseWriter, r *http.Request, service str
 	s.dest.mu.Unlock()
 	token, isBearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	authed := isBearer && strings.TrimSpace(token) != ""
+	if strings.HasPrefix(token, simTokenPrefix) {
+		s.dest.mu.Lock()
+		authed = s.dest.tokens[token]
+		s.dest.mu.Unlock()
+	}
 	switch {
 	case mode == FaultOutage && service == Airtable:
 		return airtableFail(w, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "The service is temporarily unavailable. Please retry shortly.")
@@ -186,6 +200,48 @@ func airtableFail(w http.ResponseWriter, status int, typ, msg string) int {
 func googleFail(w http.ResponseWriter, status int, code, msg string) int {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg, "status": code}})
 	return status
+}
+
+// ExpireGoogleTokens revokes every access token the simulated token
+// endpoint issued, as if an hour had passed.
+func (s *Simulator) ExpireGoogleTokens() {
+	s.dest.mu.Lock()
+	defer s.dest.mu.Unlock()
+	clear(s.dest.tokens)
+}
+
+// handleGoogleToken serves Google's OAuth 2.0 token endpoint for the
+// refresh_token grant: a refresh token starting with "revoked" is refused
+// with invalid_grant.
+func (s *Simulator) handleGoogleToken(w http.ResponseWriter, r *http.Request) {
+	status := s.googleToken(w, r)
+	s.dest.mu.Lock()
+	s.dest.requests = append(s.dest.requests, DestinationRequest{Service: GoogleOAuth, Method: r.Method, Path: r.URL.Path, Status: status, At: time.Now().UTC()})
+	s.dest.mu.Unlock()
+}
+
+func (s *Simulator) googleToken(w http.ResponseWriter, r *http.Request) int {
+	if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "refresh_token" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type", "error_description": "Invalid grant_type: " + r.PostForm.Get("grant_type")})
+		return http.StatusBadRequest
+	}
+	if r.PostForm.Get("client_id") == "" || r.PostForm.Get("client_secret") == "" {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": "The OAuth client was not found."})
+		return http.StatusUnauthorized
+	}
+	rt := r.PostForm.Get("refresh_token")
+	if rt == "" || strings.HasPrefix(rt, "revoked") {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "Token has been expired or revoked."})
+		return http.StatusBadRequest
+	}
+	s.dest.mu.Lock()
+	s.dest.nextID++
+	tok := fmt.Sprintf("%s%d", simTokenPrefix, s.dest.nextID)
+	s.dest.tokens[tok] = true
+	s.dest.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": 3599,
+		"scope": "https://www.googleapis.com/auth/spreadsheets", "token_type": "Bearer"})
+	return http.StatusOK
 }
 
 // handleDestinationFaults serves POST /_sim/destinations/faults

@@ -205,7 +205,7 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // providerOf maps a request path to the provider that serves it.
 func providerOf(path string) string {
 	switch {
-	case strings.HasPrefix(path, "/_sim/"), strings.HasPrefix(path, "/v0/"), strings.HasPrefix(path, "/v4/spreadsheets/"):
+	case strings.HasPrefix(path, "/_sim/"), strings.HasPrefix(path, "/v0/"), strings.HasPrefix(path, "/v4/spreadsheets/"), path == "/token":
 		return ""
 	case strings.HasPrefix(path, "/api/v2/"):
 		return GoCardless
