@@ -217,12 +217,15 @@ func seedDemoDestinations(ctx context.Context, st *storage.Store, box *secrets.B
 		return err
 	}
 	configs := map[string]string{
-		destinations.KindAirtable:     fmt.Sprintf(`{"baseUrl":%q,"baseId":%q,"table":"Accounts","token":"patDemoToken"}`, simRoot, demoAirtableBase),
-		destinations.KindGoogleSheets: fmt.Sprintf(`{"baseUrl":%q,"spreadsheetId":%q,"sheet":"Accounts","accessToken":"ya29.demo"}`, simRoot, demoSheetID),
+		destinations.KindAirtable: fmt.Sprintf(`{"baseUrl":%q,"baseId":%q,"table":"Accounts","token":"patDemoToken"}`, simRoot, demoAirtableBase),
+		destinations.KindGoogleSheets: fmt.Sprintf(`{"baseUrl":%q,"spreadsheetId":%q,"sheet":"Accounts","refreshToken":"1//demo","clientId":"finsync-demo","clientSecret":"demo-secret","tokenUrl":%q}`,
+			simRoot, demoSheetID, simRoot+"/token"),
 	}
 	for _, d := range existing {
 		if _, ok := configs[d.Kind]; ok {
-			if _, err := st.Pool().Exec(ctx, `UPDATE destinations SET config = jsonb_set(config, '{baseUrl}', to_jsonb($2::text)) WHERE id = $1`, d.ID, simRoot); err != nil {
+			if _, err := st.Pool().Exec(ctx, `UPDATE destinations SET config = config || jsonb_build_object('baseUrl', $2::text)
+				|| CASE WHEN config ? 'tokenUrl' THEN jsonb_build_object('tokenUrl', $2::text || '/token') ELSE '{}' END
+				WHERE id = $1`, d.ID, simRoot); err != nil {
 				return fmt.Errorf("point demo destination at the simulator: %w", err)
 			}
 			delete(configs, d.Kind)
