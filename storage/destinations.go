@@ -18,9 +18,6 @@ const (
 	DestinationWebhook      = "webhook"
 )
 
-// DestinationKinds lists every destination kind.
-var DestinationKinds = []string{DestinationAirtable, DestinationGoogleSheets, DestinationWebhook}
-
 // Destination is a tool to which changes of a user's manual accounts are
 // propagated.
 type Destination struct {
