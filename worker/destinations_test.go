@@ -83,6 +83,19 @@ func (r *receiver) setFailing(f bool) {
 	r.mu.Unlock()
 }
 
+// counts returns the refused deliveries and the bad signatures.
+func (r *receiver) counts() (refused, badSigns int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.refused, r.badSigns
+}
+
+func (r *receiver) setDelay(d time.Duration) {
+	r.mu.Lock()
+	r.delay = d
+	r.mu.Unlock()
+}
+
 func (r *receiver) events() []destinations.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -332,8 +345,8 @@ func TestDestinationsReceiveCreateUpdateClose(t *testing.T) {
 	if last["name"] != "Petty cash" || last["status"] != "closed" || last["closedAt"] != closed["closedAt"] {
 		t.Errorf("closed payload: %v, want %v", last, closed)
 	}
-	if w.hook.badSigns != 0 {
-		t.Errorf("%d bad signatures", w.hook.badSigns)
+	if _, bad := w.hook.counts(); bad != 0 {
+		t.Errorf("%d bad signatures", bad)
 	}
 
 	recs := w.sim.AirtableRecords("appTEST", "Accounts")
@@ -376,7 +389,11 @@ func TestDestinationsOutageThenRecovery(t *testing.T) {
 	}
 	// Let the drains fail a few times and the breakers open.
 	deadline := time.Now().Add(10 * time.Second)
-	for w.hook.refused < 2 || len(w.sim.DestinationRequests(sim.Airtable)) < 2 {
+	attempted := func() bool {
+		refused, _ := w.hook.counts()
+		return refused >= 2 && len(w.sim.DestinationRequests(sim.Airtable)) >= 2
+	}
+	for !attempted() {
 		if time.Now().After(deadline) {
 			t.Fatal("deliveries were not attempted during the outage")
 		}
@@ -431,7 +448,7 @@ func TestDestinationsDeliverAfterWorkerRestart(t *testing.T) {
 func TestDestinationsChangesDuringDrainKeepOrder(t *testing.T) {
 	w := newDestWorld(t)
 	hook := w.webhook(true)
-	w.hook.delay = 15 * time.Millisecond
+	w.hook.setDelay(15 * time.Millisecond)
 	w.start()
 	id := w.createAccount("Busy")
 	for i := range 20 {
