@@ -144,29 +144,15 @@ func (b BreakerConfig) withDefaults() BreakerConfig {
 // breaker, one breaker per institution, and bounded jittered retries of
 // Unavailable failures. It is itself a Provider and safe for concurrent use.
 type Resilient struct {
-	p     Provider
-	cfg   Config
-	limit *rate.Limiter
-	prov  *breaker
-
-	mu    sync.Mutex
-	creds map[string]*rate.Limiter
-	insts map[string]*breaker
+	p Provider
+	g *Guard
 }
 
 var _ Provider = (*Resilient)(nil)
 
 // NewResilient wraps p.
 func NewResilient(p Provider, cfg Config) *Resilient {
-	cfg = cfg.withDefaults(p.Name())
-	r := &Resilient{
-		p: p, cfg: cfg,
-		limit: newLimiter(cfg.Limits.Provider),
-		creds: map[string]*rate.Limiter{},
-		insts: map[string]*breaker{},
-	}
-	r.prov = newBreaker(p.Name(), "", cfg.Provider, cfg.Now, countsForProvider)
-	return r
+	return &Resilient{p: p, g: NewGuard(p.Name(), cfg)}
 }
 
 // Unwrap returns the wrapped provider.
@@ -220,17 +206,79 @@ func (r *Resilient) InvestmentTransactions(ctx context.Context, conn Connection,
 	return out, err
 }
 
-// call runs op with limiter waits, breakers and retries.
+// call runs op for the connection through the guard.
 func (r *Resilient) call(ctx context.Context, conn Connection, op func(context.Context) error) error {
+	return r.g.Do(ctx, GuardKey{Credential: credentialKey(conn.Credentials), Institution: conn.InstitutionID}, op)
+}
+
+// States reports every breaker of this provider: the provider-wide one
+// first, then the institutions' by id.
+func (r *Resilient) States() []BreakerState { return r.g.States() }
+
+// credentialKey is a short stable digest of a connection's credentials
+// (empty when there are none), naming its rate limiter.
+func credentialKey(creds []byte) string {
+	if len(creds) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(creds)
+	return hex.EncodeToString(sum[:12])
+}
+
+// Guard is the resilience layer shared by every outbound integration,
+// independent of the Provider interface: local rate limiters (one for the
+// whole service, one per credential), a service-wide circuit breaker, one
+// breaker per institution, and bounded jittered retries of Unavailable
+// failures. The calls it guards return *Error values classified like a
+// provider's. It is safe for concurrent use.
+type Guard struct {
+	name  string
+	cfg   Config
+	limit *rate.Limiter
+	prov  *breaker
+
+	mu    sync.Mutex
+	creds map[string]*rate.Limiter
+	insts map[string]*breaker
+}
+
+// GuardKey names the per-call limiter and breaker of a guarded call.
+type GuardKey struct {
+	// Credential selects the per-credential rate limiter (none when empty
+	// or when the limits set no per-credential rate).
+	Credential string
+	// Institution selects the per-institution breaker (none when empty).
+	Institution string
+}
+
+// NewGuard returns a guard for the named service (a provider name, or any
+// other service's name with explicit cfg.Limits).
+func NewGuard(name string, cfg Config) *Guard {
+	cfg = cfg.withDefaults(name)
+	g := &Guard{
+		name: name, cfg: cfg,
+		limit: newLimiter(cfg.Limits.Provider),
+		creds: map[string]*rate.Limiter{},
+		insts: map[string]*breaker{},
+	}
+	g.prov = newBreaker(name, "", cfg.Provider, cfg.Now, countsForProvider)
+	return g
+}
+
+// Do runs op with limiter waits, breakers and retries. A refused call
+// returns an *Error: RateLimited when a local limiter would wait longer
+// than MaxLimiterWait, Unavailable with CodeCircuitOpen while a breaker is
+// open.
+func (g *Guard) Do(ctx context.Context, key GuardKey, op func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
-		if err := r.wait(ctx, conn); err != nil {
+		if err := g.wait(ctx, key.Credential); err != nil {
 			return err
 		}
-		err := r.once(ctx, conn, op)
-		if err == nil || !retryable(err) || attempt >= r.cfg.Retries || ctx.Err() != nil {
+		err := g.once(ctx, key.Institution, op)
+		if err == nil || !retryable(err) || attempt >= g.cfg.Retries || ctx.Err() != nil {
 			return err
 		}
-		if sleep(ctx, r.backoff(attempt)) != nil {
+		if sleep(ctx, g.backoff(attempt)) != nil {
 			return err
 		}
 	}
@@ -242,81 +290,79 @@ func retryable(err error) bool {
 	return pe != nil && pe.Class == Unavailable && pe.Code != CodeCircuitOpen
 }
 
-func (r *Resilient) backoff(attempt int) time.Duration {
-	d := r.cfg.Backoff << attempt
-	if d > r.cfg.MaxBackoff || d <= 0 {
-		d = r.cfg.MaxBackoff
+func (g *Guard) backoff(attempt int) time.Duration {
+	d := g.cfg.Backoff << attempt
+	if d > g.cfg.MaxBackoff || d <= 0 {
+		d = g.cfg.MaxBackoff
 	}
 	// Full jitter in [d/2, d).
 	return d/2 + rand.N(d/2+1)
 }
 
-// once runs op through the provider breaker and, when the connection names
-// an institution, that institution's breaker.
-func (r *Resilient) once(ctx context.Context, conn Connection, op func(context.Context) error) error {
-	ib := r.institutionBreaker(conn.InstitutionID)
-	_, err := r.prov.cb.Execute(func() (struct{}, error) {
+// once runs op through the service breaker and, when an institution is
+// named, that institution's breaker.
+func (g *Guard) once(ctx context.Context, institution string, op func(context.Context) error) error {
+	ib := g.institutionBreaker(institution)
+	_, err := g.prov.cb.Execute(func() (struct{}, error) {
 		if ib == nil {
 			return struct{}{}, op(ctx)
 		}
 		_, err := ib.cb.Execute(func() (struct{}, error) { return struct{}{}, op(ctx) })
 		return struct{}{}, ib.translate(err)
 	})
-	return r.prov.translate(err)
+	return g.prov.translate(err)
 }
 
-func (r *Resilient) institutionBreaker(id string) *breaker {
+func (g *Guard) institutionBreaker(id string) *breaker {
 	if id == "" {
 		return nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	b, ok := r.insts[id]
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b, ok := g.insts[id]
 	if !ok {
-		b = newBreaker(r.p.Name(), id, r.cfg.Institution, r.cfg.Now, countsForInstitution)
-		r.insts[id] = b
+		b = newBreaker(g.name, id, g.cfg.Institution, g.cfg.Now, countsForInstitution)
+		g.insts[id] = b
 	}
 	return b
 }
 
-// wait takes a token from the provider and credential limiters, waiting at
+// wait takes a token from the service and credential limiters, waiting at
 // most MaxLimiterWait; a longer wait is a RateLimited error.
-func (r *Resilient) wait(ctx context.Context, conn Connection) error {
-	for _, l := range []*rate.Limiter{r.limit, r.credentialLimiter(conn)} {
+func (g *Guard) wait(ctx context.Context, credential string) error {
+	for _, l := range []*rate.Limiter{g.limit, g.credentialLimiter(credential)} {
 		if l == nil {
 			continue
 		}
 		res := l.Reserve()
 		d := res.Delay()
-		if !res.OK() || d > r.cfg.MaxLimiterWait {
+		if !res.OK() || d > g.cfg.MaxLimiterWait {
 			res.Cancel()
 			if !res.OK() {
-				d = r.cfg.MaxLimiterWait
+				d = g.cfg.MaxLimiterWait
 			}
-			return &Error{Provider: r.p.Name(), Class: RateLimited, Code: CodeRateLimit,
+			return &Error{Provider: g.name, Class: RateLimited, Code: CodeRateLimit,
 				Message: "local rate limit reached", RetryAfter: d}
 		}
 		if err := sleep(ctx, d); err != nil {
 			res.Cancel()
-			return &Error{Provider: r.p.Name(), Class: Unavailable, Code: CodeTimeout,
+			return &Error{Provider: g.name, Class: Unavailable, Code: CodeTimeout,
 				Message: fmt.Sprintf("waiting for rate limiter: %v", err), Err: err}
 		}
 	}
 	return nil
 }
 
-func (r *Resilient) credentialLimiter(conn Connection) *rate.Limiter {
-	if r.cfg.Limits.Credential.Rate == 0 || len(conn.Credentials) == 0 {
+func (g *Guard) credentialLimiter(key string) *rate.Limiter {
+	if g.cfg.Limits.Credential.Rate == 0 || key == "" {
 		return nil
 	}
-	sum := sha256.Sum256(conn.Credentials)
-	key := hex.EncodeToString(sum[:12])
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	l, ok := r.creds[key]
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	l, ok := g.creds[key]
 	if !ok {
-		l = newLimiter(r.cfg.Limits.Credential)
-		r.creds[key] = l
+		l = newLimiter(g.cfg.Limits.Credential)
+		g.creds[key] = l
 	}
 	return l
 }
@@ -361,21 +407,21 @@ type BreakerState struct {
 	RetryAfter time.Duration
 }
 
-// States reports every breaker of this provider: the provider-wide one
-// first, then the institutions' by id.
-func (r *Resilient) States() []BreakerState {
-	out := []BreakerState{r.prov.state()}
-	r.mu.Lock()
-	ids := make([]string, 0, len(r.insts))
-	for id := range r.insts {
+// States reports every breaker of the guard: the service-wide one first,
+// then the institutions' by id.
+func (g *Guard) States() []BreakerState {
+	out := []BreakerState{g.prov.state()}
+	g.mu.Lock()
+	ids := make([]string, 0, len(g.insts))
+	for id := range g.insts {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	bs := make([]*breaker, len(ids))
 	for i, id := range ids {
-		bs[i] = r.insts[id]
+		bs[i] = g.insts[id]
 	}
-	r.mu.Unlock()
+	g.mu.Unlock()
 	for _, b := range bs {
 		out = append(out, b.state())
 	}

@@ -107,29 +107,36 @@ type AccountPatch struct {
 func (s *Store) UpdateManualAccount(ctx context.Context, sc Scope, id uuid.UUID, p AccountPatch) (AccountWithConnection, error) {
 	var out AccountWithConnection
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
-		a, err := lockManualAccount(ctx, tx, sc, id)
-		if err != nil {
-			return err
-		}
-		if a.Status == domain.AccountClosed {
-			return ErrClosed
-		}
-		if err := updateAccountRow(ctx, tx, a, p); err != nil {
-			return err
-		}
-		if p.SetCurrentBalance && p.CurrentBalance != nil {
-			cur := a.Currency
-			if p.Currency != nil {
-				cur = *p.Currency
-			}
-			if err := RecordBalance(ctx, tx, a.UserID, id, domain.DateOf(now()), *p.CurrentBalance, cur); err != nil {
-				return err
-			}
-		}
-		out, err = getAccount(ctx, tx, sc, id, "")
+		var err error
+		out, err = UpdateManualAccountTx(ctx, tx, sc, id, p)
 		return err
 	})
 	return out, err
+}
+
+// UpdateManualAccountTx is UpdateManualAccount inside the caller's
+// transaction (so that the change's outbox events commit with it).
+func UpdateManualAccountTx(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID, p AccountPatch) (AccountWithConnection, error) {
+	a, err := lockManualAccount(ctx, tx, sc, id)
+	if err != nil {
+		return a, err
+	}
+	if a.Status == domain.AccountClosed {
+		return a, ErrClosed
+	}
+	if err := updateAccountRow(ctx, tx, a, p); err != nil {
+		return a, err
+	}
+	if p.SetCurrentBalance && p.CurrentBalance != nil {
+		cur := a.Currency
+		if p.Currency != nil {
+			cur = *p.Currency
+		}
+		if err := RecordBalance(ctx, tx, a.UserID, id, domain.DateOf(now()), *p.CurrentBalance, cur); err != nil {
+			return a, err
+		}
+	}
+	return getAccount(ctx, tx, sc, id, "")
 }
 
 // lockManualAccount loads and locks an account of the scope, refusing
@@ -184,17 +191,26 @@ func updateAccountRow(ctx context.Context, tx pgx.Tx, a AccountWithConnection, p
 func (s *Store) CloseManualAccount(ctx context.Context, sc Scope, id uuid.UUID) (AccountWithConnection, error) {
 	var out AccountWithConnection
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
-		a, err := lockManualAccount(ctx, tx, sc, id)
-		if err != nil {
-			return err
-		}
-		if a.Status != domain.AccountClosed {
-			if _, err := tx.Exec(ctx, `UPDATE accounts SET status = 'closed', closed_at = now(), updated_at = now() WHERE id = $1`, id); err != nil {
-				return fmt.Errorf("close account %s: %w", id, err)
-			}
-		}
-		out, err = getAccount(ctx, tx, sc, id, "")
+		var err error
+		out, _, err = CloseManualAccountTx(ctx, tx, sc, id)
 		return err
 	})
 	return out, err
+}
+
+// CloseManualAccountTx is CloseManualAccount inside the caller's
+// transaction; changed is false when the account was already closed.
+func CloseManualAccountTx(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID) (out AccountWithConnection, changed bool, err error) {
+	a, err := lockManualAccount(ctx, tx, sc, id)
+	if err != nil {
+		return a, false, err
+	}
+	if a.Status != domain.AccountClosed {
+		if _, err := tx.Exec(ctx, `UPDATE accounts SET status = 'closed', closed_at = now(), updated_at = now() WHERE id = $1`, id); err != nil {
+			return a, false, fmt.Errorf("close account %s: %w", id, err)
+		}
+		changed = true
+	}
+	out, err = getAccount(ctx, tx, sc, id, "")
+	return out, changed, err
 }

@@ -25,6 +25,9 @@ type Config struct {
 	Syncer *Syncer
 	// Periodic turns the periodic sync scheduler on.
 	Periodic bool
+	// Destinations turns on the delivery of manual-account changes to
+	// destinations; nil registers no delivery worker.
+	Destinations *Destinations
 	// SyncWorkers and RuleWorkers size the queues; zero uses defaults.
 	SyncWorkers int
 	RuleWorkers int
@@ -77,6 +80,7 @@ func addWorkers(workers *river.Workers, cfg Config) error {
 	}
 	river.AddWorker(workers, &ScheduleWorker{Store: cfg.Store})
 	river.AddWorker(workers, newApplyRulesWorker(cfg))
+	addDeliverWorker(workers, cfg)
 	return nil
 }
 

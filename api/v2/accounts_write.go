@@ -2,15 +2,20 @@ package v2
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -39,7 +44,15 @@ func (s *Server) createAccount(c *gin.Context) {
 	if p.AccountIDs != nil {
 		credential = p.CredentialID
 	}
-	a, err := s.cfg.Store.CreateManualAccount(c.Request.Context(), p.UserID, credential, ma)
+	ctx := c.Request.Context()
+	var a storage.AccountWithConnection
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if a, err = storage.CreateManualAccountTx(ctx, tx, p.UserID, credential, ma); err != nil {
+			return err
+		}
+		return s.propagate(ctx, tx, storage.EventAccountCreated, a)
+	})
 	if err != nil {
 		s.handle(c, err)
 		return
@@ -178,7 +191,15 @@ func (s *Server) updateAccount(c *gin.Context) {
 		s.handle(c, err)
 		return
 	}
-	a, err := s.cfg.Store.UpdateManualAccount(c.Request.Context(), scope(c), id, p)
+	ctx := c.Request.Context()
+	var a storage.AccountWithConnection
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if a, err = storage.UpdateManualAccountTx(ctx, tx, scope(c), id, p); err != nil {
+			return err
+		}
+		return s.propagate(ctx, tx, storage.EventAccountUpdated, a)
+	})
 	if err != nil {
 		s.handle(c, accountWriteError(err))
 		return
@@ -221,12 +242,44 @@ func (s *Server) closeAccount(c *gin.Context) {
 	if !ok {
 		return
 	}
-	a, err := s.cfg.Store.CloseManualAccount(c.Request.Context(), scope(c), id)
+	ctx := c.Request.Context()
+	var a storage.AccountWithConnection
+	err := s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		var changed bool
+		var err error
+		if a, changed, err = storage.CloseManualAccountTx(ctx, tx, scope(c), id); err != nil || !changed {
+			return err
+		}
+		return s.propagate(ctx, tx, storage.EventAccountClosed, a)
+	})
 	if err != nil {
 		s.handle(c, accountWriteError(err))
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"account": newAccountView(a)})
+}
+
+// propagate enqueues the account's change for every destination the
+// account is linked to, in the transaction of the change: one outbox event
+// per destination carrying the account as it now is, and the job that
+// drains each destination's outbox.
+func (s *Server) propagate(ctx context.Context, tx pgx.Tx, eventType string, a storage.AccountWithConnection) error {
+	payload, err := json.Marshal(newAccountView(a))
+	if err != nil {
+		return fmt.Errorf("encode account %s for destinations: %w", a.ID, err)
+	}
+	ev := storage.AccountEvent{ID: uuid.New(), AccountID: a.ID, Type: eventType, Account: payload,
+		OccurredAt: time.Now().UTC().Truncate(time.Microsecond)}
+	dests, err := storage.EnqueueAccountEvent(ctx, tx, ev)
+	if err != nil || s.cfg.Jobs == nil {
+		return err
+	}
+	for _, d := range dests {
+		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, jobargs.DeliverDestination{DestinationID: d}, nil); err != nil {
+			return fmt.Errorf("enqueue delivery to destination %s: %w", d, err)
+		}
+	}
+	return nil
 }
 
 // accountWriteError maps storage refusals of account writes to 400s.

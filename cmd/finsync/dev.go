@@ -111,6 +111,9 @@ func seedDemo(ctx context.Context, st *storage.Store, box *secrets.Box, simRoot 
 	if err := seedDemoConnections(ctx, st, box, simRoot, &d); err != nil {
 		return d, err
 	}
+	if err := seedDemoDestinations(ctx, st, box, simRoot, d.UserID); err != nil {
+		return d, fmt.Errorf("seed demo destinations: %w", err)
+	}
 	ic, err := st.IssueCredential(ctx, storage.NewCredential{UserID: u.ID, Kind: storage.CredentialAPIKey, Name: "demo"})
 	if err != nil {
 		return d, fmt.Errorf("seed demo key: %w", err)
@@ -179,6 +182,10 @@ Try:
   curl -s -H "Authorization: Bearer %[4]s" %[1]s/v2/accounts
   curl -s -H "Authorization: Bearer %[4]s" "%[1]s/v2/transactions?limit=5"
   curl -s -H "Authorization: Bearer %[4]s" %[1]s/v2/bank-connections
+
+Manual-account changes (POST/PATCH/DELETE /v2/accounts) propagate to the simulated destinations:
+  curl -s -H "Authorization: Bearer patDemoToken" %[5]s/v0/appFinsyncDemo/Accounts
+  curl -s -H "Authorization: Bearer ya29.demo" "%[5]s/v4/spreadsheets/finsync-demo/values/Accounts"
 
 Press Ctrl-C to stop.
 `, base, demoEmail, d.UserID, d.Key, simRoot)

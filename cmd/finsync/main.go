@@ -54,6 +54,7 @@ func newRoot(out, errOut io.Writer) *cobra.Command {
 		a.syncCmd(),
 		a.workerCmd(),
 		a.simCmd(),
+		a.destinationsCmd(),
 	)
 	return root
 }

@@ -75,7 +75,8 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 		reconnect = "http://127.0.0.1:8080/reconnect/{connection_id}"
 	}
 	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: worker.ApplyRulesTx}
-	return worker.NewClient(worker.Config{Pool: st.Pool(), Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic})
+	return worker.NewClient(worker.Config{Pool: st.Pool(), Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
+		Destinations: &worker.Destinations{Box: box}})
 }
 
 func (a *app) workerCmd() *cobra.Command {

@@ -131,6 +131,7 @@ type Simulator struct {
 	faults map[string]Fault
 	conns  map[string]*conn
 	gcAcct map[string]gcAccountRef
+	dest   *destSim
 }
 
 // conn is the mutable bookkeeping of one connection.
@@ -159,6 +160,7 @@ func New(opts Options) *Simulator {
 		faults: map[string]Fault{},
 		conns:  map[string]*conn{},
 		gcAcct: map[string]gcAccountRef{},
+		dest:   newDestSim(),
 	}
 	s.jwtKey = []byte(fmt.Sprintf("finsync-sim-%016x", s.seed))
 	s.mux = http.NewServeMux()
@@ -167,6 +169,7 @@ func New(opts Options) *Simulator {
 	s.routeGoCardless()
 	s.routeStripe()
 	s.routeMercury()
+	s.routeDestinations()
 	return s
 }
 
@@ -202,7 +205,7 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // providerOf maps a request path to the provider that serves it.
 func providerOf(path string) string {
 	switch {
-	case strings.HasPrefix(path, "/_sim/"):
+	case strings.HasPrefix(path, "/_sim/"), strings.HasPrefix(path, "/v0/"), strings.HasPrefix(path, "/v4/spreadsheets/"), path == "/token":
 		return ""
 	case strings.HasPrefix(path, "/api/v2/"):
 		return GoCardless

@@ -1,0 +1,200 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/finsync/finsync/destinations"
+	"github.com/finsync/finsync/jobargs"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/secrets"
+	"github.com/finsync/finsync/storage"
+)
+
+// DefaultDeliverRetryCap caps the wait between two delivery attempts, so
+// that a change lands within about two minutes of its destination
+// recovering (one capped wait plus one breaker period).
+const DefaultDeliverRetryCap = time.Minute
+
+// deliverBatch is how many pending events one drain reads at a time.
+const deliverBatch = 100
+
+// deliverJobTimeout bounds one drain.
+const deliverJobTimeout = 15 * time.Minute
+
+// Destinations configures the delivery of account changes to destinations.
+type Destinations struct {
+	// Box opens the destinations' sealed credentials.
+	Box *secrets.Box
+	// Deliverer sends the events; nil uses destinations.NewDeliverer's
+	// defaults.
+	Deliverer *destinations.Deliverer
+	// RetryCap overrides DefaultDeliverRetryCap when positive.
+	RetryCap time.Duration
+}
+
+// addDeliverWorker registers the delivery worker when destinations are
+// configured.
+func addDeliverWorker(workers *river.Workers, cfg Config) {
+	if cfg.Destinations == nil {
+		return
+	}
+	river.AddWorker(workers, NewDeliverWorker(cfg.Store, *cfg.Destinations, cfg.Log))
+}
+
+// DeliverWorker runs jobargs.DeliverDestination: it drains one
+// destination's outbox in the order of the changes, delivering each event
+// through the destination's breaker and limiter, until the outbox is
+// empty.
+type DeliverWorker struct {
+	river.WorkerDefaults[jobargs.DeliverDestination]
+	store    *storage.Store
+	box      *secrets.Box
+	deliver  *destinations.Deliverer
+	retryCap time.Duration
+	log      *slog.Logger
+}
+
+// NewDeliverWorker returns the delivery worker.
+func NewDeliverWorker(st *storage.Store, cfg Destinations, log *slog.Logger) *DeliverWorker {
+	w := &DeliverWorker{store: st, box: cfg.Box, deliver: cfg.Deliverer, retryCap: cfg.RetryCap, log: log}
+	if w.deliver == nil {
+		w.deliver = destinations.NewDeliverer(destinations.Options{})
+	}
+	if w.retryCap <= 0 {
+		w.retryCap = DefaultDeliverRetryCap
+	}
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	return w
+}
+
+// Timeout lets a drain of a long outbox run longer than River's default.
+func (w *DeliverWorker) Timeout(*river.Job[jobargs.DeliverDestination]) time.Duration {
+	return deliverJobTimeout
+}
+
+// NextRetry backs off exponentially from one second, capped at the retry
+// cap, with jitter.
+func (w *DeliverWorker) NextRetry(job *river.Job[jobargs.DeliverDestination]) time.Time {
+	return time.Now().Add(retryDelay(job.Attempt, w.retryCap))
+}
+
+// retryDelay is 2^(attempt-1) seconds capped at limit, jittered down by up
+// to a fifth.
+func retryDelay(attempt int, limit time.Duration) time.Duration {
+	d := limit
+	if attempt >= 1 && attempt < 30 {
+		d = min(time.Second<<(attempt-1), limit)
+	}
+	return d - rand.N(d/5+1)
+}
+
+// Work drains the destination's outbox.
+func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[jobargs.DeliverDestination]) error {
+	id := job.Args.DestinationID
+	d, err := w.store.GetDestination(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil // deleted, and its outbox with it
+	}
+	if err != nil {
+		return err
+	}
+	target, err := w.target(d)
+	if err != nil {
+		return err
+	}
+	for {
+		events, err := w.store.PendingEvents(ctx, id, deliverBatch)
+		if err != nil {
+			return err
+		}
+		if len(events) == 0 {
+			done, err := w.finish(ctx, job)
+			if err != nil || done {
+				return err
+			}
+			continue
+		}
+		for _, ev := range events {
+			if err := w.deliverOne(ctx, target, ev); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// target opens the destination's credentials.
+func (w *DeliverWorker) target(d storage.Destination) (destinations.Target, error) {
+	if w.box == nil {
+		return destinations.Target{}, fmt.Errorf("destination %s: no key to open its credentials", d.ID)
+	}
+	secret, err := w.box.Open(d.SealedSecret)
+	if err != nil {
+		return destinations.Target{}, fmt.Errorf("open credentials of destination %s: %w", d.ID, err)
+	}
+	return destinations.Target{ID: d.ID, Kind: d.Kind, Config: d.Config, Secret: secret}, nil
+}
+
+// finish completes the job in the same transaction that found the outbox
+// empty under the destination's lock, so that a change committed after
+// that finds no running drain and enqueues a new one. It reports false
+// when events arrived meanwhile.
+func (w *DeliverWorker) finish(ctx context.Context, job *river.Job[jobargs.DeliverDestination]) (bool, error) {
+	var done bool
+	err := pgx.BeginFunc(ctx, w.store.Pool(), func(tx pgx.Tx) error {
+		var err error
+		done, err = storage.DrainDone(ctx, tx, job.Args.DestinationID)
+		if errors.Is(err, storage.ErrNotFound) {
+			done, err = true, nil
+		}
+		if err != nil || !done {
+			return err
+		}
+		if err := storage.PruneDelivered(ctx, tx, job.Args.DestinationID); err != nil {
+			return err
+		}
+		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
+			return fmt.Errorf("complete delivery job %d: %w", job.ID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("finish drain of destination %s: %w", job.Args.DestinationID, err)
+	}
+	return done, nil
+}
+
+// deliverOne delivers one event and records the outcome. A permanent
+// refusal sets the event aside and lets the drain go on; a rate limit or
+// an open breaker snoozes the job; any other failure fails the attempt,
+// to be retried with backoff from the same event.
+func (w *DeliverWorker) deliverOne(ctx context.Context, t destinations.Target, ev storage.OutboxEvent) error {
+	err := w.deliver.Deliver(ctx, t, destinations.Event{ID: ev.ID, Type: ev.Type, OccurredAt: ev.OccurredAt, Account: ev.Account})
+	if err == nil {
+		return w.store.MarkDelivered(ctx, ev.DestinationID, ev.ID)
+	}
+	pe := providers.AsError(err)
+	isPermanent := pe != nil && pe.Class == providers.Permanent
+	if mErr := w.store.MarkAttemptFailed(ctx, ev.DestinationID, ev.ID, err.Error(), isPermanent); mErr != nil {
+		return mErr
+	}
+	w.log.Warn("destination delivery failed", "destination_id", ev.DestinationID, "kind", t.Kind,
+		"event_id", ev.ID, "account_id", ev.AccountID, "attempt", ev.Attempts+1, "permanent", isPermanent, "error", err)
+	switch {
+	case isPermanent:
+		return nil
+	case pe != nil && (pe.Class == providers.RateLimited || pe.Code == providers.CodeCircuitOpen):
+		return river.JobSnooze(max(pe.RetryAfter, time.Second))
+	}
+	return fmt.Errorf("deliver event %s to destination %s: %w", ev.ID, ev.DestinationID, err)
+}
