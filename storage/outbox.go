@@ -151,3 +151,15 @@ func DrainDone(ctx context.Context, tx pgx.Tx, destinationID uuid.UUID) (bool, e
 	}
 	return !pending, nil
 }
+
+// DestinationsWithPendingEvents lists destinations whose outbox holds
+// undelivered events, for the periodic sweep that re-enqueues their drains.
+func (s *Store) DestinationsWithPendingEvents(ctx context.Context, limit int) ([]uuid.UUID, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT destination_id FROM destination_outbox
+		WHERE delivered_at IS NULL AND failed_at IS NULL LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("destinations with pending events: %w", err)
+	}
+	defer rows.Close()
+	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+}

@@ -37,20 +37,31 @@ type ScheduleWorker struct {
 
 // Work enqueues the due syncs. Sync jobs are unique per connection while
 // queued or running, so a connection already syncing is not enqueued twice.
+//
+// It also sweeps destination outboxes: a destination with undelivered events
+// gets a drain enqueued (unique per destination), so events whose drain gave
+// up or was cancelled are not left waiting for the next account change.
 func (w *ScheduleWorker) Work(ctx context.Context, _ *river.Job[ScheduleSyncs]) error {
 	ids, err := w.Store.DueConnections(ctx, time.Now(), scheduleBatch)
 	if err != nil {
 		return err
 	}
-	if len(ids) == 0 {
+	dests, err := w.Store.DestinationsWithPendingEvents(ctx, scheduleBatch)
+	if err != nil {
+		return err
+	}
+	if len(ids)+len(dests) == 0 {
 		return nil
 	}
-	params := make([]river.InsertManyParams, len(ids))
-	for i, id := range ids {
-		params[i] = river.InsertManyParams{Args: jobargs.SyncConnection{ConnectionID: id}}
+	params := make([]river.InsertManyParams, 0, len(ids)+len(dests))
+	for _, id := range ids {
+		params = append(params, river.InsertManyParams{Args: jobargs.SyncConnection{ConnectionID: id}})
+	}
+	for _, id := range dests {
+		params = append(params, river.InsertManyParams{Args: jobargs.DeliverDestination{DestinationID: id}})
 	}
 	if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertMany(ctx, params); err != nil {
-		return fmt.Errorf("schedule %d syncs: %w", len(ids), err)
+		return fmt.Errorf("schedule %d jobs: %w", len(params), err)
 	}
 	return nil
 }

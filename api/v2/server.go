@@ -36,9 +36,11 @@ type Config struct {
 	Plans   PlanLimits
 	// OpenAPI is the document served at /v2/openapi.json.
 	OpenAPI []byte
-	// Jobs enqueues the job that applies rules to stored transactions, in
-	// the transaction of each rule change; nil stores rule changes without
-	// applying them retroactively.
+	// Jobs enqueues, in the transaction of each change, the job that applies
+	// rules to stored transactions after a rule change and the drains that
+	// deliver manual-account changes to destinations. With nil, changes are
+	// stored (and destination events written to the outbox, swept later by
+	// the worker's scheduler) but no job is enqueued at once.
 	Jobs JobInserter
 }
 
