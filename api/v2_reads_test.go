@@ -125,8 +125,8 @@ func TestBadParameters(t *testing.T) {
 		{"/v2/transactions?limit=abc", "limit: must be an integer between 1 and 250"},
 		{"/v2/transactions?limit=1&limit=2", "limit: must be given at most once"},
 		{"/v2/transactions?status=open", "status: must be one of pending, posted, deleted, all"},
-		{"/v2/transactions?startDate=2026-13-01", "startDate: must be a date in YYYY-MM-DD form"},
-		{"/v2/transactions?endDate=03/01/2026", "endDate: must be a date in YYYY-MM-DD form"},
+		{"/v2/transactions?startDate=2026-13-01", "startDate: must be YYYY-MM-DD"},
+		{"/v2/transactions?endDate=03/01/2026", "endDate: must be YYYY-MM-DD"},
 		{"/v2/transactions?startDate=2026-03-02&endDate=2026-03-01", "endDate: must not be before startDate"},
 		{"/v2/transactions?bankAccountId=123", "bankAccountId: must be a UUID"},
 		{"/v2/transactions?bankConnectionId=x", "bankConnectionId: must be a UUID"},
@@ -135,11 +135,11 @@ func TestBadParameters(t *testing.T) {
 		{"/v2/transactions?cursor=abc", "cursor: is not a cursor issued for this listing and these filters"},
 		{"/v2/accounts?status=gone", "status: must be one of active, closed, all"},
 		{"/v2/accounts?limit=-1", "limit: must be an integer between 1 and 250"},
-		{"/v2/accounts/balance-history?startDate=x", "startDate: must be a date in YYYY-MM-DD form"},
+		{"/v2/accounts/balance-history?startDate=x", "startDate: must be YYYY-MM-DD"},
 		{"/v2/accounts/balance-history?bankAccountId=x", "bankAccountId: must be a UUID"},
 		{"/v2/bank-connections?status=enabled", "status: must be one of active, all, disabled"},
 		{"/v2/holdings?limit=1000", "limit: must be an integer between 1 and 250"},
-		{"/v2/investment-transactions?endDate=yesterday", "endDate: must be a date in YYYY-MM-DD form"},
+		{"/v2/investment-transactions?endDate=yesterday", "endDate: must be YYYY-MM-DD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

@@ -14,9 +14,9 @@ const MaxAccounts = 1000
 
 func (s *Server) listAccounts(c *gin.Context) {
 	q := newQuery(c.Request.URL.Query())
-	f := storage.AccountFilter{BankConnectionID: q.uuid("connectionId"), Status: "active"}
-	if q.err != nil {
-		s.handle(c, q.err)
+	f := storage.AccountFilter{BankConnectionID: q.UUID("connectionId"), Status: "active"}
+	if q.Err() != nil {
+		s.handle(c, q.Err())
 		return
 	}
 	ctx, sc := c.Request.Context(), scope(c)

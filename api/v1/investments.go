@@ -28,8 +28,8 @@ func (s *Server) investmentQuery(c *gin.Context, dates bool) (storage.Connection
 	}
 	limit := q.limit(DefaultInvestmentLimit)
 	offset := q.offsetCursor()
-	if q.err != nil {
-		return f, 0, 0, q.err
+	if q.Err() != nil {
+		return f, 0, 0, q.Err()
 	}
 	return f, offset, limit, s.checkConnection(c.Request.Context(), scope(c), f.BankConnectionID)
 }

@@ -2,7 +2,7 @@ package v1
 
 import (
 	"errors"
-	"fmt"
+	"github.com/finsync/finsync/api/params"
 	"net/http"
 	"strconv"
 	"time"
@@ -53,11 +53,9 @@ func Fail(c *gin.Context, status int, code, message string) {
 }
 
 // badRequest is an invalid parameter, with the message the client sees.
-type badRequest struct{ msg string }
+type badRequest = params.Error
 
-func (e *badRequest) Error() string { return e.msg }
-
-func badf(format string, args ...any) error { return &badRequest{msg: fmt.Sprintf(format, args...)} }
+func badf(format string, args ...any) error { return params.Errorf(format, args...) }
 
 // errConnectionNotFound answers 404 NOT_FOUND "Bank connection not found".
 var errConnectionNotFound = errors.New("bank connection not found")

@@ -113,7 +113,7 @@ func (s *Server) handle(c *gin.Context, err error) {
 	var br *badRequest
 	switch {
 	case errors.As(err, &br):
-		Fail(c, http.StatusBadRequest, CodeBadRequest, br.msg)
+		Fail(c, http.StatusBadRequest, CodeBadRequest, br.Msg)
 	case errors.Is(err, errConnectionNotFound):
 		Fail(c, http.StatusNotFound, CodeNotFound, MsgConnectionNotFound)
 	case errors.Is(err, errProviderUnavailable):

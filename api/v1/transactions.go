@@ -33,8 +33,8 @@ func (s *Server) listTransactions(c *gin.Context) {
 	}
 	f.StartDate, f.EndDate = q.dateRange(nil, nil)
 	limit := q.limit(DefaultTransactionLimit)
-	if q.err != nil {
-		s.handle(c, q.err)
+	if q.Err() != nil {
+		s.handle(c, q.Err())
 		return
 	}
 	ctx, sc := c.Request.Context(), scope(c)
@@ -65,8 +65,8 @@ func (s *Server) listTransactions(c *gin.Context) {
 // transaction of the previous page, and the page continues after it.
 func (s *Server) transactionsAfterID(ctx context.Context, sc storage.Scope, f storage.ConnectionFilter, q *query, limit int) (transactionPage, error) {
 	var after storage.Keyset
-	if id := q.idCursor(); q.err != nil {
-		return transactionPage{}, q.err
+	if id := q.idCursor(); q.Err() != nil {
+		return transactionPage{}, q.Err()
 	} else if id != nil {
 		k, err := s.cfg.Store.TransactionPosition(ctx, sc, f.BankConnectionID, *id)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -91,8 +91,8 @@ func (s *Server) transactionsAfterID(ctx context.Context, sc storage.Scope, f st
 // transactionsAtOffset pages by numeric offset.
 func (s *Server) transactionsAtOffset(ctx context.Context, sc storage.Scope, f storage.ConnectionFilter, q *query, limit int) (transactionPage, error) {
 	offset := q.offsetCursor()
-	if q.err != nil {
-		return transactionPage{}, q.err
+	if q.Err() != nil {
+		return transactionPage{}, q.Err()
 	}
 	rows, err := s.cfg.Store.ListTransactionsAtOffset(ctx, sc, f, offset, limit+1)
 	if err != nil {

@@ -72,12 +72,12 @@ func utc(t *time.Time) *time.Time {
 func (s *Server) listAccounts(c *gin.Context) {
 	q := newQuery(c.Request.URL.Query())
 	f := storage.AccountFilter{
-		BankConnectionID: q.uuid("bankConnectionId"),
-		Status:           q.enum("status", "active", "active", "closed", "all"),
+		BankConnectionID: q.UUID("bankConnectionId"),
+		Status:           q.Enum("status", "active", "active", "closed", "all"),
 	}
 	pg := s.newPager(c, "accounts", q)
-	if q.err != nil {
-		s.handle(c, q.err)
+	if q.Err() != nil {
+		s.handle(c, q.Err())
 		return
 	}
 	if err := s.checkFilters(c, f.BankConnectionID, nil, nil); err != nil {
@@ -119,13 +119,13 @@ func (s *Server) getAccount(c *gin.Context) {
 func (s *Server) balanceHistory(c *gin.Context) {
 	q := newQuery(c.Request.URL.Query())
 	f := storage.BalanceFilter{
-		BankConnectionID: q.uuid("bankConnectionId"),
-		AccountID:        q.uuid("bankAccountId"),
+		BankConnectionID: q.UUID("bankConnectionId"),
+		AccountID:        q.UUID("bankAccountId"),
 	}
 	f.StartDate, f.EndDate = q.dateRange()
 	pg := s.newPager(c, "balance-history", q)
-	if q.err != nil {
-		s.handle(c, q.err)
+	if q.Err() != nil {
+		s.handle(c, q.Err())
 		return
 	}
 	if err := s.checkFilters(c, f.BankConnectionID, f.AccountID, nil); err != nil {

@@ -42,9 +42,9 @@ func newConnectionView(bc domain.BankConnection) connectionView {
 
 func (s *Server) listConnections(c *gin.Context) {
 	q := newQuery(c.Request.URL.Query())
-	status := q.enum("status", "active", "active", "all", "disabled")
-	if q.err != nil {
-		s.handle(c, q.err)
+	status := q.Enum("status", "active", "active", "all", "disabled")
+	if q.Err() != nil {
+		s.handle(c, q.Err())
 		return
 	}
 	rows, err := s.cfg.Store.ListConnections(c.Request.Context(), scope(c), status)

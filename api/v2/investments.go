@@ -54,15 +54,15 @@ type investmentTransactionView struct {
 func (s *Server) investmentQuery(c *gin.Context, listing string, dates bool) (storage.InvestmentFilter, *pager, error) {
 	q := newQuery(c.Request.URL.Query())
 	f := storage.InvestmentFilter{
-		BankConnectionID: q.uuid("bankConnectionId"),
-		AccountID:        q.uuid("bankAccountId"),
+		BankConnectionID: q.UUID("bankConnectionId"),
+		AccountID:        q.UUID("bankAccountId"),
 	}
 	if dates {
 		f.StartDate, f.EndDate = q.dateRange()
 	}
 	pg := s.newPager(c, listing, q)
-	if q.err != nil {
-		return f, nil, q.err
+	if q.Err() != nil {
+		return f, nil, q.Err()
 	}
 	return f, pg, s.checkFilters(c, f.BankConnectionID, f.AccountID, nil)
 }

@@ -24,10 +24,10 @@ func (s *Server) newPager(c *gin.Context, listing string, q *query) *pager {
 		binding: cursor.Binding{Listing: listing, UserID: scope(c).UserID, Filters: q.filters()},
 		limit:   q.limit(),
 	}
-	if raw, ok := q.get("cursor"); ok {
+	if raw, ok := q.Get("cursor"); ok {
 		k, err := p.codec.Decode(p.binding, raw)
 		if err != nil {
-			q.fail("cursor", "is not a cursor issued for this listing and these filters")
+			q.Fail("cursor", "is not a cursor issued for this listing and these filters")
 		}
 		p.after = k
 	}

@@ -6,6 +6,7 @@ package v2
 import (
 	"errors"
 	"fmt"
+	"github.com/finsync/finsync/api/params"
 	"net/http"
 	"strconv"
 	"strings"
@@ -46,11 +47,9 @@ func Fail(c *gin.Context, status int, code, message string) {
 }
 
 // badRequest is an invalid parameter or body, with the message the client sees.
-type badRequest struct{ msg string }
+type badRequest = params.Error
 
-func (e *badRequest) Error() string { return e.msg }
-
-func badf(format string, args ...any) error { return &badRequest{msg: fmt.Sprintf(format, args...)} }
+func badf(format string, args ...any) error { return params.Errorf(format, args...) }
 
 // errNotFound answers 404 NOT_FOUND.
 var errNotFound = errors.New("not found")

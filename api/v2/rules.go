@@ -63,9 +63,9 @@ func (s *Server) createRuleLimit(c *gin.Context) (middleware.LimitInfo, bool) {
 
 func (s *Server) listRules(c *gin.Context) {
 	q := newQuery(c.Request.URL.Query())
-	includeArchived := q.boolean("includeArchived")
-	if q.err != nil {
-		s.handle(c, q.err)
+	includeArchived := q.Bool("includeArchived")
+	if q.Err() != nil {
+		s.handle(c, q.Err())
 		return
 	}
 	rows, err := s.cfg.Store.ListRules(c.Request.Context(), scope(c), includeArchived)

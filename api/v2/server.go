@@ -103,7 +103,7 @@ func (s *Server) handle(c *gin.Context, err error) {
 	var br *badRequest
 	switch {
 	case errors.As(err, &br):
-		Fail(c, http.StatusBadRequest, CodeBadRequest, br.msg)
+		Fail(c, http.StatusBadRequest, CodeBadRequest, br.Msg)
 	case errors.Is(err, errNotFound), errors.Is(err, storage.ErrNotFound):
 		Fail(c, http.StatusNotFound, CodeNotFound, "Resource not found")
 	case errors.Is(err, errProviderUnavailable):

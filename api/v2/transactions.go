@@ -21,16 +21,16 @@ var transactionStatuses = map[string][]string{
 func (s *Server) listTransactions(c *gin.Context) {
 	q := newQuery(c.Request.URL.Query())
 	f := storage.TransactionFilter{
-		BankConnectionID: q.uuid("bankConnectionId"),
-		AccountID:        q.uuid("bankAccountId"),
-		CategoryID:       q.uuid("categoryId"),
-		IncludeHidden:    q.boolean("includeHidden"),
+		BankConnectionID: q.UUID("bankConnectionId"),
+		AccountID:        q.UUID("bankAccountId"),
+		CategoryID:       q.UUID("categoryId"),
+		IncludeHidden:    q.Bool("includeHidden"),
 	}
-	f.Statuses = transactionStatuses[q.enum("status", "posted", "pending", "posted", "deleted", "all")]
+	f.Statuses = transactionStatuses[q.Enum("status", "posted", "pending", "posted", "deleted", "all")]
 	f.StartDate, f.EndDate = q.dateRange()
 	pg := s.newPager(c, "transactions", q)
-	if q.err != nil {
-		s.handle(c, q.err)
+	if q.Err() != nil {
+		s.handle(c, q.Err())
 		return
 	}
 	ctx, sc := c.Request.Context(), scope(c)
