@@ -155,24 +155,33 @@ func (a *app) connectionsCmd() *cobra.Command {
 }
 
 func (a *app) printConnections(cs []domain.BankConnection) error {
+	return printList(a, "connections", cs, connectionJSON, "ID\tUSER\tPROVIDER\tSTATUS\tLAST SYNCED\tERROR",
+		func(c domain.BankConnection) string {
+			last, errCode := "never", ""
+			if c.LastSyncedAt != nil {
+				last = c.LastSyncedAt.UTC().Format(time.RFC3339)
+			}
+			if c.LastProviderErrorCode != nil {
+				errCode = *c.LastProviderErrorCode
+			}
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", c.ID, c.UserID, c.Provider, c.Status, last, errCode)
+		})
+}
+
+// printList prints items as {"<key>": [...]} with --json, else as a table
+// with the header and one tab-separated row per item.
+func printList[T any](a *app, key string, items []T, toJSON func(T) map[string]any, header string, row func(T) string) error {
 	if a.json {
-		out := make([]map[string]any, len(cs))
-		for i, c := range cs {
-			out[i] = connectionJSON(c)
+		out := make([]map[string]any, len(items))
+		for i, it := range items {
+			out[i] = toJSON(it)
 		}
-		return a.print(map[string]any{"connections": out}, "")
+		return a.print(map[string]any{key: out}, "")
 	}
 	w := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tUSER\tPROVIDER\tSTATUS\tLAST SYNCED\tERROR")
-	for _, c := range cs {
-		last, errCode := "never", ""
-		if c.LastSyncedAt != nil {
-			last = c.LastSyncedAt.UTC().Format(time.RFC3339)
-		}
-		if c.LastProviderErrorCode != nil {
-			errCode = *c.LastProviderErrorCode
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.UserID, c.Provider, c.Status, last, errCode)
+	fmt.Fprintln(w, header)
+	for _, it := range items {
+		fmt.Fprintln(w, row(it))
 	}
 	return w.Flush()
 }

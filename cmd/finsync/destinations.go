@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/google/uuid"
@@ -183,23 +182,14 @@ func (a *app) listDestinationsCmd() *cobra.Command {
 }
 
 func (a *app) printDestinations(ds []storage.Destination) error {
-	if a.json {
-		out := make([]map[string]any, len(ds))
-		for i, d := range ds {
-			out[i] = destinationJSON(d)
-		}
-		return a.print(map[string]any{"destinations": out}, "")
-	}
-	w := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tKIND\tNAME\tACCOUNTS\tPENDING\tFAILED\tCREATED")
-	for _, d := range ds {
-		accts := fmt.Sprintf("%d linked", len(d.AccountIDs))
-		if d.AllAccounts {
-			accts = "all"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", d.ID, d.Kind, d.Name, accts, d.Pending, d.Failed, d.CreatedAt.UTC().Format(time.RFC3339))
-	}
-	return w.Flush()
+	return printList(a, "destinations", ds, destinationJSON, "ID\tKIND\tNAME\tACCOUNTS\tPENDING\tFAILED\tCREATED",
+		func(d storage.Destination) string {
+			accts := fmt.Sprintf("%d linked", len(d.AccountIDs))
+			if d.AllAccounts {
+				accts = "all"
+			}
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%s", d.ID, d.Kind, d.Name, accts, d.Pending, d.Failed, d.CreatedAt.UTC().Format(time.RFC3339))
+		})
 }
 
 // Demo destinations of `finsync dev`: a simulated Airtable table and a
