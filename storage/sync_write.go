@@ -161,11 +161,21 @@ func UpsertTransactions(ctx context.Context, tx pgx.Tx, conn domain.BankConnecti
 	if err != nil {
 		return nil, fmt.Errorf("upsert transactions: %w", err)
 	}
-	changed, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	var changed, carryIDs []uuid.UUID
+	var carryPending []string
+	var id uuid.UUID
+	var pending *string
+	_, err = pgx.ForEachRow(rows, []any{&id, &pending}, func() error {
+		changed = append(changed, id)
+		if pending != nil {
+			carryIDs, carryPending = append(carryIDs, id), append(carryPending, *pending)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("upsert transactions: %w", err)
 	}
-	if err := carryUserCategories(ctx, tx, conn.ID, changed); err != nil {
+	if err := carryUserCategories(ctx, tx, conn.ID, carryIDs, carryPending); err != nil {
 		return nil, err
 	}
 	return changed, nil
@@ -208,20 +218,23 @@ WHERE (t.account_id, t.status, t.summary, t.amount, t.currency, t.authorized_dat
 	excluded.fees, excluded.fee_type, excluded.net_amount, excluded.sub_account, excluded.payment_channel,
 	excluded.check_number, excluded.original_description, excluded.type, excluded.pending_provider_id,
 	excluded.posted_at)
-RETURNING t.id`
+RETURNING t.id, t.pending_provider_id`
 
 // carryUserCategories gives posted transactions that replace a pending one
-// the category the user chose for the pending one.
-func carryUserCategories(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, changed []uuid.UUID) error {
-	if len(changed) == 0 {
+// the category the user chose for the pending one. ids are changed rows
+// that name a pending transaction, pendingIDs the provider ids they name;
+// each pair is looked up by index, so the cost follows the page, not the
+// connection's history.
+func carryUserCategories(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, ids []uuid.UUID, pendingIDs []string) error {
+	if len(ids) == 0 {
 		return nil
 	}
 	_, err := tx.Exec(ctx, `
 		UPDATE transactions p SET category_id = old.category_id, category_source = 'user', updated_at = now()
-		FROM transactions old
-		WHERE p.id = ANY($2) AND p.pending_provider_id IS NOT NULL
-		  AND old.bank_connection_id = $1 AND old.provider_id = p.pending_provider_id
-		  AND old.category_source = 'user' AND p.category_source IS DISTINCT FROM 'user'`, connectionID, changed)
+		FROM unnest($2::uuid[], $3::text[]) AS c(id, pending_pid)
+		JOIN transactions old ON old.bank_connection_id = $1 AND old.provider_id = c.pending_pid
+		WHERE p.id = c.id AND old.category_source = 'user' AND p.category_source IS DISTINCT FROM 'user'`,
+		connectionID, ids, pendingIDs)
 	if err != nil {
 		return fmt.Errorf("carry user categories to posted transactions: %w", err)
 	}
