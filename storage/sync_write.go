@@ -229,11 +229,15 @@ func carryUserCategories(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID,
 	if len(ids) == 0 {
 		return nil
 	}
+	// A scalar subquery per posted row keeps the lookup on the unique
+	// (bank_connection_id, provider_id) index whatever the table's statistics
+	// say; a join lets a stale estimate scan the whole connection per page.
 	_, err := tx.Exec(ctx, `
-		UPDATE transactions p SET category_id = old.category_id, category_source = 'user', updated_at = now()
-		FROM unnest($2::uuid[], $3::text[]) AS c(id, pending_pid)
-		JOIN transactions old ON old.bank_connection_id = $1 AND old.provider_id = c.pending_pid
-		WHERE p.id = c.id AND old.category_source = 'user' AND p.category_source IS DISTINCT FROM 'user'`,
+		UPDATE transactions p SET category_id = c.cat, category_source = 'user', updated_at = now()
+		FROM (SELECT c.id, (SELECT o.category_id FROM transactions o
+				WHERE o.bank_connection_id = $1 AND o.provider_id = c.pending_pid AND o.category_source = 'user') AS cat
+			FROM unnest($2::uuid[], $3::text[]) AS c(id, pending_pid)) c
+		WHERE p.id = c.id AND c.cat IS NOT NULL AND p.category_source IS DISTINCT FROM 'user'`,
 		connectionID, ids, pendingIDs)
 	if err != nil {
 		return fmt.Errorf("carry user categories to posted transactions: %w", err)

@@ -21,11 +21,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/finsync/finsync/domain"
@@ -76,6 +78,74 @@ type benchEnv struct {
 	syncer *worker.Syncer
 	user   domain.User
 	counts map[string]*countingProvider
+	tracer *statementTimes
+}
+
+// statementTimes adds up the time spent in each SQL statement (by its
+// first words), to show where a sync's database time goes.
+type statementTimes struct {
+	mu    sync.Mutex
+	times map[string]time.Duration
+}
+
+type traceKey struct{}
+
+type traceStart struct {
+	sql   string
+	start time.Time
+}
+
+// TraceQueryStart notes the statement and its start.
+func (s *statementTimes) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	return context.WithValue(ctx, traceKey{}, traceStart{sql: data.SQL, start: time.Now()})
+}
+
+// TraceQueryEnd adds the statement's duration.
+func (s *statementTimes) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	ts, ok := ctx.Value(traceKey{}).(traceStart)
+	if !ok {
+		return
+	}
+	words := strings.Fields(ts.sql)
+	key := strings.Join(words[:min(len(words), 4)], " ")
+	s.mu.Lock()
+	s.times[key] += time.Since(ts.start)
+	s.mu.Unlock()
+}
+
+// report logs the statements by time spent (FINSYNC_BENCH_SYNC_TRACE=1) and
+// starts counting afresh.
+func (s *statementTimes) report(b *testing.B) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if os.Getenv("FINSYNC_BENCH_SYNC_TRACE") == "1" {
+		keys := make([]string, 0, len(s.times))
+		for k := range s.times {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, c string) int { return int(s.times[c] - s.times[a]) })
+		for _, k := range keys {
+			b.Logf("%10.3fs  %s", s.times[k].Seconds(), k)
+		}
+	}
+	clear(s.times)
+}
+
+// tracedPool opens a pool on the database whose statements s times.
+func tracedPool(tb testing.TB, dbURL string, s *statementTimes) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	cfg.ConnConfig.Tracer = s
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
 }
 
 // benchSize returns the history size, or skips unless FINSYNC_BENCH_SYNC=1.
@@ -97,7 +167,9 @@ func benchSize(b *testing.B) int {
 // newBenchEnv builds the environment; mercuryOpts tune the Mercury adapter.
 func newBenchEnv(tb testing.TB, mercuryOpts ...mercury.Option) *benchEnv {
 	tb.Helper()
-	pool, _ := storagetest.NewDB(tb)
+	_, dbURL := storagetest.NewDB(tb)
+	tracer := &statementTimes{times: map[string]time.Duration{}}
+	pool := tracedPool(tb, dbURL, tracer)
 	s := sim.New(sim.Options{Seed: 11, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), GoCardlessDailyQuota: -1})
 	srv := httptest.NewServer(s)
 	tb.Cleanup(srv.Close)
@@ -110,7 +182,7 @@ func newBenchEnv(tb testing.TB, mercuryOpts ...mercury.Option) *benchEnv {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e := &benchEnv{tb: tb, pool: pool, st: storage.New(pool), sim: s, root: srv.URL, box: box, counts: map[string]*countingProvider{}}
+	e := &benchEnv{tb: tb, pool: pool, st: storage.New(pool), sim: s, root: srv.URL, box: box, counts: map[string]*countingProvider{}, tracer: tracer}
 	clock := func() time.Time {
 		day, err := time.Parse(time.DateOnly, s.State().Today)
 		if err != nil {
@@ -203,6 +275,7 @@ func BenchmarkSyncFirstPlaid(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+	e.tracer.report(b)
 	b.ReportMetric(float64(rows)/elapsed.Seconds(), "tx/s")
 	b.ReportMetric(float64(rows)/float64(b.N), "tx/sync")
 }
@@ -218,6 +291,7 @@ func BenchmarkSyncResyncMercuryWholeWindow(b *testing.B) {
 	c := e.connect(domain.ProviderMercury, "resync", size, days)
 	e.sync(c)
 	stored := e.stored(c)
+	e.tracer.report(b)
 	var elapsed time.Duration
 	var rows int64
 	b.ResetTimer()
@@ -232,6 +306,7 @@ func BenchmarkSyncResyncMercuryWholeWindow(b *testing.B) {
 	if got := e.stored(c); got != stored {
 		b.Fatalf("re-sync changed the stored count: %d -> %d", stored, got)
 	}
+	e.tracer.report(b)
 	b.ReportMetric(float64(rows)/elapsed.Seconds(), "tx/s")
 	b.ReportMetric(float64(rows)/float64(b.N), "tx/sync")
 }
@@ -248,6 +323,7 @@ func BenchmarkSyncIncrementalPlaid(b *testing.B) {
 			e := newBenchEnv(b)
 			c := e.connect(domain.ProviderPlaid, "incremental", stored, stored/newPerDay)
 			e.sync(c)
+			e.tracer.report(b)
 			var times []time.Duration
 			var rows int64
 			b.ResetTimer()
@@ -263,6 +339,7 @@ func BenchmarkSyncIncrementalPlaid(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			e.tracer.report(b)
 			slices.Sort(times)
 			median := (times[(len(times)-1)/2] + times[len(times)/2]) / 2
 			b.ReportMetric(float64(median.Microseconds())/1000, "ms-median")
