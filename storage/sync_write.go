@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/finsync/finsync/domain"
 )
@@ -136,13 +137,17 @@ func UpsertTransactions(ctx context.Context, tx pgx.Tx, conn domain.BankConnecti
 		return nil, nil
 	}
 	n := len(txs)
+	ids, err := newRowIDs(n)
+	if err != nil {
+		return nil, err
+	}
 	var (
-		accounts                                           = make([]uuid.UUID, n)
+		accounts                                           = make([][16]byte, n)
 		pids, statuses, summaries, amounts, currencies     = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		authDates, postDates                               = make([]*time.Time, n), make([]*time.Time, n)
 		merchants, feeTypes, subs, channels, checks, descs = make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
 		types, pendingIDs, fees, nets                      = make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
-		cats                                               = make([]*uuid.UUID, n)
+		cats                                               = make([]pgtype.UUID, n)
 		created, postedAt                                  = make([]time.Time, n), make([]*time.Time, n)
 	)
 	for i := range txs {
@@ -152,12 +157,15 @@ func UpsertTransactions(ctx context.Context, tx pgx.Tx, conn domain.BankConnecti
 		authDates[i], postDates[i] = dateTime(t.AuthorizedDate), dateTime(t.PostedDate)
 		merchants[i], feeTypes[i], subs[i], channels[i], checks[i], descs[i] = t.MerchantName, t.FeeType, t.SubAccount, t.PaymentChannel, t.CheckNumber, t.OriginalDescription
 		types[i], pendingIDs[i], fees[i], nets[i] = t.Type, t.PendingProviderID, moneyText(t.Fees), moneyText(t.NetAmount)
-		cats[i], created[i], postedAt[i] = t.CategoryID, t.CreatedAt, t.PostedAt
+		if t.CategoryID != nil {
+			cats[i] = pgtype.UUID{Bytes: *t.CategoryID, Valid: true}
+		}
+		created[i], postedAt[i] = t.CreatedAt, t.PostedAt
 	}
 	rows, err := tx.Query(ctx, upsertTransactionsSQL,
 		conn.UserID, conn.ID, conn.Provider,
 		accounts, pids, statuses, summaries, amounts, currencies, authDates, postDates, merchants, cats,
-		fees, feeTypes, nets, subs, channels, checks, descs, types, pendingIDs, created, postedAt)
+		fees, feeTypes, nets, subs, channels, checks, descs, types, pendingIDs, created, postedAt, ids)
 	if err != nil {
 		return nil, fmt.Errorf("upsert transactions: %w", err)
 	}
@@ -181,20 +189,36 @@ func UpsertTransactions(ctx context.Context, tx pgx.Tx, conn domain.BankConnecti
 	return changed, nil
 }
 
+// newRowIDs returns n time-ordered (version 7) ids for new rows: the
+// primary key index then grows at its right edge instead of at random
+// places, which makes bulk inserts markedly cheaper. A row that already
+// exists keeps its id.
+func newRowIDs(n int) ([][16]byte, error) {
+	ids := make([][16]byte, n)
+	for i := range ids {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, fmt.Errorf("new transaction id: %w", err)
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
 const upsertTransactionsSQL = `
-INSERT INTO transactions AS t (user_id, bank_connection_id, provider, source, account_id, provider_id, status, summary,
+INSERT INTO transactions AS t (id, user_id, bank_connection_id, provider, source, account_id, provider_id, status, summary,
 	amount, currency, authorized_date, posted_date, merchant_name, provider_merchant_name, category_id,
 	provider_category_id, category_source, fees, fee_type, net_amount, sub_account, payment_channel, check_number,
 	original_description, type, pending_provider_id, created_at, posted_at)
-SELECT $1, $2, $3, $3, r.account_id, r.pid, r.status, r.summary, r.amount::numeric, r.currency, r.auth, r.posted,
+SELECT r.id, $1, $2, $3, $3, r.account_id, r.pid, r.status, r.summary, r.amount::numeric, r.currency, r.auth, r.posted,
 	r.merchant, r.merchant, r.cat, r.cat, CASE WHEN r.cat IS NULL THEN NULL ELSE 'provider' END,
 	r.fees::numeric, r.fee_type, r.net::numeric, r.sub, r.channel, r.check_no, r.descr, r.type, r.pending_pid,
 	r.created, r.posted_at
 FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::date[], $11::date[],
 	$12::text[], $13::uuid[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
-	$20::text[], $21::text[], $22::text[], $23::timestamptz[], $24::timestamptz[])
+	$20::text[], $21::text[], $22::text[], $23::timestamptz[], $24::timestamptz[], $25::uuid[])
 	AS r(account_id, pid, status, summary, amount, currency, auth, posted, merchant, cat, fees, fee_type, net,
-	sub, channel, check_no, descr, type, pending_pid, created, posted_at)
+	sub, channel, check_no, descr, type, pending_pid, created, posted_at, id)
 ON CONFLICT (bank_connection_id, provider_id) DO UPDATE SET
 	account_id = excluded.account_id, status = excluded.status, summary = excluded.summary,
 	amount = excluded.amount, currency = excluded.currency, authorized_date = excluded.authorized_date,
