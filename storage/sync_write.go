@@ -210,15 +210,30 @@ INSERT INTO transactions AS t (id, user_id, bank_connection_id, provider, source
 	amount, currency, authorized_date, posted_date, merchant_name, provider_merchant_name, category_id,
 	provider_category_id, category_source, fees, fee_type, net_amount, sub_account, payment_channel, check_number,
 	original_description, type, pending_provider_id, created_at, posted_at)
-SELECT r.id, $1, $2, $3, $3, r.account_id, r.pid, r.status, r.summary, r.amount::numeric, r.currency, r.auth, r.posted,
+SELECT r.id, $1, $2, $3, $3, r.account_id, r.pid, r.status, r.summary, r.amount, r.currency, r.auth, r.posted,
 	r.merchant, r.merchant, r.cat, r.cat, CASE WHEN r.cat IS NULL THEN NULL ELSE 'provider' END,
-	r.fees::numeric, r.fee_type, r.net::numeric, r.sub, r.channel, r.check_no, r.descr, r.type, r.pending_pid,
+	r.fees, r.fee_type, r.net, r.sub, r.channel, r.check_no, r.descr, r.type, r.pending_pid,
 	r.created, r.posted_at
-FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::date[], $11::date[],
-	$12::text[], $13::uuid[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
-	$20::text[], $21::text[], $22::text[], $23::timestamptz[], $24::timestamptz[], $25::uuid[])
-	AS r(account_id, pid, status, summary, amount, currency, auth, posted, merchant, cat, fees, fee_type, net,
-	sub, channel, check_no, descr, type, pending_pid, created, posted_at, id)
+FROM (SELECT u.id, u.account_id, u.pid, u.status, u.summary, u.amount::numeric(19, 4) AS amount, u.currency, u.auth,
+		u.posted, u.merchant, u.cat, u.fees::numeric(19, 4) AS fees, u.fee_type, u.net::numeric(19, 4) AS net, u.sub,
+		u.channel, u.check_no, u.descr, u.type, u.pending_pid, u.created, u.posted_at
+	FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::date[], $11::date[],
+		$12::text[], $13::uuid[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[],
+		$20::text[], $21::text[], $22::text[], $23::timestamptz[], $24::timestamptz[], $25::uuid[])
+		AS u(account_id, pid, status, summary, amount, currency, auth, posted, merchant, cat, fees, fee_type, net,
+		sub, channel, check_no, descr, type, pending_pid, created, posted_at, id)) r
+-- Unchanged rows are left out before the insert: read by index, they
+-- take neither a row lock nor WAL, as ON CONFLICT DO UPDATE ... WHERE
+-- would. The scalar subquery keeps the look-up on the unique index
+-- whatever the statistics say; the WHERE below still guards concurrent
+-- writers.
+WHERE (SELECT (x.account_id, x.status, x.summary, x.amount, x.currency, x.authorized_date, x.posted_date,
+		x.provider_merchant_name, x.provider_category_id, x.fees, x.fee_type, x.net_amount, x.sub_account,
+		x.payment_channel, x.check_number, x.original_description, x.type, x.pending_provider_id, x.posted_at)
+		IS NOT DISTINCT FROM
+		(r.account_id, r.status, r.summary, r.amount, r.currency, r.auth, r.posted, r.merchant, r.cat, r.fees,
+		r.fee_type, r.net, r.sub, r.channel, r.check_no, r.descr, r.type, r.pending_pid, r.posted_at)
+	FROM transactions x WHERE x.bank_connection_id = $2 AND x.provider_id = r.pid) IS NOT TRUE
 ON CONFLICT (bank_connection_id, provider_id) DO UPDATE SET
 	account_id = excluded.account_id, status = excluded.status, summary = excluded.summary,
 	amount = excluded.amount, currency = excluded.currency, authorized_date = excluded.authorized_date,
@@ -274,8 +289,13 @@ func MarkTransactionsDeleted(ctx context.Context, tx pgx.Tx, connectionID uuid.U
 	if len(providerIDs) == 0 {
 		return nil
 	}
-	_, err := tx.Exec(ctx, `UPDATE transactions SET status = 'deleted', updated_at = now()
-		WHERE bank_connection_id = $1 AND provider_id = ANY($2) AND status <> 'deleted'`, connectionID, providerIDs)
+	// Each id is looked up on the unique index by a scalar subquery: a
+	// plain "provider_id = ANY($2)" lets stale statistics pick a scan of the
+	// connection's whole history for every page.
+	_, err := tx.Exec(ctx, `UPDATE transactions t SET status = 'deleted', updated_at = now()
+		FROM (SELECT (SELECT o.id FROM transactions o WHERE o.bank_connection_id = $1 AND o.provider_id = r.pid) AS id
+			FROM unnest($2::text[]) AS r(pid)) d
+		WHERE t.id = d.id AND t.status <> 'deleted'`, connectionID, providerIDs)
 	if err != nil {
 		return fmt.Errorf("mark removed transactions deleted: %w", err)
 	}
