@@ -289,13 +289,14 @@ func MarkTransactionsDeleted(ctx context.Context, tx pgx.Tx, connectionID uuid.U
 	if len(providerIDs) == 0 {
 		return nil
 	}
-	// Each id is looked up on the unique index by a scalar subquery: a
-	// plain "provider_id = ANY($2)" lets stale statistics pick a scan of the
-	// connection's whole history for every page.
-	_, err := tx.Exec(ctx, `UPDATE transactions t SET status = 'deleted', updated_at = now()
-		FROM (SELECT (SELECT o.id FROM transactions o WHERE o.bank_connection_id = $1 AND o.provider_id = r.pid) AS id
-			FROM unnest($2::text[]) AS r(pid)) d
-		WHERE t.id = d.id AND t.status <> 'deleted'`, connectionID, providerIDs)
+	// Each id is looked up on the unique index by a scalar subquery and the
+	// rows are then updated by primary key: a plain "provider_id = ANY($2)"
+	// or a join lets stale statistics (a first sync outgrows them at once)
+	// pick a scan of the connection's whole history for every page.
+	_, err := tx.Exec(ctx, `UPDATE transactions SET status = 'deleted', updated_at = now()
+		WHERE status <> 'deleted' AND id = ANY (ARRAY(
+			SELECT (SELECT o.id FROM transactions o WHERE o.bank_connection_id = $1 AND o.provider_id = r.pid)
+			FROM unnest($2::text[]) AS r(pid)))`, connectionID, providerIDs)
 	if err != nil {
 		return fmt.Errorf("mark removed transactions deleted: %w", err)
 	}

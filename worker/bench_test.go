@@ -56,12 +56,15 @@ const newPerDay = 100
 // second of sync.
 type countingProvider struct {
 	providers.Provider
-	rows atomic.Int64
+	rows  atomic.Int64
+	fetch atomic.Int64 // nanoseconds spent in Transactions
 }
 
 // Transactions fetches a page and counts its rows.
 func (c *countingProvider) Transactions(ctx context.Context, conn providers.Connection, req providers.TransactionRequest) (providers.TransactionPage, error) {
+	start := time.Now()
 	page, err := c.Provider.Transactions(ctx, conn, req)
+	c.fetch.Add(int64(time.Since(start)))
 	c.rows.Add(int64(len(page.Upserts) + len(page.Removed)))
 	return page, err
 }
@@ -236,12 +239,16 @@ func (e *benchEnv) connect(provider, name string, txs, days int) domain.BankConn
 func (e *benchEnv) sync(c domain.BankConnection) (time.Duration, int64) {
 	e.tb.Helper()
 	counter := e.counts[c.Provider]
-	before := counter.rows.Load()
+	before, fetchBefore := counter.rows.Load(), counter.fetch.Load()
 	start := time.Now()
 	if err := e.syncer.Sync(context.Background(), c.ID); err != nil {
 		e.tb.Fatalf("sync %s: %v", c.Provider, err)
 	}
-	return time.Since(start), counter.rows.Load() - before
+	d := time.Since(start)
+	if os.Getenv("FINSYNC_BENCH_SYNC_TRACE") == "1" {
+		e.tb.Logf("sync %s: %v, %v fetching pages", c.Provider, d, time.Duration(counter.fetch.Load()-fetchBefore))
+	}
+	return d, counter.rows.Load() - before
 }
 
 // stored counts a connection's stored transactions.
