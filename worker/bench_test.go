@@ -355,3 +355,45 @@ func BenchmarkSyncIncrementalPlaid(b *testing.B) {
 		})
 	}
 }
+
+// TestWholeWindowResyncWritesNothing guards what the re-sync benchmark
+// relies on: when the provider returns the whole window again unchanged,
+// no row is rewritten and no rule runs, and a change on the provider side
+// is still picked up.
+func TestWholeWindowResyncWritesNothing(t *testing.T) {
+	e := newBenchEnv(t, mercury.WithHistoryDays(40), mercury.WithOverlapDays(40))
+	var applied []int
+	e.syncer.ApplyRules = func(_ context.Context, _ pgx.Tx, _ uuid.UUID, ids []uuid.UUID) error {
+		applied = append(applied, len(ids))
+		return nil
+	}
+	c := e.connect(domain.ProviderMercury, "whole-window", 3000, 30)
+	e.sync(c)
+	stored := e.stored(c)
+	if stored == 0 || len(applied) == 0 {
+		t.Fatalf("first sync: %d rows stored, rules ran %d times", stored, len(applied))
+	}
+	var before time.Time
+	if err := e.pool.QueryRow(context.Background(), `SELECT max(updated_at) FROM transactions WHERE bank_connection_id = $1`, c.ID).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	applied = nil
+	if _, rows := e.sync(c); rows < int64(stored) {
+		t.Fatalf("re-sync received %d rows, %d stored: not the whole window", rows, stored)
+	}
+	var after time.Time
+	if err := e.pool.QueryRow(context.Background(), `SELECT max(updated_at) FROM transactions WHERE bank_connection_id = $1`, c.ID).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) != 0 || !after.Equal(before) || e.stored(c) != stored {
+		t.Fatalf("unchanged re-sync wrote: rules ran on %v, updated_at %v -> %v", applied, before, after)
+	}
+	// A day later the provider has new and settled transactions.
+	if err := e.sim.Advance(1); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(c)
+	if len(applied) == 0 || e.stored(c) <= stored {
+		t.Fatalf("changes after a day not stored: rules ran on %v, %d rows", applied, e.stored(c))
+	}
+}
