@@ -126,7 +126,8 @@ func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 			return err
 		}
 		if !more {
-			return nil
+			// The fetcher also stops, without a page, when ctx ends.
+			return ctx.Err()
 		}
 		limit = min(2*limit, maxBatchPages)
 	}
@@ -179,14 +180,9 @@ func nextBatch(pages <-chan fetched, limit int) ([]providers.TransactionPage, bo
 }
 
 // storeBatch writes pages in order, then the cursor after the last one, in
-// one database transaction. The commit does not wait for the WAL flush
-// (synchronous_commit off): a crash may lose the last batches, but never a
-// batch without its cursor, and the next sync fetches them again.
+// one database transaction.
 func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionPage) error {
 	return r.Store.InTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-			return fmt.Errorf("store transaction pages: %w", err)
-		}
 		for i := range batch {
 			if err := r.storePage(ctx, tx, &batch[i]); err != nil {
 				return err
