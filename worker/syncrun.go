@@ -25,6 +25,16 @@ type syncRun struct {
 	// dataset names what was being fetched when a failure happened.
 	dataset       string
 	nextAllowedAt time.Time
+	// knownCategories are the provider categories copied in this sync, by
+	// provider id.
+	knownCategories map[string]knownCategory
+}
+
+// knownCategory is a provider category copied for the user in this sync:
+// its id and what was written.
+type knownCategory struct {
+	id uuid.UUID
+	as storage.ProviderCategory
 }
 
 func (r *syncRun) all(ctx context.Context, cursor string) (storage.SyncOutcome, error) {
@@ -80,8 +90,18 @@ type fetched struct {
 	err  error
 }
 
-// transactions walks the provider's pages from the cursor. The next page is
-// fetched while the current one is written.
+// Pages fetched ahead of the writer, and the most pages one database
+// transaction stores. A sync commits its first page alone, so that it shows
+// at once, then doubles the pages per commit up to maxBatchPages: fewer
+// commits, category look-ups and cursor writes per row, while every commit
+// still holds whole pages and the cursor that follows the last of them.
+const (
+	prefetchPages = 16
+	maxBatchPages = 16
+)
+
+// transactions walks the provider's pages from the cursor. Pages are
+// fetched ahead while earlier ones are written.
 func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 	var pending []string
 	if r.conn.Provider == domain.ProviderStripe {
@@ -92,112 +112,186 @@ func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pages := make(chan fetched, 1)
-	go func() {
-		defer close(pages)
-		req := providers.TransactionRequest{Cursor: cursor, PendingIDs: pending, Today: r.today}
-		for {
-			page, err := r.p.Transactions(ctx, r.pc, req)
-			select {
-			case pages <- fetched{page, err}:
-			case <-ctx.Done():
-				return
+	pages := make(chan fetched, prefetchPages)
+	go r.prefetch(ctx, providers.TransactionRequest{Cursor: cursor, PendingIDs: pending, Today: r.today}, pages)
+	limit := 1
+	for {
+		batch, more, err := nextBatch(pages, limit)
+		if len(batch) > 0 {
+			if err := r.storeBatch(ctx, batch); err != nil {
+				return err
 			}
-			if err != nil || page.Done {
-				return
-			}
-			req = providers.TransactionRequest{Cursor: page.Next, Today: r.today}
 		}
-	}()
-	for f := range pages {
-		if f.err != nil {
-			return f.err
-		}
-		if err := r.storePage(ctx, f.page); err != nil {
+		if err != nil {
 			return err
 		}
-		if f.page.NextAllowedAt.After(r.nextAllowedAt) {
-			r.nextAllowedAt = f.page.NextAllowedAt
+		if !more {
+			// The fetcher also stops, without a page, when ctx ends.
+			return ctx.Err()
 		}
+		limit = min(2*limit, maxBatchPages)
 	}
-	return nil
 }
 
-// storePage writes one page and its cursor in one database transaction.
-func (r *syncRun) storePage(ctx context.Context, page providers.TransactionPage) error {
+// prefetch fetches pages from req on until the last one or an error.
+func (r *syncRun) prefetch(ctx context.Context, req providers.TransactionRequest, pages chan<- fetched) {
+	defer close(pages)
+	for {
+		page, err := r.p.Transactions(ctx, r.pc, req)
+		select {
+		case pages <- fetched{page, err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil || page.Done {
+			return
+		}
+		req = providers.TransactionRequest{Cursor: page.Next, Today: r.today}
+	}
+}
+
+// nextBatch waits for one page, then takes the pages already fetched, up to
+// limit. It returns the pages, whether more pages may follow, and the error
+// that ended fetching (after the pages before it).
+func nextBatch(pages <-chan fetched, limit int) ([]providers.TransactionPage, bool, error) {
+	f, ok := <-pages
+	if !ok {
+		return nil, false, nil
+	}
+	if f.err != nil {
+		return nil, false, f.err
+	}
+	batch := []providers.TransactionPage{f.page}
+	for len(batch) < limit {
+		select {
+		case f, ok := <-pages:
+			if !ok {
+				return batch, false, nil
+			}
+			if f.err != nil {
+				return batch, false, f.err
+			}
+			batch = append(batch, f.page)
+		default:
+			return batch, true, nil
+		}
+	}
+	return batch, true, nil
+}
+
+// storeBatch writes pages in order, then the cursor after the last one, in
+// one database transaction.
+func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionPage) error {
 	return r.Store.InTx(ctx, func(tx pgx.Tx) error {
-		cats, err := r.categories(ctx, tx, page.Upserts)
-		if err != nil {
-			return err
-		}
-		rows := make([]domain.Transaction, 0, len(page.Upserts))
-		var keepPending []string
-		for i := range page.Upserts {
-			t, err := r.convert(&page.Upserts[i], cats)
-			if err != nil {
+		for i := range batch {
+			if err := r.storePage(ctx, tx, &batch[i]); err != nil {
 				return err
 			}
-			if t.Status == domain.TxPending {
-				keepPending = append(keepPending, t.ProviderID)
-			}
-			rows = append(rows, t)
-		}
-		changed, err := storage.UpsertTransactions(ctx, tx, r.conn, rows)
-		if err != nil {
-			return err
-		}
-		if err := storage.MarkTransactionsDeleted(ctx, tx, r.conn.ID, page.Removed); err != nil {
-			return err
-		}
-		if len(page.ReplacePendingFor) > 0 {
-			ids := make([]uuid.UUID, 0, len(page.ReplacePendingFor))
-			for _, pa := range page.ReplacePendingFor {
-				if id, ok := r.accounts[pa]; ok {
-					ids = append(ids, id)
-				}
-			}
-			if err := storage.ReplacePending(ctx, tx, r.conn.ID, ids, append(keepPending, "")); err != nil {
-				return err
-			}
-		}
-		if r.ApplyRules != nil && len(changed) > 0 {
-			if err := r.ApplyRules(ctx, tx, r.conn.UserID, changed); err != nil {
-				return fmt.Errorf("apply rules: %w", err)
+			if batch[i].NextAllowedAt.After(r.nextAllowedAt) {
+				r.nextAllowedAt = batch[i].NextAllowedAt
 			}
 		}
 		if err := storage.MarkDataset(ctx, tx, r.conn.ID, "transactions", true, ""); err != nil {
 			return err
 		}
-		return storage.SaveCursor(ctx, tx, r.conn.ID, page.Next)
+		return storage.SaveCursor(ctx, tx, r.conn.ID, batch[len(batch)-1].Next)
 	})
 }
 
-// categories copies the page's provider categories for the user.
-func (r *syncRun) categories(ctx context.Context, tx pgx.Tx, txs []providers.Transaction) (map[string]uuid.UUID, error) {
-	seen := map[string]bool{}
+// storePage writes one page inside the batch's transaction.
+func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, page *providers.TransactionPage) error {
+	if err := r.categories(ctx, tx, page.Upserts); err != nil {
+		return err
+	}
+	rows := make([]domain.Transaction, 0, len(page.Upserts))
+	var keepPending []string
+	for i := range page.Upserts {
+		t, err := r.convert(&page.Upserts[i])
+		if err != nil {
+			return err
+		}
+		if t.Status == domain.TxPending {
+			keepPending = append(keepPending, t.ProviderID)
+		}
+		rows = append(rows, t)
+	}
+	changed, err := storage.UpsertTransactions(ctx, tx, r.conn, rows)
+	if err != nil {
+		return err
+	}
+	if err := storage.MarkTransactionsDeleted(ctx, tx, r.conn.ID, page.Removed); err != nil {
+		return err
+	}
+	if len(page.ReplacePendingFor) > 0 {
+		ids := make([]uuid.UUID, 0, len(page.ReplacePendingFor))
+		for _, pa := range page.ReplacePendingFor {
+			if id, ok := r.accounts[pa]; ok {
+				ids = append(ids, id)
+			}
+		}
+		if err := storage.ReplacePending(ctx, tx, r.conn.ID, ids, append(keepPending, "")); err != nil {
+			return err
+		}
+	}
+	if r.ApplyRules != nil && len(changed) > 0 {
+		if err := r.ApplyRules(ctx, tx, r.conn.UserID, changed); err != nil {
+			return fmt.Errorf("apply rules: %w", err)
+		}
+	}
+	return nil
+}
+
+// categories copies the page's provider categories for the user into
+// r.knownCategories. Categories already copied earlier in this sync with
+// the same name, group and description are not written again.
+func (r *syncRun) categories(ctx context.Context, tx pgx.Tx, txs []providers.Transaction) error {
 	var cats []storage.ProviderCategory
+	var fresh map[string]bool
 	for i := range txs {
 		c := txs[i].Category
-		if c == nil || c.ProviderID == "" || seen[c.ProviderID] {
+		if c == nil || c.ProviderID == "" || fresh[c.ProviderID] {
 			continue
 		}
-		seen[c.ProviderID] = true
-		cats = append(cats, storage.ProviderCategory{ProviderID: c.ProviderID, Name: c.Name, Group: c.Group, Description: c.Description})
+		pc := storage.ProviderCategory{ProviderID: c.ProviderID, Name: c.Name, Group: c.Group, Description: c.Description}
+		if known, ok := r.knownCategories[c.ProviderID]; ok && known.as == pc {
+			continue
+		}
+		if fresh == nil {
+			fresh = map[string]bool{}
+		}
+		fresh[c.ProviderID] = true
+		cats = append(cats, pc)
 	}
-	return storage.UpsertProviderCategories(ctx, tx, r.conn.UserID, r.conn.Provider, cats)
+	if len(cats) == 0 {
+		return nil
+	}
+	ids, err := storage.UpsertProviderCategories(ctx, tx, r.conn.UserID, r.conn.Provider, cats)
+	if err != nil {
+		return err
+	}
+	if r.knownCategories == nil {
+		r.knownCategories = map[string]knownCategory{}
+	}
+	for _, c := range cats {
+		if id, ok := ids[c.ProviderID]; ok {
+			r.knownCategories[c.ProviderID] = knownCategory{id: id, as: c}
+		}
+	}
+	return nil
 }
 
 // errUnknownAccount is a transaction whose account the provider did not list.
 var errUnknownAccount = errors.New("transaction for an account the provider did not list")
 
-func (r *syncRun) convert(t *providers.Transaction, cats map[string]uuid.UUID) (domain.Transaction, error) {
+func (r *syncRun) convert(t *providers.Transaction) (domain.Transaction, error) {
 	acct, ok := r.accounts[t.ProviderAccountID]
 	if !ok {
 		return domain.Transaction{}, fmt.Errorf("%w: %s", errUnknownAccount, t.ProviderAccountID)
 	}
 	var cat *uuid.UUID
 	if t.Category != nil {
-		if id, ok := cats[t.Category.ProviderID]; ok {
+		if known, ok := r.knownCategories[t.Category.ProviderID]; ok {
+			id := known.id
 			cat = &id
 		}
 	}

@@ -1,0 +1,399 @@
+package worker_test
+
+// Sync benchmarks: the simulator over real HTTP (httptest), the real
+// adapters behind the resilience layer with local rate limits off, and a
+// fresh PostgreSQL database. They are slow (a million transactions each) and
+// run only when FINSYNC_BENCH_SYNC=1:
+//
+//	FINSYNC_BENCH_SYNC=1 go test ./worker -run '^$' -bench BenchmarkSync -benchtime 1x -timeout 60m
+//
+// FINSYNC_BENCH_SYNC_TX overrides the history size (default 1,000,000).
+// docs/bench-sync.md records the figures and what limits them.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/providers/mercury"
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/secrets"
+	"github.com/finsync/finsync/storage"
+	"github.com/finsync/finsync/storage/storagetest"
+	"github.com/finsync/finsync/worker"
+)
+
+// benchHistory is the default history size of the benchmarks' connections.
+const benchHistory = 1_000_000
+
+// incrementalRuns is how many incremental syncs each size's median covers.
+const incrementalRuns = 10
+
+// newPerDay is how many new transactions the simulator adds per day in the
+// incremental benchmark.
+const newPerDay = 100
+
+// countingProvider counts the transaction rows (upserts and removals) an
+// adapter returns, so that rates are rows received from the provider per
+// second of sync.
+type countingProvider struct {
+	providers.Provider
+	rows  atomic.Int64
+	fetch atomic.Int64 // nanoseconds spent in Transactions
+}
+
+// Transactions fetches a page and counts its rows.
+func (c *countingProvider) Transactions(ctx context.Context, conn providers.Connection, req providers.TransactionRequest) (providers.TransactionPage, error) {
+	start := time.Now()
+	page, err := c.Provider.Transactions(ctx, conn, req)
+	c.fetch.Add(int64(time.Since(start)))
+	c.rows.Add(int64(len(page.Upserts) + len(page.Removed)))
+	return page, err
+}
+
+// benchEnv is a database, a simulator over HTTP and a Syncer whose clock
+// follows the simulator's day.
+type benchEnv struct {
+	tb     testing.TB
+	pool   *pgxpool.Pool
+	st     *storage.Store
+	sim    *sim.Simulator
+	root   string
+	box    *secrets.Box
+	syncer *worker.Syncer
+	user   domain.User
+	counts map[string]*countingProvider
+	tracer *statementTimes
+}
+
+// statementTimes adds up the time spent in each SQL statement (by its
+// first words), to show where a sync's database time goes.
+type statementTimes struct {
+	mu    sync.Mutex
+	times map[string]time.Duration
+}
+
+type traceKey struct{}
+
+type traceStart struct {
+	sql   string
+	start time.Time
+}
+
+// TraceQueryStart notes the statement and its start.
+func (s *statementTimes) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	return context.WithValue(ctx, traceKey{}, traceStart{sql: data.SQL, start: time.Now()})
+}
+
+// TraceQueryEnd adds the statement's duration.
+func (s *statementTimes) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	ts, ok := ctx.Value(traceKey{}).(traceStart)
+	if !ok {
+		return
+	}
+	words := strings.Fields(ts.sql)
+	key := strings.Join(words[:min(len(words), 4)], " ")
+	s.mu.Lock()
+	s.times[key] += time.Since(ts.start)
+	s.mu.Unlock()
+}
+
+// report logs the statements by time spent (FINSYNC_BENCH_SYNC_TRACE=1) and
+// starts counting afresh.
+func (s *statementTimes) report(b *testing.B) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if os.Getenv("FINSYNC_BENCH_SYNC_TRACE") == "1" {
+		keys := make([]string, 0, len(s.times))
+		for k := range s.times {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, c string) int { return int(s.times[c] - s.times[a]) })
+		for _, k := range keys {
+			b.Logf("%10.3fs  %s", s.times[k].Seconds(), k)
+		}
+	}
+	clear(s.times)
+}
+
+// tracedPool opens a pool on the database whose statements s times.
+func tracedPool(tb testing.TB, dbURL string, s *statementTimes) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	cfg.ConnConfig.Tracer = s
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
+
+// benchSize returns the history size, or skips unless FINSYNC_BENCH_SYNC=1.
+func benchSize(b *testing.B) int {
+	b.Helper()
+	if os.Getenv("FINSYNC_BENCH_SYNC") != "1" {
+		b.Skip("set FINSYNC_BENCH_SYNC=1 to run the sync benchmarks")
+	}
+	if v := os.Getenv("FINSYNC_BENCH_SYNC_TX"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("FINSYNC_BENCH_SYNC_TX=%q: want a positive integer", v)
+		}
+		return n
+	}
+	return benchHistory
+}
+
+// newBenchEnv builds the environment; mercuryOpts tune the Mercury adapter.
+func newBenchEnv(tb testing.TB, mercuryOpts ...mercury.Option) *benchEnv {
+	tb.Helper()
+	_, dbURL := storagetest.NewDB(tb)
+	tracer := &statementTimes{times: map[string]time.Duration{}}
+	pool := tracedPool(tb, dbURL, tracer)
+	s := sim.New(sim.Options{Seed: 11, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), GoCardlessDailyQuota: -1})
+	srv := httptest.NewServer(s)
+	tb.Cleanup(srv.Close)
+	box, err := secrets.FromHex(strings.Repeat("2e", 32))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	client := &http.Client{Timeout: 5 * time.Minute}
+	provs, err := worker.NewProviders(all.NewRegistry(), worker.ProviderOptions{Unlimited: true, HTTPClient: client})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e := &benchEnv{tb: tb, pool: pool, st: storage.New(pool), sim: s, root: srv.URL, box: box, counts: map[string]*countingProvider{}, tracer: tracer}
+	clock := func() time.Time {
+		day, err := time.Parse(time.DateOnly, s.State().Today)
+		if err != nil {
+			panic(err)
+		}
+		return day.Add(12 * time.Hour)
+	}
+	mercuryOpts = append(mercuryOpts, mercury.WithClock(clock))
+	provs[domain.ProviderMercury] = providers.NewResilient(mercury.New(client, mercuryOpts...), providers.Config{Limits: &providers.Limits{}})
+	for name, p := range provs {
+		c := &countingProvider{Provider: p}
+		e.counts[name], provs[name] = c, c
+	}
+	e.syncer = &worker.Syncer{
+		Store: e.st, Providers: provs, Box: box,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clock,
+	}
+	e.user, err = e.st.CreateUser(context.Background(), uuid.NewString()+"@example.com", domain.PlanPro, true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+// connect sizes a simulator connection's history and registers it.
+func (e *benchEnv) connect(provider, name string, txs, days int) domain.BankConnection {
+	e.tb.Helper()
+	creds := sim.Credentials(provider, name)
+	key, err := sim.CredentialKey(provider, creds)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: provider, Credential: key, Transactions: txs, HistoryDays: days}); err != nil {
+		e.tb.Fatal(err)
+	}
+	sealed, err := e.box.Seal(creds)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	c, err := e.st.CreateConnection(context.Background(), storage.NewConnection{
+		UserID: e.user.ID, Provider: provider, BaseURL: sim.BaseURL(provider, e.root), SealedCredentials: sealed,
+	})
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	return c
+}
+
+// sync runs one sync and returns its duration and the rows the provider
+// returned.
+func (e *benchEnv) sync(c domain.BankConnection) (time.Duration, int64) {
+	e.tb.Helper()
+	counter := e.counts[c.Provider]
+	before, fetchBefore := counter.rows.Load(), counter.fetch.Load()
+	start := time.Now()
+	if err := e.syncer.Sync(context.Background(), c.ID); err != nil {
+		e.tb.Fatalf("sync %s: %v", c.Provider, err)
+	}
+	d := time.Since(start)
+	if os.Getenv("FINSYNC_BENCH_SYNC_TRACE") == "1" {
+		e.tb.Logf("sync %s: %v, %v fetching pages", c.Provider, d, time.Duration(counter.fetch.Load()-fetchBefore))
+	}
+	return d, counter.rows.Load() - before
+}
+
+// stored counts a connection's stored transactions.
+func (e *benchEnv) stored(c domain.BankConnection) int {
+	e.tb.Helper()
+	var n int
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, c.ID).Scan(&n); err != nil {
+		e.tb.Fatal(err)
+	}
+	return n
+}
+
+// BenchmarkSyncFirstPlaid measures a first sync of one Plaid connection
+// (pages of 500 from /transactions/sync) end to end into PostgreSQL: the
+// accounts, every transaction page with its cursor in one database
+// transaction, and the investments the item offers.
+func BenchmarkSyncFirstPlaid(b *testing.B) {
+	size := benchSize(b)
+	e := newBenchEnv(b)
+	var elapsed time.Duration
+	var rows int64
+	for i := range b.N {
+		b.StopTimer()
+		c := e.connect(domain.ProviderPlaid, fmt.Sprintf("first-%d", i), size, 365)
+		b.StartTimer()
+		d, n := e.sync(c)
+		elapsed, rows = elapsed+d, rows+n
+		b.StopTimer()
+		if got := e.stored(c); int64(got) != n || got < size*9/10 {
+			b.Fatalf("%d transactions stored, %d received, history %d", got, n, size)
+		}
+		b.StartTimer()
+	}
+	e.tracer.report(b)
+	b.ReportMetric(float64(rows)/elapsed.Seconds(), "tx/s")
+	b.ReportMetric(float64(rows)/float64(b.N), "tx/sync")
+}
+
+// BenchmarkSyncResyncMercuryWholeWindow measures a re-sync of unchanged
+// data where the provider returns the whole window again: a Mercury
+// connection whose adapter re-reads more days than the history spans, so
+// every stored transaction comes back and must be skipped as unchanged.
+func BenchmarkSyncResyncMercuryWholeWindow(b *testing.B) {
+	size := benchSize(b)
+	const days = 90
+	e := newBenchEnv(b, mercury.WithHistoryDays(days+10), mercury.WithOverlapDays(days+10))
+	c := e.connect(domain.ProviderMercury, "resync", size, days)
+	e.sync(c)
+	stored := e.stored(c)
+	e.tracer.report(b)
+	var elapsed time.Duration
+	var rows int64
+	b.ResetTimer()
+	for range b.N {
+		d, n := e.sync(c)
+		elapsed, rows = elapsed+d, rows+n
+	}
+	b.StopTimer()
+	if rows/int64(b.N) < int64(stored) {
+		b.Fatalf("re-sync returned %d rows, %d stored: not the whole window", rows/int64(b.N), stored)
+	}
+	if got := e.stored(c); got != stored {
+		b.Fatalf("re-sync changed the stored count: %d -> %d", stored, got)
+	}
+	e.tracer.report(b)
+	b.ReportMetric(float64(rows)/elapsed.Seconds(), "tx/s")
+	b.ReportMetric(float64(rows)/float64(b.N), "tx/sync")
+}
+
+// BenchmarkSyncIncrementalPlaid measures an incremental Plaid sync after
+// the simulator moves one day on, adding 100 new transactions (and posting
+// or dropping the previous days' pending ones), on connections with 1,000
+// and with the full history stored. Each size reports the median of 10
+// syncs; the first sync that stores the history is not timed.
+func BenchmarkSyncIncrementalPlaid(b *testing.B) {
+	size := benchSize(b)
+	for _, stored := range []int{1000, size} {
+		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
+			e := newBenchEnv(b)
+			c := e.connect(domain.ProviderPlaid, "incremental", stored, stored/newPerDay)
+			e.sync(c)
+			e.tracer.report(b)
+			var times []time.Duration
+			var rows int64
+			b.ResetTimer()
+			for range b.N {
+				for range incrementalRuns {
+					b.StopTimer()
+					if err := e.sim.Advance(1); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					d, n := e.sync(c)
+					times, rows = append(times, d), rows+n
+				}
+			}
+			b.StopTimer()
+			e.tracer.report(b)
+			slices.Sort(times)
+			median := (times[(len(times)-1)/2] + times[len(times)/2]) / 2
+			b.ReportMetric(float64(median.Microseconds())/1000, "ms-median")
+			b.ReportMetric(float64(times[len(times)-1].Microseconds())/1000, "ms-max")
+			b.ReportMetric(float64(rows)/float64(len(times)), "tx/sync")
+		})
+	}
+}
+
+// TestWholeWindowResyncWritesNothing guards what the re-sync benchmark
+// relies on: when the provider returns the whole window again unchanged,
+// no row is rewritten and no rule runs, and a change on the provider side
+// is still picked up.
+func TestWholeWindowResyncWritesNothing(t *testing.T) {
+	e := newBenchEnv(t, mercury.WithHistoryDays(40), mercury.WithOverlapDays(40))
+	var applied []int
+	e.syncer.ApplyRules = func(_ context.Context, _ pgx.Tx, _ uuid.UUID, ids []uuid.UUID) error {
+		applied = append(applied, len(ids))
+		return nil
+	}
+	c := e.connect(domain.ProviderMercury, "whole-window", 3000, 30)
+	e.sync(c)
+	stored := e.stored(c)
+	if stored == 0 || len(applied) == 0 {
+		t.Fatalf("first sync: %d rows stored, rules ran %d times", stored, len(applied))
+	}
+	var before time.Time
+	if err := e.pool.QueryRow(context.Background(), `SELECT max(updated_at) FROM transactions WHERE bank_connection_id = $1`, c.ID).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	applied = nil
+	if _, rows := e.sync(c); rows < int64(stored) {
+		t.Fatalf("re-sync received %d rows, %d stored: not the whole window", rows, stored)
+	}
+	var after time.Time
+	if err := e.pool.QueryRow(context.Background(), `SELECT max(updated_at) FROM transactions WHERE bank_connection_id = $1`, c.ID).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) != 0 || !after.Equal(before) || e.stored(c) != stored {
+		t.Fatalf("unchanged re-sync wrote: rules ran on %v, updated_at %v -> %v", applied, before, after)
+	}
+	// A day later the provider has new and settled transactions.
+	if err := e.sim.Advance(1); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(c)
+	if len(applied) == 0 || e.stored(c) <= stored {
+		t.Fatalf("changes after a day not stored: rules ran on %v, %d rows", applied, e.stored(c))
+	}
+}
