@@ -14,7 +14,8 @@
 #   BENCH_WARMUP    wrk duration of each server's warm-up (default 10s)
 #   BENCH_ROUNDS    how many times to repeat the whole comparison (default 1)
 #   FINSYNC_BIN     measure this finsync binary instead of building ./cmd/finsync (to try a change)
-#   REAL_GOGC       GOGC for the real server only (default: unset, Go's 100)
+#   REAL_GOGC       GOGC for the real server only (default: unset, so finsync serve uses its own 400)
+#   NAIVE_FLAGS     extra flags for bench/naive, e.g. -cache-auth (remember each key's user: the baseline then measures the listing alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,7 +57,7 @@ trap cleanup EXIT
 env DATABASE_URL="$DB_URL" FINSYNC_CURSOR_KEY=load-benchmark-cursor-key-0123456789 ${REAL_GOGC:+GOGC=$REAL_GOGC} \
   "$FINSYNC" serve --addr "$REAL" --metrics-addr "$REAL_OPS" >"$WORK/finsync.stdout.log" 2>"$WORK/finsync.stderr.log" &
 pids+=($!)
-"$WORK/naive" -addr "$NAIVE" -database-url "$DB_URL" >"$WORK/naive.log" 2>&1 &
+"$WORK/naive" -addr "$NAIVE" -database-url "$DB_URL" ${NAIVE_FLAGS:-} >"$WORK/naive.log" 2>&1 &
 pids+=($!)
 
 key=$(head -n 1 "$KEYS")

@@ -26,6 +26,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18481", "listen address")
 	dbURL := flag.String("database-url", "postgres://postgres@127.0.0.1:5432/finsync_bench?sslmode=disable", "PostgreSQL URL")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the serving time to this file")
+	cacheAuth := flag.Bool("cache-auth", false, "look each key up once and remember its user (measures the listing alone)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		stopProfile, err := startProfile(*cpuProfile)
@@ -36,7 +37,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *addr, *dbURL); err != nil {
+	if err := run(ctx, *addr, *dbURL, *cacheAuth); err != nil {
 		log.Printf("naive: %v", err)
 		os.Exit(1) //nolint:gocritic // the profile is of no use after a failure
 	}
@@ -59,7 +60,7 @@ func startProfile(path string) (func(), error) {
 }
 
 // run serves until ctx ends.
-func run(ctx context.Context, addr, dbURL string) error {
+func run(ctx context.Context, addr, dbURL string, cacheAuth bool) error {
 	pool, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
 		return fmt.Errorf("open database pool: %w", err)
@@ -69,7 +70,7 @@ func run(ctx context.Context, addr, dbURL string) error {
 		return fmt.Errorf("ping database: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /v2/transactions", &handler{pool: pool})
+	mux.Handle("GET /v2/transactions", &handler{pool: pool, cacheAuth: cacheAuth})
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
