@@ -83,23 +83,9 @@ func (a *Adapter) get(ctx context.Context, conn providers.Connection, path strin
 	if err != nil {
 		return err
 	}
-	u := strings.TrimRight(conn.BaseURL, "/") + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := wire.NewJSONRequest(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
-	resp, err := wire.Do(a.client, name, req)
-	if err != nil {
-		return err
-	}
-	if !resp.OK() {
-		return classify(resp, a.now())
-	}
-	return wire.Decode(name, resp, out)
+	h := http.Header{"Authorization": {"Bearer " + c.Token}}
+	return wire.GetJSON(ctx, a.client, name, conn.BaseURL, path, query, h,
+		func(r *wire.Response) error { return classify(r, a.now()) }, out)
 }
 
 // classify turns a non-2xx Mercury answer into a *providers.Error by status

@@ -81,27 +81,12 @@ func (a *Adapter) get(ctx context.Context, conn providers.Connection, path strin
 	if err != nil {
 		return err
 	}
-	u := strings.TrimRight(conn.BaseURL, "/") + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := wire.NewJSONRequest(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.APIKey)
-	req.Header.Set("Stripe-Version", APIVersion)
+	h := http.Header{"Authorization": {"Bearer " + c.APIKey}, "Stripe-Version": {APIVersion}}
 	if c.Account != "" {
-		req.Header.Set("Stripe-Account", c.Account)
+		h.Set("Stripe-Account", c.Account)
 	}
-	resp, err := wire.Do(a.client, name, req)
-	if err != nil {
-		return err
-	}
-	if !resp.OK() {
-		return classify(resp, a.now())
-	}
-	return wire.Decode(name, resp, out)
+	return wire.GetJSON(ctx, a.client, name, conn.BaseURL, path, query, h,
+		func(r *wire.Response) error { return classify(r, a.now()) }, out)
 }
 
 type apiError struct {

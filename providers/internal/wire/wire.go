@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -250,4 +251,30 @@ func DecodeCursor(s string, v any) error {
 		return fmt.Errorf("decode cursor: %w", err)
 	}
 	return nil
+}
+
+// GetJSON sends GET baseURL+path?query with the given headers and decodes a
+// 2xx answer into out; any other status is turned into an error by classify.
+func GetJSON(ctx context.Context, client *http.Client, provider, baseURL, path string, query url.Values, header http.Header, classify func(*Response) error, out any) error {
+	u := strings.TrimRight(baseURL, "/") + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := NewJSONRequest(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	resp, err := Do(client, provider, req)
+	if err != nil {
+		return err
+	}
+	if !resp.OK() {
+		return classify(resp)
+	}
+	return Decode(provider, resp, out)
 }
