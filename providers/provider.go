@@ -125,11 +125,11 @@ type TransactionPage struct {
 	Next string
 	// Done reports that this was the last page of this sync.
 	Done bool
-	// NextAllowedAt, when not zero, is the earliest time the provider's
-	// quota lets the next sync fetch every account again (GoCardless banks
-	// allow a few successful calls per account per day). Accounts whose
-	// quota was spent were skipped on this sync, without spending a call;
-	// the caller should not schedule the next sync before this time.
+	// NextAllowedAt, when not zero (last page only), is when the provider's
+	// quota lets a sync fetch every account again (GoCardless banks allow a
+	// few successful calls per account per day). Accounts whose quota is
+	// spent are skipped without spending a call, so a sync before this time
+	// is harmless but incomplete; schedule the next full sync after it.
 	NextAllowedAt time.Time
 }
 

@@ -108,14 +108,25 @@ func (a *Adapter) Accounts(ctx context.Context, conn providers.Connection) (prov
 	return set, nil
 }
 
-// institution reads the bank's name and logo; the id stands in for the
-// name when the lookup fails (it is cosmetic and costs no account quota).
+// institution reads the bank's name and logo, once a day per bank; the id
+// stands in for the name when the lookup fails (it is cosmetic and costs no
+// account quota).
 func (a *Adapter) institution(ctx context.Context, conn providers.Connection, id string) providers.Institution {
+	now := a.now()
+	a.mu.Lock()
+	cached, ok := a.institutions[id]
+	a.mu.Unlock()
+	if ok && now.Sub(cached.at) < detailsMaxAge {
+		return cached.inst
+	}
 	inst := providers.Institution{ID: id, Name: id}
 	var got institution
 	if _, err := a.call(ctx, conn, request{method: http.MethodGet, path: "/institutions/" + url.PathEscape(id) + "/"}, &got); err == nil && got.Name != "" {
 		inst.Name, inst.LogoURL = got.Name, got.Logo
 	}
+	a.mu.Lock()
+	a.institutions[id] = cachedInstitution{inst: inst, at: now}
+	a.mu.Unlock()
 	return inst
 }
 

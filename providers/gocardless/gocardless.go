@@ -32,10 +32,16 @@ type Adapter struct {
 	client *http.Client
 	now    func() time.Time
 
-	mu      sync.Mutex
-	tokens  map[string]token
-	quotas  map[string]quota
-	details map[string]cachedDetails
+	mu           sync.Mutex
+	tokens       map[string]token
+	quotas       map[string]quota
+	details      map[string]cachedDetails
+	institutions map[string]cachedInstitution
+}
+
+type cachedInstitution struct {
+	inst providers.Institution
+	at   time.Time
 }
 
 type token struct {
@@ -64,6 +70,7 @@ func New(client *http.Client, opts ...Option) providers.Provider {
 	a := &Adapter{
 		client: client, now: time.Now,
 		tokens: map[string]token{}, quotas: map[string]quota{}, details: map[string]cachedDetails{},
+		institutions: map[string]cachedInstitution{},
 	}
 	for _, o := range opts {
 		o(a)

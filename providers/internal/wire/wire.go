@@ -89,6 +89,8 @@ func Transport(provider string, ctx context.Context, err error) error {
 	code := providers.CodeNetwork
 	var ne net.Error
 	switch {
+	case errors.Is(err, context.Canceled):
+		code = "CANCELED"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		code = providers.CodeTimeout
 	case ctx.Err() != nil:
