@@ -166,85 +166,52 @@ func (d *Definition) decodePriority(raw json.RawMessage) {
 // UnmarshalJSON decodes a condition object, keeping problems for Validate.
 func (c *Condition) UnmarshalJSON(b []byte) error {
 	*c = Condition{}
-	members, ok := objectMembers(b)
-	if !ok {
-		c.issue = invalid("", "must be an object")
-		return nil
-	}
-	seen := map[string]bool{}
-	for _, m := range members {
-		if seen[m.key] {
-			c.setIssue("", fmt.Sprintf("duplicate key %q", m.key))
-			continue
-		}
-		seen[m.key] = true
-		switch m.key {
-		case "field":
-			c.Field = c.stringMember("field", m.raw)
-		case "operator":
-			c.Operator = c.stringMember("operator", m.raw)
-		case "value":
-			c.Value = m.raw
-		default:
-			c.setIssue("", fmt.Sprintf("unknown key %q", m.key))
-		}
-	}
+	c.issue = decodeMembers(b, map[string]*string{"field": &c.Field, "operator": &c.Operator}, &c.Value)
 	return nil
-}
-
-func (c *Condition) setIssue(path, msg string) {
-	if c.issue == nil {
-		c.issue = invalid(path, msg)
-	}
-}
-
-func (c *Condition) stringMember(name string, raw json.RawMessage) string {
-	s, ok := jsonString(raw)
-	if !ok {
-		c.setIssue(name, "must be a string")
-	}
-	return s
 }
 
 // UnmarshalJSON decodes an outcome object, keeping problems for Validate.
 func (o *Outcome) UnmarshalJSON(b []byte) error {
 	*o = Outcome{}
+	o.issue = decodeMembers(b, map[string]*string{"action": &o.Action, "field": &o.Field}, &o.Value)
+	return nil
+}
+
+// decodeMembers decodes a condition or outcome object: the named string
+// members into their targets and "value" as raw JSON. It returns the first
+// problem met (not an object, a duplicate or unknown key, a member that must
+// be a string and is not), relative to the object, or nil.
+func decodeMembers(b []byte, strings map[string]*string, value *json.RawMessage) *ValidationError {
 	members, ok := objectMembers(b)
 	if !ok {
-		o.issue = invalid("", "must be an object")
-		return nil
+		return invalid("", "must be an object")
+	}
+	var issue *ValidationError
+	setIssue := func(path, msg string) {
+		if issue == nil {
+			issue = invalid(path, msg)
+		}
 	}
 	seen := map[string]bool{}
 	for _, m := range members {
 		if seen[m.key] {
-			o.setIssue("", fmt.Sprintf("duplicate key %q", m.key))
+			setIssue("", fmt.Sprintf("duplicate key %q", m.key))
 			continue
 		}
 		seen[m.key] = true
-		switch m.key {
-		case "action":
-			o.Action = o.stringMember("action", m.raw)
-		case "field":
-			o.Field = o.stringMember("field", m.raw)
-		case "value":
-			o.Value = m.raw
-		default:
-			o.setIssue("", fmt.Sprintf("unknown key %q", m.key))
+		if target, ok := strings[m.key]; ok {
+			s, isString := jsonString(m.raw)
+			if !isString {
+				setIssue(m.key, "must be a string")
+			}
+			*target = s
+			continue
 		}
+		if m.key == "value" {
+			*value = m.raw
+			continue
+		}
+		setIssue("", fmt.Sprintf("unknown key %q", m.key))
 	}
-	return nil
-}
-
-func (o *Outcome) setIssue(path, msg string) {
-	if o.issue == nil {
-		o.issue = invalid(path, msg)
-	}
-}
-
-func (o *Outcome) stringMember(name string, raw json.RawMessage) string {
-	s, ok := jsonString(raw)
-	if !ok {
-		o.setIssue(name, "must be a string")
-	}
-	return s
+	return issue
 }
