@@ -49,16 +49,7 @@ func (s *Server) listTransactions(c *gin.Context) {
 	}
 	buf := make([]byte, 0, 64+len(rows)*640)
 	o := jsonw.Start(buf)
-	arr := make([]byte, 0, 2+len(rows)*640)
-	arr = append(arr, '[')
-	for i := range rows {
-		if i > 0 {
-			arr = append(arr, ',')
-		}
-		arr = appendTransaction(arr, &rows[i])
-	}
-	arr = append(arr, ']')
-	o.Raw("transactions", arr)
+	o.Array("transactions", len(rows), func(b []byte, i int) []byte { return appendTransaction(b, &rows[i]) })
 	var last storage.Keyset
 	if len(rows) > 0 {
 		t := &rows[len(rows)-1]

@@ -118,6 +118,20 @@ func (o *Object) Bool(k string, v bool) {
 	o.b = strconv.AppendBool(o.b, v)
 }
 
+// Array writes a field holding an array of n elements, appending element i
+// with each, straight into the object's buffer.
+func (o *Object) Array(k string, n int, each func(b []byte, i int) []byte) {
+	o.key(k)
+	o.b = append(o.b, '[')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		o.b = each(o.b, i)
+	}
+	o.b = append(o.b, ']')
+}
+
 // Raw writes a field whose value is already JSON.
 func (o *Object) Raw(k string, v []byte) {
 	o.key(k)

@@ -45,3 +45,13 @@ func TestObject(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+func TestArray(t *testing.T) {
+	vals := []string{"a", "b\"c"}
+	o := Start(nil)
+	o.Array("xs", len(vals), func(b []byte, i int) []byte { return AppendString(b, vals[i]) })
+	o.Array("empty", 0, nil)
+	if got, want := string(o.End()), `{"xs":["a","b\"c"],"empty":[]}`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
