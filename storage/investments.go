@@ -95,8 +95,12 @@ func (s *Store) ListInvestmentTransactions(ctx context.Context, sc Scope, f Inve
 	return out, rows.Err()
 }
 
-// ListSecurities loads the user's securities with the given ids.
+// ListSecurities loads the user's securities with the given ids (none
+// without a query when ids is empty).
 func (s *Store) ListSecurities(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]domain.Security, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
 	rows, err := s.pool.Query(ctx, `SELECT id, provider_security_id, symbol, name, type, close_price, currency
 		FROM securities WHERE user_id = $1 AND id = ANY($2) ORDER BY id`, userID, ids)
 	if err != nil {

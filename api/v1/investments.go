@@ -131,14 +131,11 @@ func (s *Server) listInvestmentTransactions(c *gin.Context) {
 
 // securities loads the securities the rows reference, each once.
 func (s *Server) securities(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]securityView, error) {
-	out := []securityView{}
-	if len(ids) == 0 {
-		return out, nil
-	}
 	secs, err := s.cfg.Store.ListSecurities(ctx, userID, ids)
 	if err != nil {
 		return nil, err
 	}
+	out := make([]securityView, 0, len(secs))
 	for _, sec := range secs {
 		out = append(out, securityView{sec.ID, sec.Symbol, sec.Name, sec.Type})
 	}
