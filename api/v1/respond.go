@@ -2,6 +2,7 @@ package v1
 
 import (
 	"errors"
+	"github.com/finsync/finsync/api/apierr"
 	"github.com/finsync/finsync/api/params"
 	"net/http"
 	"strconv"
@@ -38,18 +39,9 @@ const (
 // not exist or is not the caller's.
 const MsgConnectionNotFound = "Bank connection not found"
 
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
 // Fail writes the version 1 endpoint error envelope and aborts the request.
 func Fail(c *gin.Context, status int, code, message string) {
-	c.AbortWithStatusJSON(status, errorBody{Error: errorDetail{Code: code, Message: message}})
+	apierr.Fail(c, status, code, message)
 }
 
 // badRequest is an invalid parameter, with the message the client sees.

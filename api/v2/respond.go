@@ -6,6 +6,7 @@ package v2
 import (
 	"errors"
 	"fmt"
+	"github.com/finsync/finsync/api/apierr"
 	"github.com/finsync/finsync/api/params"
 	"net/http"
 	"strconv"
@@ -32,18 +33,9 @@ const (
 // UnauthorizedMessage is the whole 401 body's error string.
 const UnauthorizedMessage = "Missing or invalid Authorization header"
 
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
 // Fail writes the version 2 error envelope and aborts the request.
 func Fail(c *gin.Context, status int, code, message string) {
-	c.AbortWithStatusJSON(status, errorBody{Error: errorDetail{Code: code, Message: message}})
+	apierr.Fail(c, status, code, message)
 }
 
 // badRequest is an invalid parameter or body, with the message the client sees.
@@ -79,7 +71,7 @@ func (Responder) RateLimited(c *gin.Context, limit middleware.LimitInfo, retryAf
 	secs := middleware.RetryAfterSeconds(retryAfter)
 	c.Header("Retry-After", strconv.Itoa(secs))
 	c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{
-		"error":      errorDetail{Code: CodeRateLimited, Message: limitMessage(limit)},
+		"error":      apierr.Detail{Code: CodeRateLimited, Message: limitMessage(limit)},
 		"retryAfter": secs,
 	})
 }
