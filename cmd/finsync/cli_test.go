@@ -106,29 +106,39 @@ func freeAddr(t *testing.T) string {
 
 // TestDevServesTheDemoUsersData runs `finsync dev` and follows the curl
 // line it prints.
-func TestDevServesTheDemoUsersData(t *testing.T) {
-	_, dbURL := storagetest.NewDB(t)
-	t.Setenv("DATABASE_URL", dbURL)
+// devDemo is what `finsync dev --json` prints.
+type devDemo struct {
+	BaseURL     string   `json:"baseUrl"`
+	Key         string   `json:"key"`
+	Connections []string `json:"connections"`
+}
+
+// startDev runs `finsync dev` with its key kept in dir until the test ends
+// or stop is called, and returns what it printed.
+func startDev(t *testing.T, dir string) (devDemo, func()) {
+	t.Helper()
 	addr, simAddr := freeAddr(t), freeAddr(t)
 	var out, errOut syncBuffer
 	root := newRoot(&out, &errOut)
-	root.SetArgs([]string{"--json", "dev", "--addr", addr, "--sim-addr", simAddr, "--dir", t.TempDir()})
+	root.SetArgs([]string{"--json", "dev", "--addr", addr, "--sim-addr", simAddr, "--dir", dir})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
-	defer func() {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		cancel()
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
 			t.Error("dev did not stop")
 		}
-	}()
-	var demo struct {
-		BaseURL     string   `json:"baseUrl"`
-		Key         string   `json:"key"`
-		Connections []string `json:"connections"`
 	}
+	t.Cleanup(stop)
+	var demo devDemo
 	deadline := time.Now().Add(90 * time.Second)
 	for json.Unmarshal([]byte(out.String()), &demo) != nil || demo.Key == "" {
 		if time.Now().After(deadline) {
@@ -140,6 +150,15 @@ func TestDevServesTheDemoUsersData(t *testing.T) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+	return demo, stop
+}
+
+// TestDevServesTheDemoUsersData runs `finsync dev` and follows the curl
+// lines it prints.
+func TestDevServesTheDemoUsersData(t *testing.T) {
+	_, dbURL := storagetest.NewDB(t)
+	t.Setenv("DATABASE_URL", dbURL)
+	demo, _ := startDev(t, t.TempDir())
 	if len(demo.Connections) != 4 {
 		t.Fatalf("demo connections %v", demo.Connections)
 	}
@@ -155,5 +174,32 @@ func TestDevServesTheDemoUsersData(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"id"`)) {
 			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestDevFromAnotherCheckoutSyncsAgain runs the demo twice against one
+// database with different demo keys (as a second clone would): the second
+// run must still sync the demo connections.
+func TestDevFromAnotherCheckoutSyncsAgain(t *testing.T) {
+	pool, dbURL := storagetest.NewDB(t)
+	t.Setenv("DATABASE_URL", dbURL)
+	_, stop := startDev(t, t.TempDir())
+	stop()
+	second := time.Now()
+	startDev(t, t.TempDir())
+	var synced int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM bank_connections
+		WHERE status = 'active' AND last_synced_at > $1`, second).Scan(&synced); err != nil {
+		t.Fatal(err)
+	}
+	if synced != 4 {
+		var errs []string
+		rows, _ := pool.Query(context.Background(), `SELECT provider || ': ' || COALESCE(last_provider_error_message, status) FROM bank_connections`)
+		for rows.Next() {
+			var e string
+			_ = rows.Scan(&e)
+			errs = append(errs, e)
+		}
+		t.Fatalf("%d of 4 demo connections synced on the second run: %v", synced, errs)
 	}
 }

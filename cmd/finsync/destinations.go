@@ -211,15 +211,9 @@ func seedDemoDestinations(ctx context.Context, st *storage.Store, box *secrets.B
 		destinations.KindGoogleSheets: fmt.Sprintf(`{"baseUrl":%q,"spreadsheetId":%q,"sheet":"Accounts","refreshToken":"1//demo","clientId":"finsync-demo","clientSecret":"demo-secret","tokenUrl":%q}`,
 			simRoot, demoSheetID, simRoot+"/token"),
 	}
+	have := map[string]uuid.UUID{}
 	for _, d := range existing {
-		if _, ok := configs[d.Kind]; ok {
-			if _, err := st.Pool().Exec(ctx, `UPDATE destinations SET config = config || jsonb_build_object('baseUrl', $2::text)
-				|| CASE WHEN config ? 'tokenUrl' THEN jsonb_build_object('tokenUrl', $2::text || '/token') ELSE '{}' END
-				WHERE id = $1`, d.ID, simRoot); err != nil {
-				return fmt.Errorf("point demo destination at the simulator: %w", err)
-			}
-			delete(configs, d.Kind)
-		}
+		have[d.Kind] = d.ID
 	}
 	for kind, cfg := range configs {
 		public, secret, err := destinations.SplitConfig(kind, json.RawMessage(cfg))
@@ -229,6 +223,14 @@ func seedDemoDestinations(ctx context.Context, st *storage.Store, box *secrets.B
 		sealed, err := box.Seal(secret)
 		if err != nil {
 			return err
+		}
+		if id, ok := have[kind]; ok {
+			// Point it at this run's simulator, sealed with this checkout's demo key.
+			if _, err := st.Pool().Exec(ctx, `UPDATE destinations SET config = $2, sealed_secret = $3, updated_at = now() WHERE id = $1`,
+				id, public, sealed); err != nil {
+				return fmt.Errorf("refresh demo destination: %w", err)
+			}
+			continue
 		}
 		d, err := st.CreateDestination(ctx, storage.NewDestination{UserID: userID, Kind: kind, Name: "demo " + kind, Config: public, SealedSecret: sealed})
 		if err != nil {

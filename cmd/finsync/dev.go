@@ -145,8 +145,8 @@ func seedDemoConnections(ctx context.Context, st *storage.Store, box *secrets.Bo
 				return err
 			}
 			id = c.ID
-		} else if _, err := st.Pool().Exec(ctx, `UPDATE bank_connections SET base_url = $2 WHERE id = $1`, id, sim.BaseURL(p, simRoot)); err != nil {
-			return fmt.Errorf("point demo connection at the simulator: %w", err)
+		} else if err := refreshDemoConnection(ctx, st, box, id, p, simRoot); err != nil {
+			return err
 		}
 		d.Connections = append(d.Connections, id)
 	}
@@ -208,4 +208,19 @@ func waitHealthy(ctx context.Context, url string, errc chan error) error {
 		}
 	}
 	return fmt.Errorf("API did not become healthy at %s", url)
+}
+
+// refreshDemoConnection points an existing demo connection at this run's
+// simulator and seals its (deterministic) credentials with this checkout's
+// demo key, so a new clone against the same database can still sync it.
+func refreshDemoConnection(ctx context.Context, st *storage.Store, box *secrets.Box, id uuid.UUID, provider, simRoot string) error {
+	sealed, err := box.Seal(sim.Credentials(provider, "demo-"+provider))
+	if err != nil {
+		return err
+	}
+	if _, err := st.Pool().Exec(ctx, `UPDATE bank_connections SET base_url = $2, credentials_encrypted = $3, updated_at = now() WHERE id = $1`,
+		id, sim.BaseURL(provider, simRoot), sealed); err != nil {
+		return fmt.Errorf("refresh demo connection: %w", err)
+	}
+	return nil
 }
