@@ -48,6 +48,10 @@ type Syncer struct {
 	Now func() time.Time
 }
 
+// CodeCredentialsUnreadable is recorded on a connection whose stored
+// credentials the configured encryption key cannot open.
+const CodeCredentialsUnreadable = "CREDENTIALS_UNREADABLE"
+
 // errSkipped marks a sync that did not run (disabled, storage mode off).
 var errSkipped = errors.New("sync skipped")
 
@@ -77,7 +81,10 @@ func (s *Syncer) Sync(ctx context.Context, id uuid.UUID) error {
 	}
 	creds, err := s.Box.Open(target.SealedCredentials)
 	if err != nil {
-		return fmt.Errorf("sync connection %s: %w", id, err)
+		// No retry can help: the credentials were sealed with another key.
+		// Record it on the connection so operators see why it stopped.
+		return s.fail(ctx, conn, "", &providers.Error{Provider: conn.Provider, Class: providers.Permanent,
+			Code: CodeCredentialsUnreadable, Message: "stored credentials cannot be decrypted with the configured key", Err: err})
 	}
 	pc := providers.Connection{ID: id.String(), Provider: conn.Provider, InstitutionID: conn.InstitutionID, BaseURL: conn.BaseURL, Credentials: creds}
 	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now())}

@@ -494,3 +494,27 @@ func TestHoldingsNeverStoredWhileProviderDown(t *testing.T) {
 		t.Fatal("no investment transactions stored")
 	}
 }
+
+func TestUnreadableCredentialsAreRecordedWithoutRetry(t *testing.T) {
+	e := newSyncEnv(t)
+	c := e.connect(domain.ProviderMercury, "other-key")
+	other, err := secrets.FromHex(strings.Repeat("2e", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := other.Seal(sim.Credentials(domain.ProviderMercury, "other-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(context.Background(), `UPDATE bank_connections SET credentials_encrypted = $2 WHERE id = $1`, c.ID, sealed); err != nil {
+		t.Fatal(err)
+	}
+	var cancelErr *river.JobCancelError
+	if err := e.sync(c); !errors.As(err, &cancelErr) {
+		t.Fatalf("want a cancelled job, got %v", err)
+	}
+	got, _ := e.st.ConnectionByID(context.Background(), c.ID)
+	if got.Status != domain.ConnectionError || got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != worker.CodeCredentialsUnreadable {
+		t.Fatalf("connection: %+v", got)
+	}
+}
