@@ -203,3 +203,31 @@ func TestDevFromAnotherCheckoutSyncsAgain(t *testing.T) {
 		t.Fatalf("%d of 4 demo connections synced on the second run: %v", synced, errs)
 	}
 }
+
+// TestSyncRunsAWaitingRetryNow asks for a sync while an earlier one waits
+// to retry: the waiting job is made available at once rather than skipped.
+func TestSyncRunsAWaitingRetryNow(t *testing.T) {
+	t.Setenv("FINSYNC_ENCRYPTION_KEY", strings.Repeat("0b", 32))
+	pool, dbURL := storagetest.NewDB(t)
+	s := httptest.NewServer(sim.New(sim.Options{Seed: 4}))
+	defer s.Close()
+	uid := run(t, dbURL, "users", "create", "--email", "retry@example.com", "--plan", "pro")["id"].(string)
+	cid := run(t, dbURL, "connections", "add", "--user", uid, "--provider", "stripe", "--sim", "--sim-url", s.URL)["id"].(string)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `UPDATE river_job SET state = 'retryable', attempt = 1, scheduled_at = now() + interval '1 hour'
+		WHERE kind = 'sync_connection' AND args->>'connection_id' = $1`, cid); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, dbURL, "sync", "--connection", cid); got["enqueued"] != float64(1) {
+		t.Fatalf("sync: %v", got)
+	}
+	var state string
+	var jobs int
+	if err := pool.QueryRow(ctx, `SELECT min(state::text), count(*) FROM river_job
+		WHERE kind = 'sync_connection' AND args->>'connection_id' = $1 AND scheduled_at <= now()`, cid).Scan(&state, &jobs); err != nil {
+		t.Fatal(err)
+	}
+	if jobs != 1 || state != "available" {
+		t.Fatalf("%d due sync jobs in state %q, want 1 available", jobs, state)
+	}
+}

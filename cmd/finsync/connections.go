@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -107,7 +110,11 @@ func (a *app) connectionsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := enqueueSyncs(cmd.Context(), st, []uuid.UUID{c.ID}); err != nil {
+				client, err := worker.NewInsertClient(st.Pool())
+				if err != nil {
+					return err
+				}
+				if _, err := enqueueSyncs(cmd.Context(), client, []uuid.UUID{c.ID}); err != nil {
 					return err
 				}
 				return a.print(connectionJSON(c), fmt.Sprintf("connection %s (%s) added; first sync enqueued", c.ID, c.Provider))
@@ -207,19 +214,25 @@ func (a *app) setEnabledCmd(verb string, enabled bool) *cobra.Command {
 	}
 }
 
-// enqueueSyncs inserts a sync job per connection (unique per connection
-// while queued or running).
-func enqueueSyncs(ctx context.Context, st *storage.Store, ids []uuid.UUID) error {
-	client, err := worker.NewInsertClient(st.Pool())
-	if err != nil {
-		return err
-	}
+// enqueueSyncs asks for a sync of each connection now and returns the job
+// following each. Sync jobs are unique per connection while queued or
+// running: when one is already waiting (for example to retry after a
+// failure), it is made available at once instead of a second one being added.
+func enqueueSyncs(ctx context.Context, client *river.Client[pgx.Tx], ids []uuid.UUID) (map[uuid.UUID]int64, error) {
+	jobs := make(map[uuid.UUID]int64, len(ids))
 	for _, id := range ids {
-		if _, err := client.Insert(ctx, jobargs.SyncConnection{ConnectionID: id}, nil); err != nil {
-			return fmt.Errorf("enqueue sync of %s: %w", id, err)
+		res, err := client.Insert(ctx, jobargs.SyncConnection{ConnectionID: id}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("enqueue sync of %s: %w", id, err)
 		}
+		if res.UniqueSkippedAsDuplicate && (res.Job.State == rivertype.JobStateRetryable || res.Job.State == rivertype.JobStateScheduled) {
+			if _, err := client.JobRetry(ctx, res.Job.ID); err != nil {
+				return nil, fmt.Errorf("run waiting sync of %s now: %w", id, err)
+			}
+		}
+		jobs[id] = res.Job.ID
 	}
-	return nil
+	return jobs, nil
 }
 
 func contains(list []string, s string) bool {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/finsync/finsync/api"
-	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/worker"
@@ -64,7 +63,7 @@ func (a *app) devCmd() *cobra.Command {
 			}
 			g.Go(func() error { return runWorkers(gctx, client) })
 			logf("syncing %d demo connections from the simulator", len(demo.Connections))
-			if _, err := a.waitSyncs(ctx, st, client, demo.Jobs); err != nil {
+			if _, err := a.waitSyncs(ctx, st, client, demo.Jobs, demo.Asked); err != nil {
 				logf("%v", err)
 			}
 			apiErr := make(chan error, 1)
@@ -88,6 +87,8 @@ type demo struct {
 	Key         string
 	Connections []uuid.UUID
 	Jobs        map[uuid.UUID]int64
+	// Asked is when the demo syncs were enqueued.
+	Asked time.Time
 }
 
 // seedDemo creates (once) the demo user, a manual account and one
@@ -154,14 +155,9 @@ func seedDemoConnections(ctx context.Context, st *storage.Store, box *secrets.Bo
 	if err != nil {
 		return err
 	}
-	for _, id := range d.Connections {
-		res, err := client.Insert(ctx, jobargs.SyncConnection{ConnectionID: id}, nil)
-		if err != nil {
-			return fmt.Errorf("enqueue demo sync: %w", err)
-		}
-		d.Jobs[id] = res.Job.ID
-	}
-	return nil
+	d.Asked = time.Now()
+	d.Jobs, err = enqueueSyncs(ctx, client, d.Connections)
+	return err
 }
 
 func (a *app) printDemo(addr, simRoot, dbURL string, d demo) {

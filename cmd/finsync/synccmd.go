@@ -12,7 +12,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/spf13/cobra"
 
-	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
@@ -37,20 +36,17 @@ func (a *app) syncCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				jobs := make(map[uuid.UUID]int64, len(ids))
-				for _, id := range ids {
-					res, err := client.Insert(cmd.Context(), jobargs.SyncConnection{ConnectionID: id}, nil)
-					if err != nil {
-						return fmt.Errorf("enqueue sync of %s: %w", id, err)
-					}
-					jobs[id] = res.Job.ID
+				asked := time.Now()
+				jobs, err := enqueueSyncs(cmd.Context(), client, ids)
+				if err != nil {
+					return err
 				}
 				if !wait {
 					return a.print(map[string]any{"enqueued": len(jobs)}, fmt.Sprintf("%d sync(s) enqueued", len(jobs)))
 				}
 				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 				defer cancel()
-				results, err := a.waitSyncs(ctx, st, client, jobs)
+				results, err := a.waitSyncs(ctx, st, client, jobs, asked)
 				if a.json {
 					_ = a.print(map[string]any{"results": results}, "")
 				}
@@ -81,7 +77,8 @@ func syncTargets(ctx context.Context, st *storage.Store, connection string) ([]u
 
 // waitSyncs polls the jobs, printing progress, until each has ended, and
 // returns how each ended.
-func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Client[pgx.Tx], jobs map[uuid.UUID]int64) (map[uuid.UUID]string, error) {
+// since is when the syncs were asked for.
+func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Client[pgx.Tx], jobs map[uuid.UUID]int64, since time.Time) (map[uuid.UUID]string, error) {
 	done := map[uuid.UUID]string{}
 	failed := 0
 	for len(done) < len(jobs) {
@@ -93,7 +90,7 @@ func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Cl
 			if err != nil {
 				return done, fmt.Errorf("follow sync of %s: %w", conn, err)
 			}
-			if outcome, final := syncOutcome(job); final {
+			if outcome, final := syncOutcome(job, since); final {
 				done[conn] = outcome
 				if outcome != "completed" {
 					failed++
@@ -121,15 +118,18 @@ func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Cl
 	return done, nil
 }
 
-// syncOutcome reports whether a job has ended and how.
-func syncOutcome(job *rivertype.JobRow) (string, bool) {
+// syncOutcome reports whether a job has ended and how; a job waiting to
+// retry counts as failed only once it has run since the wait began.
+func syncOutcome(job *rivertype.JobRow, since time.Time) (string, bool) {
 	switch job.State {
 	case rivertype.JobStateCompleted:
 		return "completed", true
 	case rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
 		return string(job.State) + lastError(job), true
 	case rivertype.JobStateRetryable:
-		return "failed, will retry" + lastError(job), true
+		if job.AttemptedAt != nil && job.AttemptedAt.After(since) {
+			return "failed, will retry" + lastError(job), true
+		}
 	}
 	return "", false
 }
