@@ -79,6 +79,9 @@ type SyncTarget struct {
 	Cursor            string
 	// ProviderState is adapter state kept between syncs (opaque JSON).
 	ProviderState json.RawMessage
+	// HasTransactions reports whether any transaction of the connection is
+	// stored (a first sync can then copy rows in without upserting).
+	HasTransactions bool
 }
 
 // SyncTarget loads a connection for syncing.
@@ -89,9 +92,10 @@ func (s *Store) SyncTarget(ctx context.Context, id uuid.UUID) (SyncTarget, error
 		return t, err
 	}
 	err = s.pool.QueryRow(ctx, `
-		SELECT u.storage_mode, c.credentials_encrypted, c.sync_cursor, c.sync_state
+		SELECT u.storage_mode, c.credentials_encrypted, c.sync_cursor, c.sync_state,
+			EXISTS (SELECT 1 FROM transactions t WHERE t.bank_connection_id = c.id)
 		FROM bank_connections c JOIN users u ON u.id = c.user_id WHERE c.id = $1`, id,
-	).Scan(&t.StorageMode, &t.SealedCredentials, &t.Cursor, &t.ProviderState)
+	).Scan(&t.StorageMode, &t.SealedCredentials, &t.Cursor, &t.ProviderState, &t.HasTransactions)
 	if err != nil {
 		return t, fmt.Errorf("load sync target %s: %w", id, err)
 	}

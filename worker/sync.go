@@ -87,7 +87,7 @@ func (s *Syncer) Sync(ctx context.Context, id uuid.UUID) error {
 			Code: CodeCredentialsUnreadable, Message: "stored credentials cannot be decrypted with the configured key", Err: err})
 	}
 	pc := providers.Connection{ID: id.String(), Provider: conn.Provider, InstitutionID: conn.InstitutionID, BaseURL: conn.BaseURL, Credentials: creds}
-	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now())}
+	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), fresh: !target.HasTransactions}
 	outcome, err := run.all(ctx, target.Cursor)
 	if err != nil {
 		return s.fail(ctx, conn, run.dataset, err)

@@ -25,6 +25,10 @@ type syncRun struct {
 	// dataset names what was being fetched when a failure happened.
 	dataset       string
 	nextAllowedAt time.Time
+	// fresh is set while every row the sync writes is new: the connection
+	// had no transactions when it began and no page has met a stored row
+	// since. Pages are then copied in rather than upserted.
+	fresh bool
 	// knownCategories are the provider categories copied in this sync, by
 	// provider id.
 	knownCategories map[string]knownCategory
@@ -183,8 +187,9 @@ func nextBatch(pages <-chan fetched, limit int) ([]providers.TransactionPage, bo
 // one database transaction.
 func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionPage) error {
 	return r.Store.InTx(ctx, func(tx pgx.Tx) error {
+		w := storage.NewTransactionWriter(tx, r.conn)
 		for i := range batch {
-			if err := r.storePage(ctx, tx, &batch[i]); err != nil {
+			if err := r.storePage(ctx, tx, w, &batch[i]); err != nil {
 				return err
 			}
 			if batch[i].NextAllowedAt.After(r.nextAllowedAt) {
@@ -199,7 +204,7 @@ func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionP
 }
 
 // storePage writes one page inside the batch's transaction.
-func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, page *providers.TransactionPage) error {
+func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, w *storage.TransactionWriter, page *providers.TransactionPage) error {
 	if err := r.categories(ctx, tx, page.Upserts); err != nil {
 		return err
 	}
@@ -215,7 +220,7 @@ func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, page *providers.Tran
 		}
 		rows = append(rows, t)
 	}
-	changed, err := storage.UpsertTransactions(ctx, tx, r.conn, rows)
+	changed, err := r.write(ctx, w, rows)
 	if err != nil {
 		return err
 	}
@@ -239,6 +244,20 @@ func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, page *providers.Tran
 		}
 	}
 	return nil
+}
+
+// write stores a page's transactions and returns the ids of rows inserted
+// or changed: copied straight in while the sync is fresh, upserted
+// otherwise (and from the first page that meets a stored row on).
+func (r *syncRun) write(ctx context.Context, w *storage.TransactionWriter, rows []domain.Transaction) ([]uuid.UUID, error) {
+	if r.fresh {
+		ids, ok, err := w.InsertNew(ctx, rows)
+		if err != nil || ok {
+			return ids, err
+		}
+		r.fresh = false
+	}
+	return w.Upsert(ctx, rows)
 }
 
 // categories copies the page's provider categories for the user into

@@ -1,0 +1,181 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/storage"
+	"github.com/finsync/finsync/storage/storagetest"
+)
+
+// writerEnv is a user with one connection and account, ready for synced
+// transactions.
+type writerEnv struct {
+	f       *storagetest.Fixtures
+	conn    domain.BankConnection
+	account uuid.UUID
+}
+
+func newWriterEnv(t *testing.T) *writerEnv {
+	t.Helper()
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	u := f.User(domain.PlanPro, true)
+	connID := f.Connection(u.ID, domain.ProviderPlaid, domain.ConnectionActive)
+	conn := domain.BankConnection{ID: connID, UserID: u.ID, Provider: domain.ProviderPlaid}
+	return &writerEnv{f: f, conn: conn, account: f.Account(u.ID, connID, domain.ProviderPlaid, "Checking")}
+}
+
+// synced returns n posted transactions p0, p1, … of amount -1.25.
+func (e *writerEnv) synced(n int) []domain.Transaction {
+	day := domain.DateOf(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	txs := make([]domain.Transaction, n)
+	for i := range txs {
+		txs[i] = domain.Transaction{AccountID: e.account, ProviderID: fmt.Sprintf("p%d", i), Status: domain.TxPosted,
+			Summary: "Coffee", Amount: domain.MustMoney("-1.25"), Currency: "USD", PostedDate: &day, CreatedAt: day.Time}
+	}
+	return txs
+}
+
+// write runs fn with a writer in one committed database transaction.
+func (e *writerEnv) write(t *testing.T, fn func(w *storage.TransactionWriter) error) error {
+	t.Helper()
+	return e.f.St.InTx(context.Background(), func(tx pgx.Tx) error {
+		return fn(storage.NewTransactionWriter(tx, e.conn))
+	})
+}
+
+func (e *writerEnv) count(t *testing.T, where string) int {
+	t.Helper()
+	var n int
+	err := e.f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM transactions WHERE bank_connection_id = $1 AND `+where, e.conn.ID).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestInsertNewFallsBackWhenARowIsStored(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	if err := e.write(t, func(w *storage.TransactionWriter) error {
+		ids, ok, err := w.InsertNew(ctx, e.synced(3))
+		if err == nil && (!ok || len(ids) != 3) {
+			err = fmt.Errorf("first insert: ok=%v, %d ids", ok, len(ids))
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Five rows of which three are stored: nothing is copied, the caller is
+	// told to upsert, and the batch's transaction goes on working.
+	txs := e.synced(5)
+	txs[0].Amount = domain.MustMoney("-2.50")
+	err := e.write(t, func(w *storage.TransactionWriter) error {
+		if _, ok, err := w.InsertNew(ctx, txs); err != nil || ok {
+			return fmt.Errorf("insert over stored rows: ok=%v, err=%v", ok, err)
+		}
+		changed, err := w.Upsert(ctx, txs)
+		if err == nil && len(changed) != 3 {
+			err = fmt.Errorf("upsert changed %d rows, want 3 (one amount, two new)", len(changed))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := e.count(t, `true`); n != 5 {
+		t.Fatalf("%d rows stored, want 5", n)
+	}
+	if n := e.count(t, `provider_id = 'p0' AND amount = -2.5`); n != 1 {
+		t.Fatal("changed amount not stored")
+	}
+}
+
+func TestUpsertKeepsTheLastOfARepeatedProviderID(t *testing.T) {
+	e := newWriterEnv(t)
+	txs := e.synced(2)
+	again := txs[0]
+	again.Amount = domain.MustMoney("-9.99")
+	txs = append(txs, again)
+	if err := e.write(t, func(w *storage.TransactionWriter) error {
+		_, err := w.Upsert(context.Background(), txs)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.count(t, `true`); n != 2 {
+		t.Fatalf("%d rows stored, want 2", n)
+	}
+	if n := e.count(t, `provider_id = 'p0' AND amount = -9.99`); n != 1 {
+		t.Fatal("the later of two rows with one provider id did not win")
+	}
+}
+
+func TestUpsertSkipsUnchangedRows(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	for i, want := range []int{4, 0} {
+		if err := e.write(t, func(w *storage.TransactionWriter) error {
+			changed, err := w.Upsert(ctx, e.synced(4))
+			if err == nil && len(changed) != want {
+				err = fmt.Errorf("pass %d: %d rows changed, want %d", i, len(changed), want)
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestWritingForADeletedAccountFails(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	if _, err := e.f.Pool.Exec(ctx, `DELETE FROM accounts WHERE id = $1`, e.account); err != nil {
+		t.Fatal(err)
+	}
+	for name, write := range map[string]func(w *storage.TransactionWriter) error{
+		"insert": func(w *storage.TransactionWriter) error { _, _, err := w.InsertNew(ctx, e.synced(1)); return err },
+		"upsert": func(w *storage.TransactionWriter) error { _, err := w.Upsert(ctx, e.synced(1)); return err },
+	} {
+		if err := e.write(t, write); !errors.Is(err, storage.ErrAccountGone) {
+			t.Fatalf("%s for a deleted account: %v, want ErrAccountGone", name, err)
+		}
+	}
+	if n := e.count(t, `true`); n != 0 {
+		t.Fatalf("%d rows stored for a deleted account", n)
+	}
+}
+
+func TestDeletingAnAccountOrItsOwnersDeletesItsTransactions(t *testing.T) {
+	for _, del := range []string{
+		`DELETE FROM accounts WHERE id = $1`,
+		`DELETE FROM bank_connections WHERE id = (SELECT bank_connection_id FROM accounts WHERE id = $1)`,
+		`DELETE FROM users WHERE id = (SELECT user_id FROM accounts WHERE id = $1)`,
+	} {
+		e := newWriterEnv(t)
+		if err := e.write(t, func(w *storage.TransactionWriter) error {
+			_, _, err := w.InsertNew(context.Background(), e.synced(3))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.f.Pool.Exec(context.Background(), del, e.account); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := e.f.Pool.QueryRow(context.Background(), `SELECT count(*) FROM transactions WHERE account_id = $1`, e.account).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Fatalf("%s: %d transactions left", del, n)
+		}
+	}
+}
