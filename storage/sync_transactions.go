@@ -1,16 +1,16 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"time"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/finsync/finsync/domain"
 )
@@ -31,7 +31,7 @@ import (
 var ErrAccountGone = errors.New("account no longer exists")
 
 // syncColumns are the transaction columns a sync writes, in the order
-// txCopySource yields them.
+// encodeSyncRow writes them.
 func syncColumns() []string {
 	return []string{"id", "user_id", "bank_connection_id", "provider", "source", "account_id", "provider_id",
 		"status", "summary", "amount", "currency", "authorized_date", "posted_date", "merchant_name",
@@ -45,8 +45,10 @@ func syncColumns() []string {
 type TransactionWriter struct {
 	tx   pgx.Tx
 	conn domain.BankConnection
-	// staged is set once the session's staging table exists.
-	staged bool
+	// staged counts the pages staged in this transaction (the session's
+	// staging table exists once it is non-zero); each page's rows carry
+	// their page number, so no page needs deleting before the next.
+	staged int32
 	// locked are the accounts locked against deletion in this transaction.
 	locked map[uuid.UUID]bool
 }
@@ -70,20 +72,16 @@ func (w *TransactionWriter) Upsert(ctx context.Context, txs []domain.Transaction
 	if err := w.lockAccounts(ctx, txs); err != nil {
 		return nil, err
 	}
-	src, err := newTxCopySource(w.conn, txs)
-	if err != nil {
-		return nil, err
-	}
-	if !w.staged {
+	if w.staged == 0 {
 		if _, err := w.tx.Exec(ctx, createStageSQL); err != nil {
 			return nil, fmt.Errorf("upsert transactions: staging table: %w", err)
 		}
-		w.staged = true
 	}
-	if _, err := w.tx.CopyFrom(ctx, pgx.Identifier{"transactions_stage"}, syncColumns(), src); err != nil {
+	w.staged++
+	if _, err := w.copy(ctx, w.tx, "transactions_stage", txs, w.staged); err != nil {
 		return nil, fmt.Errorf("upsert transactions: stage: %w", err)
 	}
-	rows, err := w.tx.Query(ctx, mergeStageSQL)
+	rows, err := w.tx.Query(ctx, mergeStageSQL, w.staged)
 	if err != nil {
 		return nil, fmt.Errorf("upsert transactions: %w", err)
 	}
@@ -118,15 +116,12 @@ func (w *TransactionWriter) InsertNew(ctx context.Context, txs []domain.Transact
 	if err := w.lockAccounts(ctx, txs); err != nil {
 		return nil, false, err
 	}
-	src, err := newTxCopySource(w.conn, txs)
-	if err != nil {
-		return nil, false, err
-	}
 	sp, err := w.tx.Begin(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("insert new transactions: savepoint: %w", err)
 	}
-	if _, err := sp.CopyFrom(ctx, pgx.Identifier{"transactions"}, syncColumns(), src); err != nil {
+	ids, err = w.copy(ctx, sp, "transactions", txs, 0)
+	if err != nil {
 		if rbErr := sp.Rollback(ctx); rbErr != nil {
 			return nil, false, fmt.Errorf("insert new transactions: %w (roll back: %w)", err, rbErr)
 		}
@@ -142,13 +137,13 @@ func (w *TransactionWriter) InsertNew(ctx context.Context, txs []domain.Transact
 	var carryPending []string
 	for i := range txs {
 		if p := txs[i].PendingProviderID; p != nil {
-			carryIDs, carryPending = append(carryIDs, src.ids[i]), append(carryPending, *p)
+			carryIDs, carryPending = append(carryIDs, ids[i]), append(carryPending, *p)
 		}
 	}
 	if err := carryUserCategories(ctx, w.tx, w.conn.ID, carryIDs, carryPending); err != nil {
 		return nil, false, err
 	}
-	return src.ids, true, nil
+	return ids, true, nil
 }
 
 // lockAccounts takes a key-share lock on each account txs reference that
@@ -217,12 +212,11 @@ CREATE TEMP TABLE IF NOT EXISTS transactions_stage ON COMMIT DELETE ROWS AS
 SELECT id, user_id, bank_connection_id, provider, source, account_id, provider_id, status, summary, amount,
 	currency, authorized_date, posted_date, merchant_name, provider_merchant_name, category_id,
 	provider_category_id, category_source, fees, fee_type, net_amount, sub_account, payment_channel,
-	check_number, original_description, type, pending_provider_id, created_at, posted_at
+	check_number, original_description, type, pending_provider_id, created_at, posted_at, 0 AS page
 FROM transactions WITH NO DATA`
 
-// mergeStageSQL empties the staging table into transactions.
+// mergeStageSQL merges the staged page $1 into transactions.
 const mergeStageSQL = `
-WITH r AS (DELETE FROM transactions_stage RETURNING *)
 INSERT INTO transactions AS t (id, user_id, bank_connection_id, provider, source, account_id, provider_id, status,
 	summary, amount, currency, authorized_date, posted_date, merchant_name, provider_merchant_name, category_id,
 	provider_category_id, category_source, fees, fee_type, net_amount, sub_account, payment_channel, check_number,
@@ -232,7 +226,7 @@ SELECT r.id, r.user_id, r.bank_connection_id, r.provider, r.source, r.account_id
 	r.category_id, r.provider_category_id, r.category_source, r.fees, r.fee_type, r.net_amount, r.sub_account,
 	r.payment_channel, r.check_number, r.original_description, r.type, r.pending_provider_id, r.created_at,
 	r.posted_at
-FROM r
+FROM transactions_stage r
 -- Unchanged rows are left out before the insert: read by index, they
 -- take neither a row lock nor WAL, as ON CONFLICT DO UPDATE ... WHERE
 -- would. The scalar subquery keeps the look-up on the unique index
@@ -246,6 +240,7 @@ WHERE (SELECT (x.account_id, x.status, x.summary, x.amount, x.currency, x.author
 		r.provider_merchant_name, r.provider_category_id, r.fees, r.fee_type, r.net_amount, r.sub_account,
 		r.payment_channel, r.check_number, r.original_description, r.type, r.pending_provider_id, r.posted_at)
 	FROM transactions x WHERE x.bank_connection_id = r.bank_connection_id AND x.provider_id = r.provider_id) IS NOT TRUE
+	AND r.page = $1
 ON CONFLICT (bank_connection_id, provider_id) DO UPDATE SET
 	account_id = excluded.account_id, status = excluded.status, summary = excluded.summary,
 	amount = excluded.amount, currency = excluded.currency, authorized_date = excluded.authorized_date,
@@ -271,90 +266,81 @@ WHERE (t.account_id, t.status, t.summary, t.amount, t.currency, t.authorized_dat
 	excluded.posted_at)
 RETURNING t.id, t.pending_provider_id`
 
-// txCopySource yields a connection's transactions as COPY rows in the
-// order of syncColumns, each with a new time-ordered id (a row that turns
-// out to exist keeps its own).
-type txCopySource struct {
-	conn domain.BankConnection
-	txs  []domain.Transaction
-	ids  []uuid.UUID
-	i    int
-	row  []any
-}
-
-// newTxCopySource prepares txs for COPY. Ids are version 7 (time-ordered):
-// the primary key index then grows at its right edge instead of at random
-// places, which makes bulk inserts markedly cheaper.
-func newTxCopySource(conn domain.BankConnection, txs []domain.Transaction) (*txCopySource, error) {
+// copy copies txs into table (transactions, or the staging table with
+// page number page) with binary COPY, each with a new time-ordered id,
+// and returns the ids. A row that turns out to exist keeps its own id.
+// Version 7 ids make the primary key index grow at its right edge instead
+// of at random places, which makes bulk inserts markedly cheaper.
+func (w *TransactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, txs []domain.Transaction, page int32) ([]uuid.UUID, error) {
 	ids := make([]uuid.UUID, len(txs))
-	for i := range ids {
+	cols := syncColumns()
+	if page != 0 {
+		cols = append(cols, "page")
+	}
+	buf := newCopyBuf(len(txs) * 384)
+	for i := range txs {
 		id, err := uuid.NewV7()
 		if err != nil {
 			return nil, fmt.Errorf("new transaction id: %w", err)
 		}
 		ids[i] = id
+		buf.row(len(cols))
+		if err := encodeSyncRow(buf, w.conn, &txs[i], id); err != nil {
+			return nil, fmt.Errorf("transaction %s: %w", txs[i].ProviderID, err)
+		}
+		if page != 0 {
+			buf.int4(page)
+		}
 	}
-	return &txCopySource{conn: conn, txs: txs, ids: ids, row: make([]any, len(syncColumns()))}, nil
+	sql := "COPY " + table + " (" + strings.Join(cols, ", ") + ") FROM STDIN (FORMAT binary)"
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(buf.bytes()), sql); err != nil {
+		return nil, err
+	}
+	return ids, nil
 }
 
-// Next implements pgx.CopyFromSource.
-func (s *txCopySource) Next() bool {
-	s.i++
-	return s.i <= len(s.txs)
-}
-
-// Values implements pgx.CopyFromSource. The returned slice is reused: pgx
-// encodes each row before asking for the next.
-func (s *txCopySource) Values() ([]any, error) {
-	t := &s.txs[s.i-1]
-	var cat pgtype.UUID
-	var catSource *string
+// encodeSyncRow writes t's columns in the order of syncColumns.
+func encodeSyncRow(buf *copyBuf, conn domain.BankConnection, t *domain.Transaction, id uuid.UUID) error {
+	buf.uuid(id)
+	buf.uuid(conn.UserID)
+	buf.uuid(conn.ID)
+	buf.text(conn.Provider)
+	buf.text(conn.Provider)
+	buf.uuid(t.AccountID)
+	buf.text(t.ProviderID)
+	buf.text(t.Status)
+	buf.text(t.Summary)
+	if err := buf.money(t.Amount); err != nil {
+		return err
+	}
+	buf.text(t.Currency)
+	buf.date(t.AuthorizedDate)
+	buf.date(t.PostedDate)
+	buf.nullText(t.MerchantName)
+	buf.nullText(t.MerchantName)
+	buf.nullUUID((*[16]byte)(t.CategoryID))
+	buf.nullUUID((*[16]byte)(t.CategoryID))
 	if t.CategoryID != nil {
-		cat = pgtype.UUID{Bytes: *t.CategoryID, Valid: true}
-		provider := domain.CategoryFromProvider
-		catSource = &provider
+		buf.text(domain.CategoryFromProvider)
+	} else {
+		buf.null()
 	}
-	copy(s.row, []any{
-		[16]byte(s.ids[s.i-1]), [16]byte(s.conn.UserID), [16]byte(s.conn.ID), s.conn.Provider, s.conn.Provider,
-		[16]byte(t.AccountID), t.ProviderID, t.Status, t.Summary, numeric(t.Amount), t.Currency,
-		pgDate(t.AuthorizedDate), pgDate(t.PostedDate), t.MerchantName, t.MerchantName, cat, cat, catSource,
-		numericPtr(t.Fees), t.FeeType, numericPtr(t.NetAmount), t.SubAccount, t.PaymentChannel, t.CheckNumber,
-		t.OriginalDescription, t.Type, t.PendingProviderID, t.CreatedAt, pgTimestamptz(t.PostedAt),
-	})
-	return s.row, nil
-}
-
-// Err implements pgx.CopyFromSource.
-func (s *txCopySource) Err() error { return nil }
-
-// numeric is m in pgx's binary numeric form.
-func numeric(m domain.Money) pgtype.Numeric {
-	d := m.Decimal()
-	return pgtype.Numeric{Int: d.Coefficient(), Exp: d.Exponent(), Valid: true}
-}
-
-// numericPtr is numeric for an optional amount (NULL when absent).
-func numericPtr(m *domain.Money) pgtype.Numeric {
-	if m == nil {
-		return pgtype.Numeric{}
+	if err := buf.nullMoney(t.Fees); err != nil {
+		return err
 	}
-	return numeric(*m)
-}
-
-// pgDate is an optional date (NULL when absent).
-func pgDate(d *domain.Date) pgtype.Date {
-	if d == nil {
-		return pgtype.Date{}
+	buf.nullText(t.FeeType)
+	if err := buf.nullMoney(t.NetAmount); err != nil {
+		return err
 	}
-	return pgtype.Date{Time: d.Time, Valid: true}
-}
-
-// pgTimestamptz is an optional instant (NULL when absent).
-func pgTimestamptz(t *time.Time) pgtype.Timestamptz {
-	if t == nil {
-		return pgtype.Timestamptz{}
-	}
-	return pgtype.Timestamptz{Time: *t, Valid: true}
+	buf.nullText(t.SubAccount)
+	buf.nullText(t.PaymentChannel)
+	buf.nullText(t.CheckNumber)
+	buf.nullText(t.OriginalDescription)
+	buf.nullText(t.Type)
+	buf.nullText(t.PendingProviderID)
+	buf.timestamptz(t.CreatedAt)
+	buf.nullTimestamptz(t.PostedAt)
+	return nil
 }
 
 // carryUserCategories gives posted transactions that replace a pending one

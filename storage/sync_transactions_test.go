@@ -179,3 +179,70 @@ func TestDeletingAnAccountOrItsOwnersDeletesItsTransactions(t *testing.T) {
 		}
 	}
 }
+
+func TestCopiedColumnsReadBackExactly(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	cat := e.f.Category(e.conn.UserID, "Food", "Living")
+	str := func(s string) *string { return &s }
+	money := func(s string) *domain.Money { m := domain.MustMoney(s); return &m }
+	oldDay := domain.DateOf(time.Date(1999, 12, 31, 0, 0, 0, 0, time.UTC))
+	newDay := domain.DateOf(time.Date(2026, 2, 28, 0, 0, 0, 0, time.UTC))
+	postedAt := time.Date(2026, 2, 28, 13, 4, 5, 678901000, time.UTC)
+	full := domain.Transaction{AccountID: e.account, ProviderID: "full", Status: domain.TxPosted, Summary: "Café – 東京",
+		Amount: domain.MustMoney("-1234567890.1234"), Currency: "EUR", AuthorizedDate: &oldDay, PostedDate: &newDay,
+		MerchantName: str("Café"), CategoryID: &cat, Fees: money("0.0001"), FeeType: str("fx"), NetAmount: money("-99999999999999.99"),
+		SubAccount: str("sub"), PaymentChannel: str("online"), CheckNumber: str("0042"), OriginalDescription: str("CAFE TOKYO"),
+		Type: str("card"), PendingProviderID: str("pend"), CreatedAt: postedAt.Add(-time.Hour), PostedAt: &postedAt}
+	bare := domain.Transaction{AccountID: e.account, ProviderID: "bare", Status: domain.TxPending, Amount: domain.MustMoney("0"),
+		Currency: "JPY", AuthorizedDate: &newDay, CreatedAt: postedAt}
+	// Every column as PostgreSQL prints it (timestamps in UTC), NULL as NULL.
+	const read = `SELECT concat_ws('|',
+		coalesce(summary::text, 'NULL'), coalesce(amount::text, 'NULL'), coalesce(currency::text, 'NULL'),
+		coalesce(authorized_date::text, 'NULL'), coalesce(posted_date::text, 'NULL'), coalesce(source::text, 'NULL'),
+		coalesce(provider::text, 'NULL'), coalesce(merchant_name::text, 'NULL'), coalesce(provider_merchant_name::text, 'NULL'),
+		coalesce(category_id::text, 'NULL'), coalesce(provider_category_id::text, 'NULL'), coalesce(category_source::text, 'NULL'),
+		coalesce(fees::text, 'NULL'), coalesce(fee_type::text, 'NULL'), coalesce(net_amount::text, 'NULL'),
+		coalesce(sub_account::text, 'NULL'), coalesce(payment_channel::text, 'NULL'), coalesce(check_number::text, 'NULL'),
+		coalesce(original_description::text, 'NULL'), coalesce(type::text, 'NULL'), coalesce(pending_provider_id::text, 'NULL'),
+		coalesce(created_at::text, 'NULL'), coalesce(posted_at::text, 'NULL'))
+		FROM transactions WHERE bank_connection_id = $1 AND provider_id = $2`
+	scan := func(pid string) string {
+		var row string
+		err := e.f.St.InTx(ctx, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SET LOCAL timezone = 'UTC'"); err != nil {
+				return err
+			}
+			return tx.QueryRow(ctx, read, e.conn.ID, pid).Scan(&row)
+		})
+		if err != nil {
+			t.Fatalf("read %s: %v", pid, err)
+		}
+		return row
+	}
+	want := map[string]string{
+		"full": "Café – 東京|-1234567890.1234|EUR|1999-12-31|2026-02-28|plaid|plaid|Café|Café|" + cat.String() + "|" + cat.String() +
+			"|provider|0.0001|fx|-99999999999999.9900|sub|online|0042|CAFE TOKYO|card|pend|2026-02-28 12:04:05.678901+00|2026-02-28 13:04:05.678901+00",
+		"bare": "|0.0000|JPY|2026-02-28|NULL|plaid|plaid|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|2026-02-28 13:04:05.678901+00|NULL",
+	}
+	for _, path := range []string{"insert", "upsert"} {
+		if _, err := e.f.Pool.Exec(ctx, `DELETE FROM transactions WHERE bank_connection_id = $1`, e.conn.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.write(t, func(w *storage.TransactionWriter) error {
+			if path == "insert" {
+				_, _, err := w.InsertNew(ctx, []domain.Transaction{full, bare})
+				return err
+			}
+			_, err := w.Upsert(ctx, []domain.Transaction{full, bare})
+			return err
+		}); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		for pid, w := range want {
+			if got := scan(pid); got != w {
+				t.Errorf("%s %s:\n got %s\nwant %s", path, pid, got, w)
+			}
+		}
+	}
+}
