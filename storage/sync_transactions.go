@@ -51,6 +51,10 @@ type TransactionWriter struct {
 	staged int32
 	// locked are the accounts locked against deletion in this transaction.
 	locked map[uuid.UUID]bool
+	// userCategories records, once looked up, whether any transaction of
+	// the connection has a user's category: without one there is nothing
+	// to carry from a pending transaction to the posted one.
+	userCategories *bool
 }
 
 // NewTransactionWriter returns a writer for conn's transactions in tx.
@@ -99,7 +103,7 @@ func (w *TransactionWriter) Upsert(ctx context.Context, txs []domain.Transaction
 	if err != nil {
 		return nil, fmt.Errorf("upsert transactions: %w", err)
 	}
-	if err := carryUserCategories(ctx, w.tx, w.conn.ID, carryIDs, carryPending); err != nil {
+	if err := w.carryUserCategories(ctx, carryIDs, carryPending); err != nil {
 		return nil, err
 	}
 	return changed, nil
@@ -140,7 +144,7 @@ func (w *TransactionWriter) InsertNew(ctx context.Context, txs []domain.Transact
 			carryIDs, carryPending = append(carryIDs, ids[i]), append(carryPending, *p)
 		}
 	}
-	if err := carryUserCategories(ctx, w.tx, w.conn.ID, carryIDs, carryPending); err != nil {
+	if err := w.carryUserCategories(ctx, carryIDs, carryPending); err != nil {
 		return nil, false, err
 	}
 	return ids, true, nil
@@ -347,23 +351,35 @@ func encodeSyncRow(buf *copyBuf, conn domain.BankConnection, t *domain.Transacti
 // the category the user chose for the pending one. ids are changed rows
 // that name a pending transaction, pendingIDs the provider ids they name;
 // each pair is looked up by index, so the cost follows the page, not the
-// connection's history.
-func carryUserCategories(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, ids []uuid.UUID, pendingIDs []string) error {
+// connection's history. Whether the connection has any user-categorised
+// transaction at all is looked up once per database transaction (on a
+// small partial index), and the look-ups are skipped when it has none.
+func (w *TransactionWriter) carryUserCategories(ctx context.Context, ids []uuid.UUID, pendingIDs []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	if w.userCategories == nil {
+		var found bool
+		err := w.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transactions
+			WHERE bank_connection_id = $1 AND category_source = 'user')`, w.conn.ID).Scan(&found)
+		if err != nil {
+			return fmt.Errorf("look for user categories: %w", err)
+		}
+		w.userCategories = &found
+	}
+	if !*w.userCategories {
+		return nil
+	}
 	// A scalar subquery per posted row keeps the lookup on an index
-	// whatever the table's statistics say (a join lets a stale estimate scan
-	// the whole connection per page), and the one-time EXISTS skips the
-	// lookups when no transaction of the connection has a user's category.
-	_, err := tx.Exec(ctx, `
+	// whatever the table's statistics say; a join lets a stale estimate scan
+	// the whole connection per page.
+	_, err := w.tx.Exec(ctx, `
 		UPDATE transactions p SET category_id = c.cat, category_source = 'user', updated_at = now()
 		FROM (SELECT c.id, (SELECT o.category_id FROM transactions o
 				WHERE o.bank_connection_id = $1 AND o.provider_id = c.pending_pid AND o.category_source = 'user') AS cat
-			FROM unnest($2::uuid[], $3::text[]) AS c(id, pending_pid)
-			WHERE EXISTS (SELECT 1 FROM transactions u WHERE u.bank_connection_id = $1 AND u.category_source = 'user')) c
+			FROM unnest($2::uuid[], $3::text[]) AS c(id, pending_pid)) c
 		WHERE p.id = c.id AND c.cat IS NOT NULL AND p.category_source IS DISTINCT FROM 'user'`,
-		connectionID, ids, pendingIDs)
+		w.conn.ID, ids, pendingIDs)
 	if err != nil {
 		return fmt.Errorf("carry user categories to posted transactions: %w", err)
 	}

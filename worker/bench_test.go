@@ -103,16 +103,6 @@ func (s *statementTimes) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data 
 	return context.WithValue(ctx, traceKey{}, traceStart{sql: data.SQL, start: time.Now()})
 }
 
-// TraceCopyFromStart notes a COPY and its start.
-func (s *statementTimes) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceCopyFromStartData) context.Context {
-	return context.WithValue(ctx, traceKey{}, traceStart{sql: "COPY " + data.TableName.Sanitize(), start: time.Now()})
-}
-
-// TraceCopyFromEnd adds the COPY's duration.
-func (s *statementTimes) TraceCopyFromEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceCopyFromEndData) {
-	s.TraceQueryEnd(ctx, nil, pgx.TraceQueryEndData{})
-}
-
 // TraceQueryEnd adds the statement's duration.
 func (s *statementTimes) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
 	ts, ok := ctx.Value(traceKey{}).(traceStart)
