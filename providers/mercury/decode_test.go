@@ -20,6 +20,49 @@ func recordingSuite() providertest.Suite {
 	}
 }
 
+// TestDecodeAgreesWithEncodingJSON decodes every answer the simulator
+// gives the adapter into the adapter's own types, with wire.Decode and with
+// encoding/json, and requires the same values.
+func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
+	rec := providertest.NewRecording(t, recordingSuite(), 1500)
+	rec.Exercise(t)
+	bodies := rec.Recorder.Bodies()
+	seen := map[string]bool{}
+	for _, b := range bodies {
+		seen[answerKind(b.Path)] = true
+	}
+	for _, kind := range []string{"/api/v1/accounts", "/api/v1/account/{id}/transactions"} {
+		if !seen[kind] {
+			t.Errorf("no %s answer recorded", kind)
+		}
+	}
+	t.Logf("comparing %d answers", len(bodies))
+	providertest.CompareDecoding(t, bodies, func(path string) any { return answerType(answerKind(path)) },
+		func(data []byte, v any) error {
+			return wire.Decode(name, &wire.Response{Status: http.StatusOK, Body: data}, v)
+		})
+}
+
+// answerKind names the kind of answer at path.
+func answerKind(path string) string {
+	if strings.HasPrefix(path, "/api/v1/account/") && strings.HasSuffix(path, "/transactions") {
+		return "/api/v1/account/{id}/transactions"
+	}
+	return path
+}
+
+// answerType is a fresh value of the type the adapter decodes an answer
+// of kind into (nil: unknown).
+func answerType(kind string) any {
+	switch kind {
+	case "/api/v1/accounts", "/api/v1/credit":
+		return new(accountsResponse)
+	case "/api/v1/account/{id}/transactions":
+		return new(transactionsResponse)
+	}
+	return nil
+}
+
 // transactionsPage returns one full /account/{id}/transactions answer
 // (PageSize rows) as the simulator sends it.
 func transactionsPage(tb testing.TB) *wire.Response {

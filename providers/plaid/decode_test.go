@@ -18,6 +18,50 @@ func recordingSuite() providertest.Suite {
 	}
 }
 
+// TestDecodeAgreesWithEncodingJSON decodes every answer the simulator
+// gives the adapter into the adapter's own types, with wire.Decode and with
+// encoding/json, and requires the same values.
+func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
+	rec := providertest.NewRecording(t, recordingSuite(), 1500)
+	rec.Exercise(t)
+	bodies := rec.Recorder.Bodies()
+	seen := map[string]bool{}
+	for _, b := range bodies {
+		seen[answerKind(b.Path)] = true
+	}
+	for _, kind := range []string{"/accounts/get", "/liabilities/get", "/transactions/sync", "/investments/holdings/get", "/investments/transactions/get"} {
+		if !seen[kind] {
+			t.Errorf("no %s answer recorded", kind)
+		}
+	}
+	t.Logf("comparing %d answers", len(bodies))
+	providertest.CompareDecoding(t, bodies, func(path string) any { return answerType(answerKind(path)) },
+		func(data []byte, v any) error {
+			return wire.Decode(name, &wire.Response{Status: http.StatusOK, Body: data}, v)
+		})
+}
+
+// answerKind names the kind of answer at path.
+func answerKind(path string) string { return path }
+
+// answerType is a fresh value of the type the adapter decodes an answer
+// of kind into (nil: unknown).
+func answerType(kind string) any {
+	switch kind {
+	case "/accounts/get":
+		return new(accountsResponse)
+	case "/liabilities/get":
+		return new(liabilitiesResponse)
+	case "/transactions/sync":
+		return new(syncResponse)
+	case "/investments/holdings/get":
+		return new(holdingsResponse)
+	case "/investments/transactions/get":
+		return new(investmentTransactionsResponse)
+	}
+	return nil
+}
+
 // syncPage returns one full /transactions/sync answer (SyncPageSize added
 // rows) as the simulator sends it.
 func syncPage(tb testing.TB) *wire.Response {

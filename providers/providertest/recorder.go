@@ -2,10 +2,13 @@ package providertest
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -104,9 +107,39 @@ func NewRecording(tb testing.TB, s Suite, n int) *Recording {
 	return &Recording{Sim: sm, Provider: s.New(&http.Client{Transport: rec}), Conn: conn, Recorder: rec}
 }
 
-// Walk runs Transactions from cursor until Done and returns the final
-// cursor and the number of pages read.
-func (r *Recording) Walk(tb testing.TB, cursor string) (string, int) {
+// Exercise makes every call the adapter offers against the simulator, so
+// that the Recorder holds an answer of each kind: accounts, holdings and
+// investment transactions where offered, a first sync, and, after the
+// simulator's clock moved on (pending rows post, some vanish), a second
+// sync that re-checks the pending rows.
+func (r *Recording) Exercise(tb testing.TB) {
+	tb.Helper()
+	ctx := tb.Context()
+	if _, err := r.Provider.Accounts(ctx, r.Conn); err != nil {
+		tb.Fatalf("Accounts: %v", err)
+	}
+	today, err := parseToday(r.Sim)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := r.Provider.Holdings(ctx, r.Conn); err != nil && !errors.Is(err, providers.ErrNotSupported) {
+		tb.Fatalf("Holdings: %v", err)
+	}
+	start := domain.Date{Time: today.AddDate(0, 0, -90)}
+	if _, err := r.Provider.InvestmentTransactions(ctx, r.Conn, start, today); err != nil && !errors.Is(err, providers.ErrNotSupported) {
+		tb.Fatalf("InvestmentTransactions: %v", err)
+	}
+	st := NewStore()
+	cursor := r.Walk(tb, "", st)
+	if err := r.Sim.Advance(5); err != nil {
+		tb.Fatal(err)
+	}
+	r.Walk(tb, cursor, st)
+}
+
+// Walk runs Transactions from cursor until Done, applying every page to st
+// (whose pending rows each request carries), and returns the final cursor.
+func (r *Recording) Walk(tb testing.TB, cursor string, st *Store) string {
 	tb.Helper()
 	today, err := parseToday(r.Sim)
 	if err != nil {
@@ -116,15 +149,65 @@ func (r *Recording) Walk(tb testing.TB, cursor string) (string, int) {
 		if i > 10000 {
 			tb.Fatal("sync did not finish in 10000 pages")
 		}
-		page, err := r.Provider.Transactions(tb.Context(), r.Conn, providers.TransactionRequest{Cursor: cursor, Today: today})
+		page, err := r.Provider.Transactions(tb.Context(), r.Conn, providers.TransactionRequest{
+			Cursor: cursor, PendingIDs: st.PendingIDs(), Today: today,
+		})
 		if err != nil {
 			tb.Fatalf("Transactions page %d: %v", i, err)
 		}
+		st.Apply(page)
 		cursor = page.Next
 		if page.Done {
-			return cursor, i
+			return cursor
 		}
 	}
+}
+
+// CompareDecoding decodes each body twice, with encoding/json and with
+// decode, into fresh values made by target for the body's path, and fails
+// tb unless both succeed and agree. target returns nil for a path it does
+// not know, which fails tb too, so that no answer goes unchecked.
+func CompareDecoding(tb testing.TB, bodies []Body, target func(path string) any, decode func(data []byte, v any) error) {
+	tb.Helper()
+	if len(bodies) == 0 {
+		tb.Fatal("no answers to compare")
+	}
+	for _, b := range bodies {
+		want, got := target(b.Path), target(b.Path)
+		if want == nil {
+			tb.Errorf("%s: no type to decode the answer into", b.Path)
+			continue
+		}
+		if err := json.Unmarshal(b.Data, want); err != nil {
+			tb.Errorf("%s: encoding/json: %v", b.Path, err)
+			continue
+		}
+		if err := decode(b.Data, got); err != nil {
+			tb.Errorf("%s: %v", b.Path, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			tb.Errorf("%s: decoded differently from encoding/json: %s", b.Path, firstDifference(got, want))
+		}
+	}
+}
+
+// firstDifference shows where the JSON forms of got and want first differ.
+func firstDifference(got, want any) string {
+	g, err1 := json.Marshal(got)
+	w, err2 := json.Marshal(want)
+	if err := errors.Join(err1, err2); err != nil {
+		return err.Error()
+	}
+	i := 0
+	for i < len(g) && i < len(w) && g[i] == w[i] {
+		i++
+	}
+	if i == len(g) && i == len(w) {
+		return "same JSON form, different Go values"
+	}
+	from := max(0, i-80)
+	return fmt.Sprintf("at byte %d:\n got …%s…\nwant …%s…", i, g[from:min(len(g), i+80)], w[from:min(len(w), i+80)])
 }
 
 // parseToday is the simulator's current day.
