@@ -133,6 +133,18 @@ func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestDecodeMatchesNamesExactly pins the one difference from encoding/json:
+// a member whose name differs from the tag only in case is ignored.
+func TestDecodeMatchesNamesExactly(t *testing.T) {
+	var got decodeRow
+	if err := wire.Decode("p", &wire.Response{Status: 200, Body: []byte(`{"ID":"x","Id":"y","amount":1}`)}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "" || got.Amount.String() != "1" {
+		t.Errorf("got %+v", got)
+	}
+}
+
 func TestTransportFailures(t *testing.T) {
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
