@@ -2,11 +2,15 @@ package wire_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
@@ -46,6 +50,98 @@ func TestDecodeKeepsDecimalsAndFlagsMalformed(t *testing.T) {
 	err := wire.Decode("p", &wire.Response{Status: 200, Body: []byte(`{"amount":1`)}, &v)
 	if pe := providers.AsError(err); pe == nil || pe.Class != providers.Unavailable || pe.Code != providers.CodeMalformed {
 		t.Errorf("truncated body: %v", err)
+	}
+}
+
+// decodeRow has a field of each kind the adapters decode into.
+type decodeRow struct {
+	ID     string          `json:"id"`
+	Amount domain.Money    `json:"amount"`
+	Fee    *domain.Money   `json:"fee"`
+	Day    domain.Date     `json:"day"`
+	Posted *domain.Date    `json:"posted"`
+	At     time.Time       `json:"at"`
+	AtPtr  *time.Time      `json:"at_ptr"`
+	Dec    decimal.Decimal `json:"dec"`
+	N      int64           `json:"n"`
+	OK     bool            `json:"ok"`
+	Names  []string        `json:"names"`
+	Raw    json.RawMessage `json:"raw"`
+	Nested *struct {
+		A string `json:"a"`
+		B int    `json:"b"`
+	} `json:"nested"`
+	Rows []struct {
+		A string `json:"a"`
+		B int    `json:"b"`
+	} `json:"rows"`
+}
+
+// TestDecodeAgreesWithEncodingJSON checks that Decode accepts and refuses
+// the bodies encoding/json did, odd ones included, and reads the same
+// values from those it accepts.
+func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
+	bodies := []string{
+		// Invalid UTF-8 and lone surrogates read as U+FFFD; raw values keep their bytes.
+		"{\"id\":\"a\xffb\xc3\",\"names\":[\"x\xed\xa0\x80y\",\"\xf0\x9f\x98\"]}",
+		"{\"raw\":\"a\xffb\",\"unknown\":\"\xff\",\"i\xffd\":1}",
+		`{"id":"\ud800x\udc00"}`,
+		// Duplicate names: the last wins, merging into what the first set.
+		`{"id":"a","id":"b","n":5,"n":null,"nested":{"a":"x"},"nested":{"b":2}}`,
+		`{"names":["a","b"],"names":["c"],"rows":[{"a":"x","b":1}],"rows":[{"b":2}]}`,
+		// null: pointers become nil, other plain values stay zero, Money and Date refuse it.
+		`{"fee":null,"posted":null,"at":null,"at_ptr":null,"dec":null,"n":null,"ok":null,"names":null,"nested":null,"rows":null}`,
+		`{"raw":null}`, `{"names":["a",null]}`, `{"amount":null}`, `{"day":null}`,
+		// Raw values are kept byte for byte.
+		`{"raw": { "a" : 1 , "b":[1, 2.50]} }`, `{"raw":"\u00e9"}`, `{"raw":1e5}`,
+		// Times: RFC 3339, with what time.Time.UnmarshalJSON also lets through.
+		`{"at":"2026-01-10T10:00:00Z","at_ptr":"2026-01-10T10:00:00.123456+02:00"}`,
+		`{"at":"2026-01-10T10:00:00,5Z"}`, `{"at":"2026-01-10T10:00:00+24:00"}`,
+		`{"at":"2026-01-10 10:00:00Z"}`, `{"at":"2026-01-10t10:00:00z"}`, `{"at":"2026-01-10T10:00:00"}`,
+		`{"at":"2026-01-10"}`, `{"at":"2026-01-10T24:00:00Z"}`, `{"at":1}`,
+		// Integers and booleans.
+		`{"n":-0}`, `{"n":1e3}`, `{"n":1.0}`, `{"n":"1"}`, `{"n":9223372036854775808}`, `{"ok":"true"}`, `{"ok":1}`,
+		// Amounts read the number's text.
+		`{"amount":1e-2}`, `{"amount":-0}`, `{"amount":-12.30}`, `{"amount":"1.5"}`, `{"amount":1e400}`,
+		`{"amount":0.1000000000000000055511151231257827}`,
+		`{"dec":"12.30"}`, `{"dec":12.30}`, `{"dec":"abc"}`, `{"dec":true}`,
+		// Dates.
+		`{"day":"2026-01-10","posted":"2026-02-28"}`, `{"day":"2026-1-10"}`, `{"day":"2026-01-10T00:00:00Z"}`, `{"posted":"2026-02-30"}`,
+		// Whole bodies.
+		``, `null`, ` {"id":"a"} ` + "\n", "\xef\xbb\xbf{}", `[]`, `"x"`, `{"id":5}`, `{"names":{}}`, `{"nested":[]}`,
+		`{"unknown":{"deep":[1,2,{"x":null}]},"id":"z"}`, `{"id":"\u0000\n\t\"\\\/"}`,
+		// Syntax errors.
+		`{"id":"a"} x`, `{"id":"a"}{}`, `{"id":"a",}`, `{"id":'a'}`, `{"names":["a",]}`, `{"id":"a","x":"\x"}`,
+		`{"n":01}`, `{"amount":.5}`, `{"amount":+1}`, `{"amount":NaN}`, `{"id":"a"`,
+	}
+	for _, body := range bodies {
+		var want, got decodeRow
+		wantErr := json.Unmarshal([]byte(body), &want)
+		err := wire.Decode("p", &wire.Response{Status: 200, Body: []byte(body)}, &got)
+		switch {
+		case wantErr != nil && err == nil:
+			t.Errorf("%q: decoded, encoding/json refused it: %v", body, wantErr)
+		case wantErr == nil && err != nil:
+			t.Errorf("%q: %v, encoding/json decoded it", body, err)
+		case err != nil:
+			if pe := providers.AsError(err); pe == nil || pe.Class != providers.Unavailable || pe.Code != providers.CodeMalformed {
+				t.Errorf("%q: %v, want Unavailable %s", body, err, providers.CodeMalformed)
+			}
+		case !reflect.DeepEqual(got, want):
+			t.Errorf("%q:\n got %+v\nwant %+v", body, got, want)
+		}
+	}
+}
+
+// TestDecodeMatchesNamesExactly pins the one difference from encoding/json:
+// a member whose name differs from the tag only in case is ignored.
+func TestDecodeMatchesNamesExactly(t *testing.T) {
+	var got decodeRow
+	if err := wire.Decode("p", &wire.Response{Status: 200, Body: []byte(`{"ID":"x","Id":"y","amount":1}`)}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "" || got.Amount.String() != "1" {
+		t.Errorf("got %+v", got)
 	}
 }
 

@@ -1,0 +1,104 @@
+package mercury
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/providers/providertest"
+)
+
+func recordingSuite() providertest.Suite {
+	return providertest.Suite{
+		Provider: domain.ProviderMercury,
+		New:      func(c *http.Client) providers.Provider { return New(c) },
+		BaseURL:  func(root string) string { return root + "/api/v1" },
+	}
+}
+
+// TestDecodeAgreesWithEncodingJSON decodes every answer the simulator
+// gives the adapter into the adapter's own types, with wire.Decode and with
+// encoding/json, and requires the same values.
+func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
+	rec := providertest.NewRecording(t, recordingSuite(), 1500)
+	rec.Exercise(t)
+	bodies := rec.Recorder.Bodies()
+	seen := map[string]bool{}
+	for _, b := range bodies {
+		seen[answerKind(b.Path)] = true
+	}
+	for _, kind := range []string{"/api/v1/accounts", "/api/v1/account/{id}/transactions"} {
+		if !seen[kind] {
+			t.Errorf("no %s answer recorded", kind)
+		}
+	}
+	t.Logf("comparing %d answers", len(bodies))
+	providertest.CompareDecoding(t, bodies, func(path string) any { return answerType(answerKind(path)) },
+		func(data []byte, v any) error {
+			return wire.Decode(name, &wire.Response{Status: http.StatusOK, Body: data}, v)
+		})
+}
+
+// answerKind names the kind of answer at path.
+func answerKind(path string) string {
+	if strings.HasPrefix(path, "/api/v1/account/") && strings.HasSuffix(path, "/transactions") {
+		return "/api/v1/account/{id}/transactions"
+	}
+	return path
+}
+
+// answerType is a fresh value of the type the adapter decodes an answer
+// of kind into (nil: unknown).
+func answerType(kind string) any {
+	switch kind {
+	case "/api/v1/accounts", "/api/v1/credit":
+		return new(accountsResponse)
+	case "/api/v1/account/{id}/transactions":
+		return new(transactionsResponse)
+	}
+	return nil
+}
+
+// transactionsPage returns one full /account/{id}/transactions answer
+// (PageSize rows) as the simulator sends it.
+func transactionsPage(tb testing.TB) *wire.Response {
+	tb.Helper()
+	rec := providertest.NewRecording(tb, recordingSuite(), 6000)
+	if _, err := rec.Provider.Transactions(tb.Context(), rec.Conn, providers.TransactionRequest{}); err != nil {
+		tb.Fatal(err)
+	}
+	for _, body := range rec.Recorder.Bodies() {
+		if !strings.HasSuffix(body.Path, "/transactions") {
+			continue
+		}
+		var resp transactionsResponse
+		if err := json.Unmarshal(body.Data, &resp); err != nil {
+			tb.Fatal(err)
+		}
+		if len(resp.Transactions) != PageSize {
+			tb.Fatalf("transactions page has %d rows, want %d", len(resp.Transactions), PageSize)
+		}
+		return &wire.Response{Status: http.StatusOK, Body: body.Data}
+	}
+	tb.Fatal("no transactions answer recorded")
+	return nil
+}
+
+// BenchmarkDecodeTransactionsPage measures decoding one 500-row account
+// transactions page.
+func BenchmarkDecodeTransactionsPage(b *testing.B) {
+	r := transactionsPage(b)
+	b.SetBytes(int64(len(r.Body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var resp transactionsResponse
+		if err := wire.Decode(name, r, &resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*PageSize), "ns/row")
+}

@@ -1,0 +1,220 @@
+package providertest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/sim"
+)
+
+// Body is one 2xx answer kept by a Recorder.
+type Body struct {
+	// Path is the request's URL path, without the query.
+	Path string
+	// Data is the whole body as the simulator sent it.
+	Data []byte
+}
+
+// Recorder is an http.RoundTripper that passes requests on and keeps the
+// body of every 2xx answer, so that tests can decode the simulator's real
+// pages outside an adapter call (decoding benchmarks, decoder comparisons).
+type Recorder struct {
+	// Next sends the requests (nil: http.DefaultTransport).
+	Next http.RoundTripper
+
+	mu     sync.Mutex
+	bodies []Body
+}
+
+// RoundTrip sends req and keeps a 2xx answer's body.
+func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := r.Next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(req)
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp, err
+	}
+	data, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("record body of %s: %w", req.URL.Path, err)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	r.mu.Lock()
+	r.bodies = append(r.bodies, Body{Path: req.URL.Path, Data: data})
+	r.mu.Unlock()
+	return resp, nil
+}
+
+// Bodies returns the answers kept so far, oldest first.
+func (r *Recorder) Bodies() []Body {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Body(nil), r.bodies...)
+}
+
+// Reset forgets the answers kept so far.
+func (r *Recorder) Reset() {
+	r.mu.Lock()
+	r.bodies = nil
+	r.mu.Unlock()
+}
+
+// Recording is a simulator served over HTTP, one connection of the suite's
+// provider to it, and the adapter under test talking to it through a
+// Recorder.
+type Recording struct {
+	// Sim is the simulator.
+	Sim *sim.Simulator
+	// Provider is the adapter, built by the suite's New.
+	Provider providers.Provider
+	// Conn is the connection to the simulator.
+	Conn providers.Connection
+	// Recorder keeps every 2xx answer the adapter reads.
+	Recorder *Recorder
+}
+
+// NewRecording starts a simulator whose connection has n transactions over
+// a year, and builds the suite's adapter on a recording client. The server
+// is closed when tb's test ends.
+func NewRecording(tb testing.TB, s Suite, n int) *Recording {
+	tb.Helper()
+	s = s.withDefaults()
+	sm := sim.New(sim.Options{Seed: 42, Start: Start})
+	srv := httptest.NewServer(sm)
+	tb.Cleanup(srv.Close)
+	conn := connection(s, srv.URL, "recording")
+	key, err := sim.CredentialKey(s.Provider, conn.Credentials)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := sm.SetConnection(sim.ConnectionSettings{Provider: s.Provider, Credential: key, Transactions: n, HistoryDays: 365}); err != nil {
+		tb.Fatal(err)
+	}
+	rec := &Recorder{Next: srv.Client().Transport}
+	return &Recording{Sim: sm, Provider: s.New(&http.Client{Transport: rec}), Conn: conn, Recorder: rec}
+}
+
+// Exercise makes every call the adapter offers against the simulator, so
+// that the Recorder holds an answer of each kind: accounts, holdings and
+// investment transactions where offered, a first sync, and, after the
+// simulator's clock moved on (pending rows post, some vanish), a second
+// sync that re-checks the pending rows.
+func (r *Recording) Exercise(tb testing.TB) {
+	tb.Helper()
+	ctx := tb.Context()
+	if _, err := r.Provider.Accounts(ctx, r.Conn); err != nil {
+		tb.Fatalf("Accounts: %v", err)
+	}
+	today, err := parseToday(r.Sim)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := r.Provider.Holdings(ctx, r.Conn); err != nil && !errors.Is(err, providers.ErrNotSupported) {
+		tb.Fatalf("Holdings: %v", err)
+	}
+	start := domain.Date{Time: today.AddDate(0, 0, -90)}
+	if _, err := r.Provider.InvestmentTransactions(ctx, r.Conn, start, today); err != nil && !errors.Is(err, providers.ErrNotSupported) {
+		tb.Fatalf("InvestmentTransactions: %v", err)
+	}
+	st := NewStore()
+	cursor := r.Walk(tb, "", st)
+	if err := r.Sim.Advance(5); err != nil {
+		tb.Fatal(err)
+	}
+	r.Walk(tb, cursor, st)
+}
+
+// Walk runs Transactions from cursor until Done, applying every page to st
+// (whose pending rows each request carries), and returns the final cursor.
+func (r *Recording) Walk(tb testing.TB, cursor string, st *Store) string {
+	tb.Helper()
+	today, err := parseToday(r.Sim)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := 1; ; i++ {
+		if i > 10000 {
+			tb.Fatal("sync did not finish in 10000 pages")
+		}
+		page, err := r.Provider.Transactions(tb.Context(), r.Conn, providers.TransactionRequest{
+			Cursor: cursor, PendingIDs: st.PendingIDs(), Today: today,
+		})
+		if err != nil {
+			tb.Fatalf("Transactions page %d: %v", i, err)
+		}
+		st.Apply(page)
+		cursor = page.Next
+		if page.Done {
+			return cursor
+		}
+	}
+}
+
+// CompareDecoding decodes each body twice, with encoding/json and with
+// decode, into fresh values made by target for the body's path, and fails
+// tb unless both succeed and agree. target returns nil for a path it does
+// not know, which fails tb too, so that no answer goes unchecked.
+func CompareDecoding(tb testing.TB, bodies []Body, target func(path string) any, decode func(data []byte, v any) error) {
+	tb.Helper()
+	if len(bodies) == 0 {
+		tb.Fatal("no answers to compare")
+	}
+	for _, b := range bodies {
+		want, got := target(b.Path), target(b.Path)
+		if want == nil {
+			tb.Errorf("%s: no type to decode the answer into", b.Path)
+			continue
+		}
+		if err := json.Unmarshal(b.Data, want); err != nil {
+			tb.Errorf("%s: encoding/json: %v", b.Path, err)
+			continue
+		}
+		if err := decode(b.Data, got); err != nil {
+			tb.Errorf("%s: %v", b.Path, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			tb.Errorf("%s: decoded differently from encoding/json: %s", b.Path, firstDifference(got, want))
+		}
+	}
+}
+
+// firstDifference shows where the JSON forms of got and want first differ.
+func firstDifference(got, want any) string {
+	g, err1 := json.Marshal(got)
+	w, err2 := json.Marshal(want)
+	if err := errors.Join(err1, err2); err != nil {
+		return err.Error()
+	}
+	i := 0
+	for i < len(g) && i < len(w) && g[i] == w[i] {
+		i++
+	}
+	if i == len(g) && i == len(w) {
+		return "same JSON form, different Go values"
+	}
+	from := max(0, i-80)
+	return fmt.Sprintf("at byte %d:\n got …%s…\nwant …%s…", i, g[from:min(len(g), i+80)], w[from:min(len(w), i+80)])
+}
+
+// parseToday is the simulator's current day.
+func parseToday(sm *sim.Simulator) (domain.Date, error) {
+	d, err := domain.ParseDate(sm.State().Today)
+	if err != nil {
+		return domain.Date{}, fmt.Errorf("simulator today: %w", err)
+	}
+	return d, nil
+}
