@@ -74,6 +74,11 @@ func (c *copyBuf) nullText(s *string) {
 	c.text(*s)
 }
 
+func (c *copyBuf) bytea(v []byte) {
+	c.b = binary.BigEndian.AppendUint32(c.b, uint32(len(v)))
+	c.b = append(c.b, v...)
+}
+
 func (c *copyBuf) int4(v int32) {
 	c.b = binary.BigEndian.AppendUint32(c.b, 4)
 	c.b = binary.BigEndian.AppendUint32(c.b, uint32(v))

@@ -37,7 +37,7 @@ func syncColumns() []string {
 		"status", "summary", "amount", "currency", "authorized_date", "posted_date", "merchant_name",
 		"provider_merchant_name", "category_id", "provider_category_id", "category_source", "fees", "fee_type",
 		"net_amount", "sub_account", "payment_channel", "check_number", "original_description", "type",
-		"pending_provider_id", "created_at", "posted_at"}
+		"pending_provider_id", "created_at", "posted_at", "sync_hash"}
 }
 
 // TransactionWriter writes a connection's synced transactions inside one
@@ -76,13 +76,21 @@ func (w *TransactionWriter) Upsert(ctx context.Context, txs []domain.Transaction
 	if err := w.lockAccounts(ctx, txs); err != nil {
 		return nil, err
 	}
+	hashes := make([][]byte, len(txs))
+	for i := range txs {
+		hashes[i] = syncHash(&txs[i])
+	}
+	txs, hashes, err := w.unmatched(ctx, txs, hashes)
+	if err != nil || len(txs) == 0 {
+		return nil, err
+	}
 	if w.staged == 0 {
 		if _, err := w.tx.Exec(ctx, createStageSQL); err != nil {
 			return nil, fmt.Errorf("upsert transactions: staging table: %w", err)
 		}
 	}
 	w.staged++
-	if _, err := w.copy(ctx, w.tx, "transactions_stage", txs, w.staged); err != nil {
+	if _, err := w.copy(ctx, w.tx, "transactions_stage", txs, hashes, w.staged); err != nil {
 		return nil, fmt.Errorf("upsert transactions: stage: %w", err)
 	}
 	rows, err := w.tx.Query(ctx, mergeStageSQL, w.staged)
@@ -103,10 +111,50 @@ func (w *TransactionWriter) Upsert(ctx context.Context, txs []domain.Transaction
 	if err != nil {
 		return nil, fmt.Errorf("upsert transactions: %w", err)
 	}
+	if len(changed) < len(txs) {
+		// Some staged rows were equal to the stored ones but stored without
+		// their digest (or with an outdated one): record it, so that the
+		// next sync recognises them from the index.
+		if _, err := w.tx.Exec(ctx, refreshHashSQL, w.staged); err != nil {
+			return nil, fmt.Errorf("upsert transactions: record digests: %w", err)
+		}
+	}
 	if err := w.carryUserCategories(ctx, carryIDs, carryPending); err != nil {
 		return nil, err
 	}
 	return changed, nil
+}
+
+// unmatched returns the transactions (and their digests) whose digest is
+// not the one stored with the connection's row of that provider id: new
+// rows, changed rows and rows stored without a digest. The rest are stored
+// exactly as given and need no writing. Each row is one look-up in the
+// unique index, which carries the digest, so unchanged rows never leave
+// the index and are never sent whole.
+func (w *TransactionWriter) unmatched(ctx context.Context, txs []domain.Transaction, hashes [][]byte) ([]domain.Transaction, [][]byte, error) {
+	pids := make([]string, len(txs))
+	for i := range txs {
+		pids[i] = txs[i].ProviderID
+	}
+	rows, err := w.tx.Query(ctx, `
+		SELECT u.i FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS u(pid, h, i)
+		WHERE (SELECT t.sync_hash FROM transactions t WHERE t.bank_connection_id = $1 AND t.provider_id = u.pid)
+			IS DISTINCT FROM u.h`, w.conn.ID, pids, hashes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compare stored transactions: %w", err)
+	}
+	idx, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, nil, fmt.Errorf("compare stored transactions: %w", err)
+	}
+	if len(idx) == len(txs) {
+		return txs, hashes, nil
+	}
+	outTxs, outHashes := make([]domain.Transaction, len(idx)), make([][]byte, len(idx))
+	for k, i := range idx {
+		outTxs[k], outHashes[k] = txs[i-1], hashes[i-1]
+	}
+	return outTxs, outHashes, nil
 }
 
 // InsertNew copies transactions none of which the connection has stored
@@ -124,7 +172,11 @@ func (w *TransactionWriter) InsertNew(ctx context.Context, txs []domain.Transact
 	if err != nil {
 		return nil, false, fmt.Errorf("insert new transactions: savepoint: %w", err)
 	}
-	ids, err = w.copy(ctx, sp, "transactions", txs, 0)
+	hashes := make([][]byte, len(txs))
+	for i := range txs {
+		hashes[i] = syncHash(&txs[i])
+	}
+	ids, err = w.copy(ctx, sp, "transactions", txs, hashes, 0)
 	if err != nil {
 		if rbErr := sp.Rollback(ctx); rbErr != nil {
 			return nil, false, fmt.Errorf("insert new transactions: %w (roll back: %w)", err, rbErr)
@@ -216,20 +268,28 @@ CREATE TEMP TABLE IF NOT EXISTS transactions_stage ON COMMIT DELETE ROWS AS
 SELECT id, user_id, bank_connection_id, provider, source, account_id, provider_id, status, summary, amount,
 	currency, authorized_date, posted_date, merchant_name, provider_merchant_name, category_id,
 	provider_category_id, category_source, fees, fee_type, net_amount, sub_account, payment_channel,
-	check_number, original_description, type, pending_provider_id, created_at, posted_at, 0 AS page
+	check_number, original_description, type, pending_provider_id, created_at, posted_at, sync_hash, 0 AS page
 FROM transactions WITH NO DATA`
+
+// refreshHashSQL records the digest of the staged page $1's rows where the
+// stored row has another (the rows the merge wrote have theirs already).
+const refreshHashSQL = `
+UPDATE transactions t SET sync_hash = r.sync_hash
+FROM transactions_stage r
+WHERE r.page = $1 AND t.bank_connection_id = r.bank_connection_id AND t.provider_id = r.provider_id
+	AND t.sync_hash IS DISTINCT FROM r.sync_hash`
 
 // mergeStageSQL merges the staged page $1 into transactions.
 const mergeStageSQL = `
 INSERT INTO transactions AS t (id, user_id, bank_connection_id, provider, source, account_id, provider_id, status,
 	summary, amount, currency, authorized_date, posted_date, merchant_name, provider_merchant_name, category_id,
 	provider_category_id, category_source, fees, fee_type, net_amount, sub_account, payment_channel, check_number,
-	original_description, type, pending_provider_id, created_at, posted_at)
+	original_description, type, pending_provider_id, created_at, posted_at, sync_hash)
 SELECT r.id, r.user_id, r.bank_connection_id, r.provider, r.source, r.account_id, r.provider_id, r.status,
 	r.summary, r.amount, r.currency, r.authorized_date, r.posted_date, r.merchant_name, r.provider_merchant_name,
 	r.category_id, r.provider_category_id, r.category_source, r.fees, r.fee_type, r.net_amount, r.sub_account,
 	r.payment_channel, r.check_number, r.original_description, r.type, r.pending_provider_id, r.created_at,
-	r.posted_at
+	r.posted_at, r.sync_hash
 FROM transactions_stage r
 -- Unchanged rows are left out before the insert: read by index, they
 -- take neither a row lock nor WAL, as ON CONFLICT DO UPDATE ... WHERE
@@ -258,7 +318,7 @@ ON CONFLICT (bank_connection_id, provider_id) DO UPDATE SET
 	sub_account = excluded.sub_account, payment_channel = excluded.payment_channel,
 	check_number = excluded.check_number, original_description = excluded.original_description,
 	type = excluded.type, pending_provider_id = excluded.pending_provider_id, posted_at = excluded.posted_at,
-	updated_at = now()
+	sync_hash = excluded.sync_hash, updated_at = now()
 WHERE (t.account_id, t.status, t.summary, t.amount, t.currency, t.authorized_date, t.posted_date,
 	t.provider_merchant_name, t.provider_category_id, t.fees, t.fee_type, t.net_amount, t.sub_account,
 	t.payment_channel, t.check_number, t.original_description, t.type, t.pending_provider_id, t.posted_at)
@@ -275,7 +335,7 @@ RETURNING t.id, t.pending_provider_id`
 // and returns the ids. A row that turns out to exist keeps its own id.
 // Version 7 ids make the primary key index grow at its right edge instead
 // of at random places, which makes bulk inserts markedly cheaper.
-func (w *TransactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, txs []domain.Transaction, page int32) ([]uuid.UUID, error) {
+func (w *TransactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, txs []domain.Transaction, hashes [][]byte, page int32) ([]uuid.UUID, error) {
 	ids := make([]uuid.UUID, len(txs))
 	cols := syncColumns()
 	if page != 0 {
@@ -289,7 +349,7 @@ func (w *TransactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, t
 		}
 		ids[i] = id
 		buf.row(len(cols))
-		if err := encodeSyncRow(buf, w.conn, &txs[i], id); err != nil {
+		if err := encodeSyncRow(buf, w.conn, &txs[i], id, hashes[i]); err != nil {
 			return nil, fmt.Errorf("transaction %s: %w", txs[i].ProviderID, err)
 		}
 		if page != 0 {
@@ -304,7 +364,7 @@ func (w *TransactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, t
 }
 
 // encodeSyncRow writes t's columns in the order of syncColumns.
-func encodeSyncRow(buf *copyBuf, conn domain.BankConnection, t *domain.Transaction, id uuid.UUID) error {
+func encodeSyncRow(buf *copyBuf, conn domain.BankConnection, t *domain.Transaction, id uuid.UUID, hash []byte) error {
 	buf.uuid(id)
 	buf.uuid(conn.UserID)
 	buf.uuid(conn.ID)
@@ -344,6 +404,7 @@ func encodeSyncRow(buf *copyBuf, conn domain.BankConnection, t *domain.Transacti
 	buf.nullText(t.PendingProviderID)
 	buf.timestamptz(t.CreatedAt)
 	buf.nullTimestamptz(t.PostedAt)
+	buf.bytea(hash)
 	return nil
 }
 

@@ -246,3 +246,61 @@ func TestCopiedColumnsReadBackExactly(t *testing.T) {
 		}
 	}
 }
+
+func TestDigestsRecogniseStoredRowsAndAreClearedByOtherChanges(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	upsert := func(txs []domain.Transaction) []uuid.UUID {
+		t.Helper()
+		var changed []uuid.UUID
+		if err := e.write(t, func(w *storage.TransactionWriter) error {
+			var err error
+			changed, err = w.Upsert(ctx, txs)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return changed
+	}
+	if err := e.write(t, func(w *storage.TransactionWriter) error {
+		_, _, err := w.InsertNew(ctx, e.synced(3))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.count(t, `sync_hash IS NULL`); n != 0 {
+		t.Fatalf("%d rows copied in without a digest", n)
+	}
+	if changed := upsert(e.synced(3)); len(changed) != 0 {
+		t.Fatalf("rows copied in are rewritten when sent again: %d changed", len(changed))
+	}
+
+	// Rows stored without a digest (before digests existed) are compared
+	// in full, not rewritten, and get their digest.
+	if _, err := e.f.Pool.Exec(ctx, `UPDATE transactions SET sync_hash = NULL WHERE bank_connection_id = $1`, e.conn.ID); err != nil {
+		t.Fatal(err)
+	}
+	if changed := upsert(e.synced(3)); len(changed) != 0 {
+		t.Fatalf("rows without a digest rewritten: %d changed", len(changed))
+	}
+	if n := e.count(t, `sync_hash IS NULL`); n != 0 {
+		t.Fatalf("%d rows still without a digest", n)
+	}
+
+	// A change made outside the sync clears the digest, so the same row sent
+	// again is compared in full and restored.
+	if err := e.f.St.InTx(ctx, func(tx pgx.Tx) error {
+		return storage.MarkTransactionsDeleted(ctx, tx, e.conn.ID, []string{"p1"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.count(t, `provider_id = 'p1' AND status = 'deleted' AND sync_hash IS NULL`); n != 1 {
+		t.Fatal("marking a row deleted did not clear its digest")
+	}
+	if changed := upsert(e.synced(3)); len(changed) != 1 {
+		t.Fatalf("%d rows changed, want the deleted one restored", len(changed))
+	}
+	if n := e.count(t, `status = 'posted' AND sync_hash IS NOT NULL`); n != 3 {
+		t.Fatalf("%d rows posted with a digest, want 3", n)
+	}
+}

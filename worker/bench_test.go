@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,6 +157,11 @@ func benchSize(b *testing.B) int {
 	b.Helper()
 	if os.Getenv("FINSYNC_BENCH_SYNC") != "1" {
 		b.Skip("set FINSYNC_BENCH_SYNC=1 to run the sync benchmarks")
+	}
+	if os.Getenv("GOGC") == "" {
+		// As "finsync worker" runs.
+		old := debug.SetGCPercent(worker.DefaultGCPercent)
+		b.Cleanup(func() { debug.SetGCPercent(old) })
 	}
 	if v := os.Getenv("FINSYNC_BENCH_SYNC_TX"); v != "" {
 		n, err := strconv.Atoi(v)

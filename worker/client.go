@@ -16,6 +16,12 @@ import (
 	"github.com/finsync/finsync/storage"
 )
 
+// DefaultGCPercent is the garbage collector's target for a worker process
+// when GOGC is unset. A sync's garbage is short-lived decoded pages over a
+// small live heap; at the default target of 100 the collector took about a
+// quarter of a large sync's CPU, at 400 a small fraction (see BENCHMARKS.md).
+const DefaultGCPercent = 400
+
 // Config wires the workers.
 type Config struct {
 	Pool  *pgxpool.Pool

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -88,6 +89,9 @@ func (a *app) workerCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			log := a.logger()
+			if os.Getenv("GOGC") == "" {
+				debug.SetGCPercent(worker.DefaultGCPercent)
+			}
 			box, err := a.box()
 			if err != nil {
 				return err

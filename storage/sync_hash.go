@@ -1,0 +1,73 @@
+package storage
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+
+	"github.com/finsync/finsync/domain"
+)
+
+// syncHash is the digest a sync stores with a transaction (sync_hash): the
+// first 16 bytes of SHA-256 over the values of the columns a sync compares,
+// each length-prefixed and NULL distinct from empty, so that equal digests
+// mean equal values (a chance collision is a 1 in 2^128 event). Amounts
+// are written in their shortest exact form, so 12.30 and 12.3 agree, as
+// PostgreSQL's numeric comparison does.
+func syncHash(t *domain.Transaction) []byte {
+	b := make([]byte, 0, 256)
+	b = append(b, t.AccountID[:]...)
+	b = hashText(b, &t.Status)
+	b = hashText(b, &t.Summary)
+	amount := t.Amount.String()
+	b = hashText(b, &amount)
+	b = hashText(b, &t.Currency)
+	b = hashDate(b, t.AuthorizedDate)
+	b = hashDate(b, t.PostedDate)
+	b = hashText(b, t.MerchantName)
+	if t.CategoryID != nil {
+		b = append(b, 1)
+		b = append(b, t.CategoryID[:]...)
+	} else {
+		b = append(b, 0)
+	}
+	b = hashMoney(b, t.Fees)
+	b = hashText(b, t.FeeType)
+	b = hashMoney(b, t.NetAmount)
+	for _, s := range []*string{t.SubAccount, t.PaymentChannel, t.CheckNumber, t.OriginalDescription, t.Type, t.PendingProviderID} {
+		b = hashText(b, s)
+	}
+	if t.PostedAt != nil {
+		b = append(b, 1)
+		b = binary.BigEndian.AppendUint64(b, uint64(t.PostedAt.UnixMicro()))
+	} else {
+		b = append(b, 0)
+	}
+	sum := sha256.Sum256(b)
+	return sum[:16]
+}
+
+// hashText appends a NULL marker, or a presence marker, the length and s.
+func hashText(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	b = binary.AppendUvarint(b, uint64(len(*s)))
+	return append(b, *s...)
+}
+
+func hashDate(b []byte, d *domain.Date) []byte {
+	if d == nil {
+		return append(b, 0)
+	}
+	s := d.String()
+	return hashText(b, &s)
+}
+
+func hashMoney(b []byte, m *domain.Money) []byte {
+	if m == nil {
+		return append(b, 0)
+	}
+	s := m.String()
+	return hashText(b, &s)
+}
