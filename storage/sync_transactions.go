@@ -1,10 +1,10 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -172,11 +172,7 @@ func (w *TransactionWriter) InsertNew(ctx context.Context, txs []domain.Transact
 	if err != nil {
 		return nil, false, fmt.Errorf("insert new transactions: savepoint: %w", err)
 	}
-	hashes := make([][]byte, len(txs))
-	for i := range txs {
-		hashes[i] = syncHash(&txs[i])
-	}
-	ids, err = w.copy(ctx, sp, "transactions", txs, hashes, 0)
+	ids, err = w.copy(ctx, sp, "transactions", txs, nil, 0)
 	if err != nil {
 		if rbErr := sp.Rollback(ctx); rbErr != nil {
 			return nil, false, fmt.Errorf("insert new transactions: %w (roll back: %w)", err, rbErr)
@@ -334,33 +330,69 @@ RETURNING t.id, t.pending_provider_id`
 // page number page) with binary COPY, each with a new time-ordered id,
 // and returns the ids. A row that turns out to exist keeps its own id.
 // Version 7 ids make the primary key index grow at its right edge instead
-// of at random places, which makes bulk inserts markedly cheaper.
+// of at random places, which makes bulk inserts markedly cheaper. hashes
+// are the rows' digests (computed here when nil). Rows are encoded while
+// PostgreSQL ingests the ones before them.
 func (w *TransactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, txs []domain.Transaction, hashes [][]byte, page int32) ([]uuid.UUID, error) {
 	ids := make([]uuid.UUID, len(txs))
-	cols := syncColumns()
-	if page != 0 {
-		cols = append(cols, "page")
-	}
-	buf := newCopyBuf(len(txs) * 384)
-	for i := range txs {
+	for i := range ids {
 		id, err := uuid.NewV7()
 		if err != nil {
 			return nil, fmt.Errorf("new transaction id: %w", err)
 		}
 		ids[i] = id
-		buf.row(len(cols))
-		if err := encodeSyncRow(buf, w.conn, &txs[i], id, hashes[i]); err != nil {
-			return nil, fmt.Errorf("transaction %s: %w", txs[i].ProviderID, err)
+	}
+	cols := syncColumns()
+	if page != 0 {
+		cols = append(cols, "page")
+	}
+	pr, pw := io.Pipe()
+	encoded := make(chan struct{})
+	go func() {
+		defer close(encoded)
+		pw.CloseWithError(w.encodeRows(pw, txs, ids, hashes, page, len(cols)))
+	}()
+	sql := "COPY " + table + " (" + strings.Join(cols, ", ") + ") FROM STDIN (FORMAT binary)"
+	_, err := tx.Conn().PgConn().CopyFrom(ctx, pr, sql)
+	// Should the COPY stop reading early, this ends the encoder's write.
+	pr.CloseWithError(io.ErrClosedPipe)
+	<-encoded
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// copyChunk is how many bytes of COPY data are encoded before they are
+// handed to the connection.
+const copyChunk = 64 << 10
+
+// encodeRows writes txs as a binary COPY stream to wr, in chunks.
+func (w *TransactionWriter) encodeRows(wr io.Writer, txs []domain.Transaction, ids []uuid.UUID, hashes [][]byte, page int32, ncols int) error {
+	buf := newCopyBuf(copyChunk + 4<<10)
+	for i := range txs {
+		buf.row(ncols)
+		var hash []byte
+		if hashes != nil {
+			hash = hashes[i]
+		} else {
+			hash = syncHash(&txs[i])
+		}
+		if err := encodeSyncRow(buf, w.conn, &txs[i], ids[i], hash); err != nil {
+			return fmt.Errorf("transaction %s: %w", txs[i].ProviderID, err)
 		}
 		if page != 0 {
 			buf.int4(page)
 		}
+		if len(buf.b) >= copyChunk {
+			if _, err := wr.Write(buf.b); err != nil {
+				return err
+			}
+			buf.b = buf.b[:0]
+		}
 	}
-	sql := "COPY " + table + " (" + strings.Join(cols, ", ") + ") FROM STDIN (FORMAT binary)"
-	if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(buf.bytes()), sql); err != nil {
-		return nil, err
-	}
-	return ids, nil
+	_, err := wr.Write(buf.bytes())
+	return err
 }
 
 // encodeSyncRow writes t's columns in the order of syncColumns.
