@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/finsync/finsync/domain"
 )
@@ -62,15 +63,16 @@ func NewTransactionWriter(tx pgx.Tx, conn domain.BankConnection) *TransactionWri
 	return &TransactionWriter{tx: tx, conn: conn, locked: map[uuid.UUID]bool{}}
 }
 
-// Upsert stores new and changed transactions and returns the ids of rows
-// inserted or actually changed (unchanged rows are skipped). Each
+// Upsert stores new and changed transactions, then marks the removed
+// provider ids deleted (a page's upserts and removals), and returns the ids
+// of rows inserted or actually changed (unchanged rows are skipped). Each
 // transaction's CategoryID is the provider's category; a category chosen by
 // the user or a rule is kept, and a user's choice on a pending transaction
 // carries over to the posted one that replaces it. When txs names a
 // provider id twice, the last one wins.
-func (w *TransactionWriter) Upsert(ctx context.Context, txs []domain.Transaction) ([]uuid.UUID, error) {
+func (w *TransactionWriter) Upsert(ctx context.Context, txs []domain.Transaction, removed []string) ([]uuid.UUID, error) {
 	txs = lastOfEachProviderID(txs)
-	if len(txs) == 0 {
+	if len(txs) == 0 && len(removed) == 0 {
 		return nil, nil
 	}
 	if err := w.lockAccounts(ctx, txs); err != nil {
@@ -80,9 +82,53 @@ func (w *TransactionWriter) Upsert(ctx context.Context, txs []domain.Transaction
 	for i := range txs {
 		hashes[i] = syncHash(&txs[i])
 	}
-	txs, hashes, err := w.unmatched(ctx, txs, hashes)
-	if err != nil || len(txs) == 0 {
+	// A removal of a row the page also upserts must wait for the upsert;
+	// the others are looked up with the digests, in the same statement.
+	removed, removedLater := splitRemovals(txs, removed)
+	txs, hashes, gone, err := w.unmatched(ctx, txs, hashes, removed)
+	if err != nil {
 		return nil, err
+	}
+	changed, err := w.merge(ctx, txs, hashes)
+	if err != nil {
+		return nil, err
+	}
+	if len(gone) > 0 {
+		if _, err := w.tx.Exec(ctx, `UPDATE transactions SET status = 'deleted', updated_at = now()
+			WHERE id = ANY($1) AND status <> 'deleted'`, gone); err != nil {
+			return nil, fmt.Errorf("mark removed transactions deleted: %w", err)
+		}
+	}
+	if err := MarkTransactionsDeleted(ctx, w.tx, w.conn.ID, removedLater); err != nil {
+		return nil, err
+	}
+	return changed, nil
+}
+
+// splitRemovals returns the removed ids the page does not upsert, and
+// those it does.
+func splitRemovals(txs []domain.Transaction, removed []string) (others, upserted []string) {
+	if len(removed) == 0 {
+		return nil, nil
+	}
+	pids := make(map[string]bool, len(txs))
+	for i := range txs {
+		pids[txs[i].ProviderID] = true
+	}
+	for _, pid := range removed {
+		if pids[pid] {
+			upserted = append(upserted, pid)
+		} else {
+			others = append(others, pid)
+		}
+	}
+	return others, upserted
+}
+
+// merge stages the rows unmatched found and merges them into transactions.
+func (w *TransactionWriter) merge(ctx context.Context, txs []domain.Transaction, hashes [][]byte) ([]uuid.UUID, error) {
+	if len(txs) == 0 {
+		return nil, nil
 	}
 	if w.staged == 0 {
 		if _, err := w.tx.Exec(ctx, createStageSQL); err != nil {
@@ -130,31 +176,48 @@ func (w *TransactionWriter) Upsert(ctx context.Context, txs []domain.Transaction
 // rows, changed rows and rows stored without a digest. The rest are stored
 // exactly as given and need no writing. Each row is one look-up in the
 // unique index, which carries the digest, so unchanged rows never leave
-// the index and are never sent whole.
-func (w *TransactionWriter) unmatched(ctx context.Context, txs []domain.Transaction, hashes [][]byte) ([]domain.Transaction, [][]byte, error) {
+// the index and are never sent whole. It also returns the ids of stored,
+// not yet deleted rows among the removed provider ids.
+func (w *TransactionWriter) unmatched(ctx context.Context, txs []domain.Transaction, hashes [][]byte, removed []string) ([]domain.Transaction, [][]byte, []uuid.UUID, error) {
 	pids := make([]string, len(txs))
 	for i := range txs {
 		pids[i] = txs[i].ProviderID
 	}
 	rows, err := w.tx.Query(ctx, `
-		SELECT u.i FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS u(pid, h, i)
+		SELECT u.i, NULL::uuid FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS u(pid, h, i)
 		WHERE (SELECT t.sync_hash FROM transactions t WHERE t.bank_connection_id = $1 AND t.provider_id = u.pid)
-			IS DISTINCT FROM u.h`, w.conn.ID, pids, hashes)
+			IS DISTINCT FROM u.h
+		UNION ALL
+		SELECT 0, d.id FROM (SELECT (SELECT t.id FROM transactions t
+				WHERE t.bank_connection_id = $1 AND t.provider_id = r.pid AND t.status <> 'deleted') AS id
+			FROM unnest($4::text[]) AS r(pid)) d
+		WHERE d.id IS NOT NULL`, w.conn.ID, pids, hashes, removed)
 	if err != nil {
-		return nil, nil, fmt.Errorf("compare stored transactions: %w", err)
+		return nil, nil, nil, fmt.Errorf("compare stored transactions: %w", err)
 	}
-	idx, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	var idx []int64
+	var gone []uuid.UUID
+	var i int64
+	var id pgtype.UUID
+	_, err = pgx.ForEachRow(rows, []any{&i, &id}, func() error {
+		if id.Valid {
+			gone = append(gone, id.Bytes)
+		} else {
+			idx = append(idx, i)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("compare stored transactions: %w", err)
+		return nil, nil, nil, fmt.Errorf("compare stored transactions: %w", err)
 	}
 	if len(idx) == len(txs) {
-		return txs, hashes, nil
+		return txs, hashes, gone, nil
 	}
 	outTxs, outHashes := make([]domain.Transaction, len(idx)), make([][]byte, len(idx))
 	for k, i := range idx {
 		outTxs[k], outHashes[k] = txs[i-1], hashes[i-1]
 	}
-	return outTxs, outHashes, nil
+	return outTxs, outHashes, gone, nil
 }
 
 // InsertNew copies transactions none of which the connection has stored

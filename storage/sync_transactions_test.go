@@ -82,7 +82,7 @@ func TestInsertNewFallsBackWhenARowIsStored(t *testing.T) {
 		if _, ok, err := w.InsertNew(ctx, txs); err != nil || ok {
 			return fmt.Errorf("insert over stored rows: ok=%v, err=%v", ok, err)
 		}
-		changed, err := w.Upsert(ctx, txs)
+		changed, err := w.Upsert(ctx, txs, nil)
 		if err == nil && len(changed) != 3 {
 			err = fmt.Errorf("upsert changed %d rows, want 3 (one amount, two new)", len(changed))
 		}
@@ -106,7 +106,7 @@ func TestUpsertKeepsTheLastOfARepeatedProviderID(t *testing.T) {
 	again.Amount = domain.MustMoney("-9.99")
 	txs = append(txs, again)
 	if err := e.write(t, func(w *storage.TransactionWriter) error {
-		_, err := w.Upsert(context.Background(), txs)
+		_, err := w.Upsert(context.Background(), txs, nil)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestUpsertSkipsUnchangedRows(t *testing.T) {
 	ctx := context.Background()
 	for i, want := range []int{4, 0} {
 		if err := e.write(t, func(w *storage.TransactionWriter) error {
-			changed, err := w.Upsert(ctx, e.synced(4))
+			changed, err := w.Upsert(ctx, e.synced(4), nil)
 			if err == nil && len(changed) != want {
 				err = fmt.Errorf("pass %d: %d rows changed, want %d", i, len(changed), want)
 			}
@@ -143,7 +143,7 @@ func TestWritingForADeletedAccountFails(t *testing.T) {
 	}
 	for name, write := range map[string]func(w *storage.TransactionWriter) error{
 		"insert": func(w *storage.TransactionWriter) error { _, _, err := w.InsertNew(ctx, e.synced(1)); return err },
-		"upsert": func(w *storage.TransactionWriter) error { _, err := w.Upsert(ctx, e.synced(1)); return err },
+		"upsert": func(w *storage.TransactionWriter) error { _, err := w.Upsert(ctx, e.synced(1), nil); return err },
 	} {
 		if err := e.write(t, write); !errors.Is(err, storage.ErrAccountGone) {
 			t.Fatalf("%s for a deleted account: %v, want ErrAccountGone", name, err)
@@ -234,7 +234,7 @@ func TestCopiedColumnsReadBackExactly(t *testing.T) {
 				_, _, err := w.InsertNew(ctx, []domain.Transaction{full, bare})
 				return err
 			}
-			_, err := w.Upsert(ctx, []domain.Transaction{full, bare})
+			_, err := w.Upsert(ctx, []domain.Transaction{full, bare}, nil)
 			return err
 		}); err != nil {
 			t.Fatalf("%s: %v", path, err)
@@ -255,7 +255,7 @@ func TestDigestsRecogniseStoredRowsAndAreClearedByOtherChanges(t *testing.T) {
 		var changed []uuid.UUID
 		if err := e.write(t, func(w *storage.TransactionWriter) error {
 			var err error
-			changed, err = w.Upsert(ctx, txs)
+			changed, err = w.Upsert(ctx, txs, nil)
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -302,5 +302,45 @@ func TestDigestsRecogniseStoredRowsAndAreClearedByOtherChanges(t *testing.T) {
 	}
 	if n := e.count(t, `status = 'posted' AND sync_hash IS NOT NULL`); n != 3 {
 		t.Fatalf("%d rows posted with a digest, want 3", n)
+	}
+}
+
+func TestUpsertMarksRemovedRowsDeleted(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	if err := e.write(t, func(w *storage.TransactionWriter) error {
+		_, err := w.Upsert(ctx, e.synced(3), nil)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// p0 is removed; p1 is sent again and removed in the same page (the
+	// removal comes after it); p3 is new; "never" was never stored.
+	page := e.synced(4)[1:]
+	if err := e.write(t, func(w *storage.TransactionWriter) error {
+		_, err := w.Upsert(ctx, page, []string{"p0", "p1", "never"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for where, want := range map[string]int{
+		`status = 'deleted'`: 2,
+		`status = 'deleted' AND provider_id IN ('p0', 'p1')`: 2,
+		`status = 'posted' AND provider_id IN ('p2', 'p3')`:  2,
+		`true`: 4,
+	} {
+		if n := e.count(t, where); n != want {
+			t.Errorf("%s: %d rows, want %d", where, n, want)
+		}
+	}
+	// Removing again changes nothing and reports nothing changed.
+	if err := e.write(t, func(w *storage.TransactionWriter) error {
+		changed, err := w.Upsert(ctx, nil, []string{"p0"})
+		if err == nil && len(changed) != 0 {
+			err = fmt.Errorf("%d rows reported changed", len(changed))
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

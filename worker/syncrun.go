@@ -220,11 +220,8 @@ func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, w *storage.Transacti
 		}
 		rows = append(rows, t)
 	}
-	changed, err := r.write(ctx, w, rows)
+	changed, err := r.write(ctx, tx, w, rows, page.Removed)
 	if err != nil {
-		return err
-	}
-	if err := storage.MarkTransactionsDeleted(ctx, tx, r.conn.ID, page.Removed); err != nil {
 		return err
 	}
 	if len(page.ReplacePendingFor) > 0 {
@@ -246,18 +243,22 @@ func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, w *storage.Transacti
 	return nil
 }
 
-// write stores a page's transactions and returns the ids of rows inserted
-// or changed: copied straight in while the sync is fresh, upserted
-// otherwise (and from the first page that meets a stored row on).
-func (r *syncRun) write(ctx context.Context, w *storage.TransactionWriter, rows []domain.Transaction) ([]uuid.UUID, error) {
+// write stores a page's transactions, marks its removed ones deleted, and
+// returns the ids of rows inserted or changed: copied straight in while the
+// sync is fresh, upserted otherwise (and from the first page that meets a
+// stored row on).
+func (r *syncRun) write(ctx context.Context, tx pgx.Tx, w *storage.TransactionWriter, rows []domain.Transaction, removed []string) ([]uuid.UUID, error) {
 	if r.fresh {
 		ids, ok, err := w.InsertNew(ctx, rows)
-		if err != nil || ok {
-			return ids, err
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return ids, storage.MarkTransactionsDeleted(ctx, tx, r.conn.ID, removed)
 		}
 		r.fresh = false
 	}
-	return w.Upsert(ctx, rows)
+	return w.Upsert(ctx, rows, removed)
 }
 
 // categories copies the page's provider categories for the user into
