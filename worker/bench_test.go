@@ -8,7 +8,7 @@ package worker_test
 //	FINSYNC_BENCH_SYNC=1 go test ./worker -run '^$' -bench BenchmarkSync -benchtime 1x -timeout 60m
 //
 // FINSYNC_BENCH_SYNC_TX overrides the history size (default 1,000,000).
-// docs/bench-sync.md records the figures and what limits them.
+// BENCHMARKS.md ("Sync") records the figures and what limits them.
 
 import (
 	"context"
