@@ -118,12 +118,11 @@ func (a *Adapter) call(ctx context.Context, conn providers.Connection, r request
 		if err != nil {
 			return nil, err
 		}
-		resp, err := a.send(ctx, conn, r, "Bearer "+tok)
-		if err != nil {
-			return nil, err
-		}
-		if resp.OK() {
-			return resp, wire.Decode(name, resp, out)
+		resp, err := a.send(ctx, conn, r, "Bearer "+tok, out)
+		if err != nil || resp.OK() {
+			// A transport error has no response; a 2xx one that does not
+			// decode keeps its headers, whose quota the caller records.
+			return resp, err
 		}
 		cerr := classify(resp, a.now())
 		if attempt == 0 && resp.Status == http.StatusUnauthorized && !isConsentError(resp) {
@@ -133,7 +132,10 @@ func (a *Adapter) call(ctx context.Context, conn providers.Connection, r request
 	}
 }
 
-func (a *Adapter) send(ctx context.Context, conn providers.Connection, r request, auth string) (*wire.Response, error) {
+// send sends r with the Authorization header auth (none when empty) and
+// decodes a 2xx answer into out as it arrives; any other answer is read
+// whole and returned, without an error, for the caller to classify.
+func (a *Adapter) send(ctx context.Context, conn providers.Connection, r request, auth string, out any) (*wire.Response, error) {
 	u := strings.TrimRight(conn.BaseURL, "/") + r.path
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()
@@ -145,7 +147,7 @@ func (a *Adapter) send(ctx context.Context, conn providers.Connection, r request
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	return wire.Do(a.client, name, req)
+	return wire.DoJSON(a.client, name, req, out)
 }
 
 type tokenResponse struct {
@@ -202,7 +204,7 @@ func expiry(now time.Time, seconds int64) time.Time {
 // configuration (Permanent), not the user's consent.
 func (a *Adapter) tokenCall(ctx context.Context, conn providers.Connection, path string, body any) (tokenResponse, error) {
 	var tr tokenResponse
-	resp, err := a.send(ctx, conn, request{method: http.MethodPost, path: path, body: body}, "")
+	resp, err := a.send(ctx, conn, request{method: http.MethodPost, path: path, body: body}, "", &tr)
 	if err != nil {
 		return tr, fmt.Errorf("gocardless %s: %w", path, err)
 	}
@@ -212,9 +214,6 @@ func (a *Adapter) tokenCall(ctx context.Context, conn providers.Connection, path
 			pe.Class = providers.Permanent
 		}
 		return tr, fmt.Errorf("gocardless %s: %w", path, e)
-	}
-	if err := wire.Decode(name, resp, &tr); err != nil {
-		return tr, fmt.Errorf("gocardless %s: %w", path, err)
 	}
 	return tr, nil
 }

@@ -58,7 +58,8 @@ func parseCredentials(raw json.RawMessage) (credentials, error) {
 }
 
 // post sends body (plus the credentials) to path and decodes a 200 answer
-// into out; any other answer becomes a classified *providers.Error.
+// into out as it arrives; any other answer becomes a classified
+// *providers.Error.
 func (a *Adapter) post(ctx context.Context, conn providers.Connection, path string, body map[string]any, out any) error {
 	c, err := parseCredentials(conn.Credentials)
 	if err != nil {
@@ -73,14 +74,13 @@ func (a *Adapter) post(ctx context.Context, conn providers.Connection, path stri
 		return err
 	}
 	req.Header.Set("Plaid-Version", APIVersion)
-	resp, err := wire.Do(a.client, name, req)
-	if err != nil {
-		return err
-	}
-	if resp.Status != http.StatusOK {
+	resp, err := wire.DoJSON(a.client, name, req, out)
+	if resp != nil && resp.Status != http.StatusOK {
+		// Plaid answers 200 or an error; another 2xx was decoded into out
+		// (and is not a success), so it is classified without its body.
 		return classify(resp, conn, time.Now())
 	}
-	return wire.Decode(name, resp, out)
+	return err
 }
 
 // apiError is Plaid's error body.

@@ -1,7 +1,6 @@
 package providertest
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +27,8 @@ type Body struct {
 // Recorder is an http.RoundTripper that passes requests on and keeps the
 // body of every 2xx answer, so that tests can decode the simulator's real
 // pages outside an adapter call (decoding benchmarks, decoder comparisons).
+// It copies a body as the client reads it, so the client still reads the
+// answer as it arrives, and keeps it once the client read it to its end.
 type Recorder struct {
 	// Next sends the requests (nil: http.DefaultTransport).
 	Next http.RoundTripper
@@ -36,7 +37,7 @@ type Recorder struct {
 	bodies []Body
 }
 
-// RoundTrip sends req and keeps a 2xx answer's body.
+// RoundTrip sends req and arranges for a 2xx answer's body to be kept.
 func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	next := r.Next
 	if next == nil {
@@ -46,16 +47,43 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp, err
 	}
-	data, err := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if err != nil {
-		return nil, fmt.Errorf("record body of %s: %w", req.URL.Path, err)
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(data))
-	r.mu.Lock()
-	r.bodies = append(r.bodies, Body{Path: req.URL.Path, Data: data})
-	r.mu.Unlock()
+	resp.Body = &recordedBody{ReadCloser: resp.Body, rec: r, path: req.URL.Path}
 	return resp, nil
+}
+
+// keep records one whole body.
+func (r *Recorder) keep(b Body) {
+	r.mu.Lock()
+	r.bodies = append(r.bodies, b)
+	r.mu.Unlock()
+}
+
+// recordedBody copies what is read of a body and hands the copy to the
+// Recorder when the body's end is read. A body closed early, or whose
+// reading failed, is not kept.
+type recordedBody struct {
+	io.ReadCloser
+	rec  *Recorder
+	path string
+	data []byte
+	done bool
+}
+
+// Read reads from the body and copies what it read.
+func (b *recordedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.done {
+		return n, err
+	}
+	b.data = append(b.data, p[:n]...)
+	switch {
+	case err == io.EOF:
+		b.done = true
+		b.rec.keep(Body{Path: b.path, Data: b.data})
+	case err != nil:
+		b.done = true
+	}
+	return n, err
 }
 
 // Bodies returns the answers kept so far, oldest first.
@@ -82,7 +110,7 @@ type Recording struct {
 	Provider providers.Provider
 	// Conn is the connection to the simulator.
 	Conn providers.Connection
-	// Recorder keeps every 2xx answer the adapter reads.
+	// Recorder keeps every 2xx answer the adapter reads to its end.
 	Recorder *Recorder
 }
 

@@ -270,7 +270,7 @@ func (s *Simulator) gcTransactions(w http.ResponseWriter, r *http.Request, c *gc
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 64<<10)
+	bw := bufio.NewWriterSize(w, streamChunk)
 	gw := gcTxWriter{s: s, c: c, t: &snap.tl, clock: snap.clock, bw: bw}
 	gw.write(slot, lo, hi)
 	_ = bw.Flush()

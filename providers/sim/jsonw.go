@@ -1,15 +1,61 @@
 package sim
 
 import (
-	"github.com/finsync/finsync/internal/jsonw"
+	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/finsync/finsync/internal/jsonw"
 )
+
+// streamChunk is how many bytes of a streamed page are buffered before they
+// are written to the client, so that the client reads and decodes the
+// start of a large page while its end is still being written.
+const streamChunk = 32 << 10
 
 // jw is a tiny append-only JSON writer used on the hot paths, where
 // reflection-based encoding would dominate the cost of a page. Callers are
 // responsible for structure (commas, braces); jw only encodes values.
-type jw struct{ b []byte }
+//
+// A jw can also stream a 200 answer (see stream): its bytes then go to the
+// client a chunk at a time, between rows, instead of all at the end.
+type jw struct {
+	b    []byte
+	out  http.ResponseWriter // where a streamed answer goes (nil: not streamed)
+	sent bool                // the status and a first chunk were written to out
+}
+
+// stream makes w a 200 JSON answer written to rw: flush sends it a chunk
+// at a time and end sends the rest. Nothing is written before the first
+// chunk fills, so a handler may still answer with an error until then, and
+// an answer shorter than a chunk is written whole, as writeRaw writes it.
+func (w *jw) stream(rw http.ResponseWriter) {
+	w.b, w.out, w.sent = w.b[:0], rw, false
+}
+
+// flush writes the buffered bytes to the client once they fill a chunk.
+// Callers call it between rows; it does nothing when w is not streamed.
+func (w *jw) flush() {
+	if w.out != nil && len(w.b) >= streamChunk {
+		w.send()
+	}
+}
+
+// send writes the buffered bytes to the client, after the 200 status and
+// Content-Type when they are the first.
+func (w *jw) send() {
+	if !w.sent {
+		w.out.Header().Set("Content-Type", "application/json")
+		w.out.WriteHeader(http.StatusOK)
+		w.sent = true
+	}
+	_, _ = w.out.Write(w.b)
+	w.b = w.b[:0]
+}
+
+// end writes what is left of a streamed answer (all of it, with the
+// status, when no chunk was sent).
+func (w *jw) end() { w.send() }
 
 func (w *jw) raw(s string)   { w.b = append(w.b, s...) }
 func (w *jw) byte(c byte)    { w.b = append(w.b, c) }

@@ -288,7 +288,8 @@ func (s *Simulator) mercuryAccountTransactions(w http.ResponseWriter, r *http.Re
 	}
 	mq.filter.slots = 1 << slot
 	idx, total := mercuryPage(t, mq, slot, offset, snap.clock)
-	b := jw{b: make([]byte, 0, 256+len(idx)*900)}
+	b := jw{b: make([]byte, 0, min(256+len(idx)*900, streamChunk+8<<10))}
+	b.stream(w)
 	b.raw(`{"total":`)
 	b.int(total)
 	b.raw(`,"transactions":[`)
@@ -297,9 +298,10 @@ func (s *Simulator) mercuryAccountTransactions(w http.ResponseWriter, r *http.Re
 			b.comma()
 		}
 		s.writeMercuryTx(&b, o, t, i, t.lifeOf(i), snap.clock)
+		b.flush()
 	}
 	b.raw(`]}`)
-	writeRaw(w, http.StatusOK, b.b)
+	b.end()
 }
 
 // mercuryPage returns one page of an account's transactions in [lo, hi)
@@ -375,7 +377,8 @@ func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	lo, hi, limit, desc, f := mq.lo, mq.hi, mq.limit, mq.desc, &mq.filter
-	b := jw{b: make([]byte, 0, 256+limit*900)}
+	b := jw{b: make([]byte, 0, min(256+limit*900, streamChunk+8<<10))}
+	b.stream(w)
 	b.raw(`{"transactions":[`)
 	n := 0
 	step, i := int64(1), lo
@@ -391,9 +394,10 @@ func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Reques
 		}
 		n++
 		s.writeMercuryTx(&b, o, t, i, t.lifeOf(i), snap.clock)
+		b.flush()
 	}
 	b.raw(`]}`)
-	writeRaw(w, http.StatusOK, b.b)
+	b.end()
 }
 
 // isMercuryCategory reports whether c is one of Mercury's categories.

@@ -90,8 +90,9 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 	if opts.pfc == "" {
 		opts.pfc = "v1"
 	}
-	b := s.getBuf(4096 + count*1400)
+	b := s.getBuf(streamChunk + 16<<10)
 	defer s.putBuf(b)
+	b.stream(w)
 	page := buildSyncPage(b, &snap.tl, cur, count, &opts)
 	b.raw(`,"accounts":`)
 	slots, _ := it.filterAccounts(nil)
@@ -103,7 +104,7 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 	b.raw(`,"request_id":`)
 	b.str(plaidRequestID())
 	b.raw(`,"transactions_update_status":"HISTORICAL_UPDATE_COMPLETE"}`)
-	writeRaw(w, http.StatusOK, b.b)
+	b.end()
 }
 
 // plaidLoopPosition resolves the request's cursor to the loop position to
@@ -199,7 +200,8 @@ func changeOf(l life, from, to int64) syncChange {
 }
 
 // buildSyncPage writes the "added", "modified" and "removed" arrays of one
-// page starting at cur, and returns the next position.
+// page starting at cur, and returns the next position. A streamed b is
+// flushed between rows.
 func buildSyncPage(b *jw, t *timeline, cur syncCursor, count int, o *plaidTxOptions) syncPage {
 	b.raw(`{"added":[`)
 	i, end, modified, removed := writeAdded(b, t, cur, count, o)
@@ -209,6 +211,7 @@ func buildSyncPage(b *jw, t *timeline, cur syncCursor, count int, o *plaidTxOpti
 			b.comma()
 		}
 		writePlaidTx(b, t, j, t.lifeOf(j), stModified, o)
+		b.flush()
 	}
 	b.raw(`],"removed":[`)
 	for k, j := range removed {
@@ -220,6 +223,7 @@ func buildSyncPage(b *jw, t *timeline, cur syncCursor, count int, o *plaidTxOpti
 		b.raw(`,"transaction_id":`)
 		b.b = appendPlaidTxID(b.b, t.seed, j, true)
 		b.byte('}')
+		b.flush()
 	}
 	b.byte(']')
 	if i >= end {
@@ -265,6 +269,7 @@ func writeAdded(b *jw, t *timeline, cur syncCursor, count int, o *plaidTxOptions
 			}
 			first = false
 			writePlaidTx(b, t, i, l, ch.addState, o)
+			b.flush()
 		}
 	}
 	return i, end, modified, removed

@@ -287,7 +287,7 @@ func (s *Simulator) takeMutationFault() bool {
 // getBuf returns an empty response buffer with at least n bytes of room.
 func (s *Simulator) getBuf(n int) *jw {
 	if b, ok := s.bufs.Get().(*jw); ok && cap(b.b) >= n {
-		b.b = b.b[:0]
+		b.b, b.out, b.sent = b.b[:0], nil, false
 		return b
 	}
 	return &jw{b: make([]byte, 0, n)}
@@ -295,6 +295,7 @@ func (s *Simulator) getBuf(n int) *jw {
 
 // putBuf returns a buffer to the pool once its bytes were written.
 func (s *Simulator) putBuf(b *jw) {
+	b.out = nil
 	if cap(b.b) <= 4<<20 {
 		s.bufs.Put(b)
 	}

@@ -254,18 +254,20 @@ func (s *Simulator) stripeList(w http.ResponseWriter, r *http.Request, c *stripe
 		return
 	}
 	idx, hasMore := sq.selectRows(c, t)
-	b := jw{b: make([]byte, 0, 256+len(idx)*600)}
+	b := jw{b: make([]byte, 0, min(256+len(idx)*600, streamChunk+8<<10))}
+	b.stream(w)
 	b.raw(`{"object":"list","data":[`)
 	for k, i := range idx {
 		if k > 0 {
 			b.comma()
 		}
 		s.writeStripeTx(&b, c, t, i, snap.clock)
+		b.flush()
 	}
 	b.raw(`],"has_more":`)
 	b.bool(hasMore)
 	b.raw(`,"url":"/v1/balance_transactions"}`)
-	writeRaw(w, http.StatusOK, b.b)
+	b.end()
 }
 
 // selectRows returns the indices of the page, newest first, and whether

@@ -30,7 +30,8 @@ import (
 // maxBody bounds the size of a provider response body we read.
 const maxBody = 64 << 20
 
-// Response is a provider's HTTP answer with its whole body read.
+// Response is a provider's HTTP answer with its whole body read (Do), or,
+// for a 2xx answer DoJSON decoded, its status and headers only.
 type Response struct {
 	Status int
 	Header http.Header
@@ -70,9 +71,41 @@ func Do(client *http.Client, provider string, req *http.Request) (*Response, err
 		return nil, Transport(provider, req.Context(), err)
 	}
 	defer resp.Body.Close()
+	return readResponse(provider, req.Context(), resp)
+}
+
+// DoJSON sends req and, for a 2xx answer, decodes its body into out while
+// it arrives, instead of reading it whole first, so that decoding overlaps
+// the provider writing and the network carrying the rest. It reads and
+// fails like Do followed by Decode: the body is bounded by the same limit
+// (past it the body is cut, so it does not parse), only whitespace may
+// follow the JSON value, a body that does not parse is an Unavailable
+// MALFORMED_RESPONSE returned with the Response, and a failure to read the
+// body (or a context that ends while decoding) is a transport error, with
+// no Response, as Do gives it. The Response of a 2xx answer has no Body.
+// Any other answer is read whole, as Do reads it, and returned without an
+// error for the caller to classify; out is then left untouched.
+func DoJSON(client *http.Client, provider string, req *http.Request, out any) (*Response, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, Transport(provider, req.Context(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return readResponse(provider, req.Context(), resp)
+	}
+	readErr, decodeErr := decodeBody(req.Context(), provider, resp, maxBody, out)
+	if readErr != nil {
+		return nil, readErr
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header}, decodeErr
+}
+
+// readResponse reads resp's whole body into a Response.
+func readResponse(provider string, ctx context.Context, resp *http.Response) (*Response, error) {
 	body, err := readBody(resp)
 	if err != nil {
-		return nil, Transport(provider, req.Context(), fmt.Errorf("read body: %w", err))
+		return nil, Transport(provider, ctx, fmt.Errorf("read body: %w", err))
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
@@ -85,6 +118,54 @@ func readBody(resp *http.Response) ([]byte, error) {
 		return buf, err
 	}
 	return io.ReadAll(io.LimitReader(resp.Body, maxBody))
+}
+
+// drainLimit bounds what is read of a body after its JSON value was
+// decoded, so that the connection can be reused without reading an
+// unbounded tail.
+const drainLimit = 64 << 10
+
+// decodeBody decodes the first limit bytes of resp's body into v as they
+// arrive. It returns a transport error when the body could not be read or
+// the context ended, else, when the body does not parse, the Unavailable
+// MALFORMED_RESPONSE error Decode would give. After a decode failure the
+// rest of the first limit bytes is still read, so that a body that is both
+// malformed and cut short is a transport error, as with Do then Decode.
+func decodeBody(ctx context.Context, provider string, resp *http.Response, limit int64, v any) (readErr, decodeErr error) {
+	br := &bodyReader{r: io.LimitReader(resp.Body, limit)}
+	err := jsonv2.UnmarshalRead(br, v, decodeOptions())
+	switch {
+	case err == nil && br.err == nil:
+		// UnmarshalRead read to the limit's EOF; read what a body over the
+		// limit has left, within reason, so the connection can be reused.
+		_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
+		return nil, nil
+	case br.err == nil:
+		_, _ = io.Copy(io.Discard, br)
+	}
+	switch {
+	case br.err != nil:
+		return Transport(provider, ctx, fmt.Errorf("read body: %w", br.err)), nil
+	case ctx.Err() != nil:
+		return Transport(provider, ctx, fmt.Errorf("decode body: %w", ctx.Err())), nil
+	}
+	return nil, malformed(provider, resp.StatusCode, err)
+}
+
+// bodyReader passes reads on and keeps the first error other than io.EOF,
+// which tells a body that could not be read from one that does not parse.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+// Read reads from the underlying reader and keeps its first failure.
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
 }
 
 // Transport classifies an error from sending a request or reading its body.
@@ -131,12 +212,18 @@ func decodeOptions() jsonv2.Options {
 // partly set.
 func Decode(provider string, r *Response, v any) error {
 	if err := jsonv2.Unmarshal(r.Body, v, decodeOptions()); err != nil {
-		return &providers.Error{
-			Provider: provider, Class: providers.Unavailable, Code: providers.CodeMalformed,
-			HTTPStatus: r.Status, Message: fmt.Sprintf("decode response: %v", err), Err: err,
-		}
+		return malformed(provider, r.Status, err)
 	}
 	return nil
+}
+
+// malformed is the Unavailable MALFORMED_RESPONSE error of a body with the
+// given status that does not decode.
+func malformed(provider string, status int, err error) error {
+	return &providers.Error{
+		Provider: provider, Class: providers.Unavailable, Code: providers.CodeMalformed,
+		HTTPStatus: status, Message: fmt.Sprintf("decode response: %v", err), Err: err,
+	}
 }
 
 // ClassOfStatus is the fallback class of an HTTP error status whose body
@@ -279,7 +366,8 @@ func DecodeCursor(s string, v any) error {
 }
 
 // GetJSON sends GET baseURL+path?query with the given headers and decodes a
-// 2xx answer into out; any other status is turned into an error by classify.
+// 2xx answer into out as it arrives (see DoJSON); any other status is read
+// whole and turned into an error by classify.
 func GetJSON(ctx context.Context, client *http.Client, provider, baseURL, path string, query url.Values, header http.Header, classify func(*Response) error, out any) error {
 	u := strings.TrimRight(baseURL, "/") + path
 	if len(query) > 0 {
@@ -294,12 +382,12 @@ func GetJSON(ctx context.Context, client *http.Client, provider, baseURL, path s
 			req.Header.Add(k, v)
 		}
 	}
-	resp, err := Do(client, provider, req)
+	resp, err := DoJSON(client, provider, req, out)
 	if err != nil {
 		return err
 	}
 	if !resp.OK() {
 		return classify(resp)
 	}
-	return Decode(provider, resp, out)
+	return nil
 }

@@ -77,11 +77,10 @@ type decodeRow struct {
 	} `json:"rows"`
 }
 
-// TestDecodeAgreesWithEncodingJSON checks that Decode accepts and refuses
-// the bodies encoding/json did, odd ones included, and reads the same
-// values from those it accepts.
-func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
-	bodies := []string{
+// agreementBodies are bodies, odd ones included, on which Decode must agree
+// with encoding/json, and DoJSON with Decode.
+func agreementBodies() []string {
+	return []string{
 		// Invalid UTF-8 and lone surrogates read as U+FFFD; raw values keep their bytes.
 		"{\"id\":\"a\xffb\xc3\",\"names\":[\"x\xed\xa0\x80y\",\"\xf0\x9f\x98\"]}",
 		"{\"raw\":\"a\xffb\",\"unknown\":\"\xff\",\"i\xffd\":1}",
@@ -114,7 +113,13 @@ func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
 		`{"id":"a"} x`, `{"id":"a"}{}`, `{"id":"a",}`, `{"id":'a'}`, `{"names":["a",]}`, `{"id":"a","x":"\x"}`,
 		`{"n":01}`, `{"amount":.5}`, `{"amount":+1}`, `{"amount":NaN}`, `{"id":"a"`,
 	}
-	for _, body := range bodies {
+}
+
+// TestDecodeAgreesWithEncodingJSON checks that Decode accepts and refuses
+// the bodies encoding/json did, odd ones included, and reads the same
+// values from those it accepts.
+func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
+	for _, body := range agreementBodies() {
 		var want, got decodeRow
 		wantErr := json.Unmarshal([]byte(body), &want)
 		err := wire.Decode("p", &wire.Response{Status: 200, Body: []byte(body)}, &got)
