@@ -16,8 +16,9 @@ import (
 	"github.com/finsync/finsync/providers/internal/wire"
 )
 
-// PageSize is the limit asked of transaction lists.
-const PageSize = 500
+// PageSize is the limit asked of transaction lists: Mercury's maximum (and
+// default), so a sync spends as few requests of its rate limit as it can.
+const PageSize = 1000
 
 // DefaultOverlapDays is how many days before the last sync a sync re-reads.
 const DefaultOverlapDays = 5
