@@ -10,8 +10,8 @@ import (
 	"github.com/finsync/finsync/providers/sim"
 )
 
-// BenchmarkFetchTransactionsPage measures one 500-row account transactions
-// page end to end: the request to the simulator over HTTP, the simulator
+// BenchmarkFetchTransactionsPage measures one full (PageSize rows) account
+// transactions page end to end: the request to the simulator over HTTP, the simulator
 // writing the page, and the adapter reading and decoding it (no mapping).
 func BenchmarkFetchTransactionsPage(b *testing.B) {
 	sm := sim.New(sim.Options{Seed: 42, Start: providertest.Start})

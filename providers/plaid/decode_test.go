@@ -22,23 +22,7 @@ func recordingSuite() providertest.Suite {
 // gives the adapter into the adapter's own types, with wire.Decode and with
 // encoding/json, and requires the same values.
 func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
-	rec := providertest.NewRecording(t, recordingSuite(), 1500)
-	rec.Exercise(t)
-	bodies := rec.Recorder.Bodies()
-	seen := map[string]bool{}
-	for _, b := range bodies {
-		seen[answerKind(b.Path)] = true
-	}
-	for _, kind := range []string{"/accounts/get", "/liabilities/get", "/transactions/sync", "/investments/holdings/get", "/investments/transactions/get"} {
-		if !seen[kind] {
-			t.Errorf("no %s answer recorded", kind)
-		}
-	}
-	t.Logf("comparing %d answers", len(bodies))
-	providertest.CompareDecoding(t, bodies, func(path string) any { return answerType(answerKind(path)) },
-		func(data []byte, v any) error {
-			return wire.Decode(name, &wire.Response{Status: http.StatusOK, Body: data}, v)
-		})
+	providertest.CheckDecoding(t, recordingSuite(), 1500, []string{"/accounts/get", "/liabilities/get", "/transactions/sync", "/investments/holdings/get", "/investments/transactions/get"}, answerKind, answerType)
 }
 
 // answerKind names the kind of answer at path.
@@ -66,25 +50,15 @@ func answerType(kind string) any {
 // rows) as the simulator sends it.
 func syncPage(tb testing.TB) *wire.Response {
 	tb.Helper()
-	rec := providertest.NewRecording(tb, recordingSuite(), 2000)
-	if _, err := rec.Provider.Transactions(tb.Context(), rec.Conn, providers.TransactionRequest{}); err != nil {
+	r := providertest.FirstPage(tb, recordingSuite(), 2000, func(path string) bool { return path == "/transactions/sync" })
+	var resp syncResponse
+	if err := json.Unmarshal(r.Body, &resp); err != nil {
 		tb.Fatal(err)
 	}
-	for _, body := range rec.Recorder.Bodies() {
-		if body.Path != "/transactions/sync" {
-			continue
-		}
-		var resp syncResponse
-		if err := json.Unmarshal(body.Data, &resp); err != nil {
-			tb.Fatal(err)
-		}
-		if len(resp.Added) != SyncPageSize {
-			tb.Fatalf("sync page has %d added rows, want %d", len(resp.Added), SyncPageSize)
-		}
-		return &wire.Response{Status: http.StatusOK, Body: body.Data}
+	if len(resp.Added) != SyncPageSize {
+		tb.Fatalf("sync page has %d added rows, want %d", len(resp.Added), SyncPageSize)
 	}
-	tb.Fatal("no /transactions/sync answer recorded")
-	return nil
+	return r
 }
 
 // BenchmarkDecodeSyncPage measures decoding one 500-row /transactions/sync

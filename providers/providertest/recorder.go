@@ -13,6 +13,7 @@ import (
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/internal/wire"
 	"github.com/finsync/finsync/providers/sim"
 )
 
@@ -189,6 +190,50 @@ func (r *Recording) Walk(tb testing.TB, cursor string, st *Store) string {
 			return cursor
 		}
 	}
+}
+
+// CheckDecoding records every answer the simulator gives s's adapter (a
+// history of n transactions, Exercise), fails t unless an answer of each
+// of kinds was recorded (kindOf names an answer's kind from its path), and
+// compares decoding each answer into target(kind) with wire.Decode and with
+// encoding/json (CompareDecoding).
+func CheckDecoding(t *testing.T, s Suite, n int, kinds []string, kindOf func(path string) string, target func(kind string) any) {
+	t.Helper()
+	rec := NewRecording(t, s, n)
+	rec.Exercise(t)
+	bodies := rec.Recorder.Bodies()
+	seen := map[string]bool{}
+	for _, b := range bodies {
+		seen[kindOf(b.Path)] = true
+	}
+	for _, kind := range kinds {
+		if !seen[kind] {
+			t.Errorf("no %s answer recorded", kind)
+		}
+	}
+	t.Logf("comparing %d answers", len(bodies))
+	CompareDecoding(t, bodies, func(path string) any { return target(kindOf(path)) },
+		func(data []byte, v any) error {
+			return wire.Decode(s.Provider, &wire.Response{Status: http.StatusOK, Body: data}, v)
+		})
+}
+
+// FirstPage returns the first answer s's adapter receives, in its first
+// Transactions call on a history of n transactions, whose path match
+// accepts.
+func FirstPage(tb testing.TB, s Suite, n int, match func(path string) bool) *wire.Response {
+	tb.Helper()
+	rec := NewRecording(tb, s, n)
+	if _, err := rec.Provider.Transactions(tb.Context(), rec.Conn, providers.TransactionRequest{}); err != nil {
+		tb.Fatal(err)
+	}
+	for _, body := range rec.Recorder.Bodies() {
+		if match(body.Path) {
+			return &wire.Response{Status: http.StatusOK, Body: body.Data}
+		}
+	}
+	tb.Fatal("no matching answer recorded")
+	return nil
 }
 
 // CompareDecoding decodes each body twice, with encoding/json and with
