@@ -18,14 +18,16 @@ import (
 
 // A sync writes a page of transactions in one of two ways:
 //
-//   - TransactionWriter.Upsert copies the page into a temporary staging table
-//     with COPY and merges it into transactions with one INSERT … ON
-//     CONFLICT that leaves unchanged rows out. Binary COPY is the cheapest
-//     way into PostgreSQL, and comparing in SQL sends no stored row back.
-//   - TransactionWriter.InsertNew copies the page straight into transactions, for
-//     a connection's first sync, when no row can exist yet. It is the
-//     fastest path; should a row exist after all, it undoes itself and
-//     reports so, and the caller upserts instead.
+//   - TransactionWriter.Upsert first asks which rows' digests (sync_hash,
+//     carried in the unique index) differ from the stored ones; only those
+//     rows are copied into a temporary staging table with binary COPY and
+//     merged into transactions with one INSERT … ON CONFLICT that compares
+//     every provider column. Rows the provider sends again unchanged cost
+//     one index look-up and are never sent whole.
+//   - TransactionWriter.InsertNew copies the page straight into
+//     transactions, for a connection's first sync, when no row can exist
+//     yet. It is the fastest path; should a row exist after all, it undoes
+//     itself and reports so, and the caller upserts instead.
 
 // ErrAccountGone is returned when transactions are written for an account
 // that has been deleted.
