@@ -326,6 +326,51 @@ func TestInterruptedSyncResumesToTheSameState(t *testing.T) {
 	}
 }
 
+// TestFirstSyncRestartedByAMutationStoresEachRowOnce checks the first
+// sync's copy path against a provider that restarts pagination midway
+// (Plaid's TRANSACTIONS_SYNC_MUTATION_DURING_PAGINATION): the pages sent
+// again meet rows already copied in, and the sync must end in exactly the
+// state of one that was not restarted.
+func TestFirstSyncRestartedByAMutationStoresEachRowOnce(t *testing.T) {
+	e := newSyncEnv(t)
+	const name = "mutation"
+	key, err := sim.CredentialKey(domain.ProviderPlaid, sim.Credentials(domain.ProviderPlaid, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 60 pages: the fetcher runs at most 16 pages ahead of the writer, so
+	// the mutation lands while pages are still being fetched.
+	if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: domain.ProviderPlaid, Credential: key, Transactions: 30000, HistoryDays: 200}); err != nil {
+		t.Fatal(err)
+	}
+	whole := e.connect(domain.ProviderPlaid, name)
+	e.mustSync(whole)
+	restarted := e.connect(domain.ProviderPlaid, name)
+	injected := make(chan error, 1)
+	go func() {
+		for e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, restarted.ID) < 1000 {
+			time.Sleep(time.Millisecond)
+		}
+		injected <- e.sim.SetFault(sim.Fault{Provider: domain.ProviderPlaid, Mode: sim.FaultMutation})
+	}()
+	e.mustSync(restarted)
+	if err := <-injected; err != nil {
+		t.Fatal(err)
+	}
+	if f, pending := e.sim.State().Faults[domain.ProviderPlaid]; pending {
+		t.Fatalf("the sync finished before the mutation (%+v) was answered", f)
+	}
+	a, b := e.snapshot(whole), e.snapshot(restarted)
+	if len(a) != len(b) {
+		t.Fatalf("restarted sync has %d rows, the other %d", len(b), len(a))
+	}
+	for id, v := range a {
+		if b[id] != v {
+			t.Fatalf("row %s differs: %s vs %s", id, v, b[id])
+		}
+	}
+}
+
 func TestConcurrentEnqueuesRunOneSync(t *testing.T) {
 	e := newSyncEnv(t)
 	c := e.connect(domain.ProviderMercury, "concurrent")

@@ -188,9 +188,15 @@ func nextBatch(pages <-chan fetched, limit int) ([]providers.TransactionPage, bo
 func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionPage) error {
 	return r.Store.InTx(ctx, func(tx pgx.Tx) error {
 		w := storage.NewTransactionWriter(tx, r.conn)
+		stored, err := r.storeFresh(ctx, tx, w, batch)
+		if err != nil {
+			return err
+		}
 		for i := range batch {
-			if err := r.storePage(ctx, tx, w, &batch[i]); err != nil {
-				return err
+			if !stored {
+				if err := r.storePage(ctx, tx, w, &batch[i]); err != nil {
+					return err
+				}
 			}
 			if batch[i].NextAllowedAt.After(r.nextAllowedAt) {
 				r.nextAllowedAt = batch[i].NextAllowedAt
@@ -203,22 +209,95 @@ func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionP
 	})
 }
 
-// storePage writes one page inside the batch's transaction.
-func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, w *storage.TransactionWriter, page *providers.TransactionPage) error {
+// storeFresh stores a fresh sync's whole batch with one COPY when its pages
+// only add rows: no page replaces a pending set, and no id the batch
+// removes is one it also adds (removals are applied after the copy, which
+// is then what page-by-page storing would give). It reports whether it
+// stored the batch. When the batch meets a stored row, nothing is written,
+// the sync stops being fresh, and the caller stores the batch page by page.
+func (r *syncRun) storeFresh(ctx context.Context, tx pgx.Tx, w *storage.TransactionWriter, batch []providers.TransactionPage) (bool, error) {
+	if !r.fresh || !onlyAdds(batch) {
+		return false, nil
+	}
+	var rows []domain.Transaction
+	var removed []string
+	for i := range batch {
+		pageRows, _, err := r.rows(ctx, tx, &batch[i])
+		if err != nil {
+			return false, err
+		}
+		rows, removed = append(rows, pageRows...), append(removed, batch[i].Removed...)
+	}
+	ids, ok, err := w.InsertNew(ctx, rows)
+	if err != nil || !ok {
+		r.fresh = false
+		return false, err
+	}
+	if err := storage.MarkTransactionsDeleted(ctx, tx, r.conn.ID, removed); err != nil {
+		return false, err
+	}
+	return true, r.applyRules(ctx, tx, ids)
+}
+
+// onlyAdds reports whether a batch's pages replace no pending set and
+// remove no id they also add.
+func onlyAdds(batch []providers.TransactionPage) bool {
+	added := map[string]bool{}
+	for i := range batch {
+		if len(batch[i].ReplacePendingFor) > 0 {
+			return false
+		}
+		for j := range batch[i].Upserts {
+			added[batch[i].Upserts[j].ProviderID] = true
+		}
+	}
+	for i := range batch {
+		for _, pid := range batch[i].Removed {
+			if added[pid] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// rows copies the page's categories and converts its upserts, returning
+// them and the provider ids of the pending ones.
+func (r *syncRun) rows(ctx context.Context, tx pgx.Tx, page *providers.TransactionPage) ([]domain.Transaction, []string, error) {
 	if err := r.categories(ctx, tx, page.Upserts); err != nil {
-		return err
+		return nil, nil, err
 	}
 	rows := make([]domain.Transaction, 0, len(page.Upserts))
 	var keepPending []string
 	for i := range page.Upserts {
 		t, err := r.convert(&page.Upserts[i])
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if t.Status == domain.TxPending {
 			keepPending = append(keepPending, t.ProviderID)
 		}
 		rows = append(rows, t)
+	}
+	return rows, keepPending, nil
+}
+
+// applyRules runs the user's rules on the rows a page inserted or changed.
+func (r *syncRun) applyRules(ctx context.Context, tx pgx.Tx, changed []uuid.UUID) error {
+	if r.ApplyRules == nil || len(changed) == 0 {
+		return nil
+	}
+	if err := r.ApplyRules(ctx, tx, r.conn.UserID, changed); err != nil {
+		return fmt.Errorf("apply rules: %w", err)
+	}
+	return nil
+}
+
+// storePage writes one page inside the batch's transaction.
+func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, w *storage.TransactionWriter, page *providers.TransactionPage) error {
+	rows, keepPending, err := r.rows(ctx, tx, page)
+	if err != nil {
+		return err
 	}
 	changed, err := r.write(ctx, tx, w, rows, page.Removed)
 	if err != nil {
@@ -235,12 +314,7 @@ func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, w *storage.Transacti
 			return err
 		}
 	}
-	if r.ApplyRules != nil && len(changed) > 0 {
-		if err := r.ApplyRules(ctx, tx, r.conn.UserID, changed); err != nil {
-			return fmt.Errorf("apply rules: %w", err)
-		}
-	}
-	return nil
+	return r.applyRules(ctx, tx, changed)
 }
 
 // write stores a page's transactions, marks its removed ones deleted, and
