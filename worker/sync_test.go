@@ -103,6 +103,21 @@ func (e *syncEnv) count(sql string, args ...any) int {
 }
 
 // snapshot is every stored transaction of a connection, by provider id.
+// requireSameRows fails the test unless got stored exactly the
+// rows (by provider id, with their values) that want did.
+func (e *syncEnv) requireSameRows(want, got domain.BankConnection) {
+	e.t.Helper()
+	a, b := e.snapshot(want), e.snapshot(got)
+	if len(a) != len(b) {
+		e.t.Fatalf("%d rows stored, %d in the reference sync", len(b), len(a))
+	}
+	for id, v := range a {
+		if b[id] != v {
+			e.t.Fatalf("row %s differs: %s vs %s", id, v, b[id])
+		}
+	}
+}
+
 func (e *syncEnv) snapshot(c domain.BankConnection) map[string]string {
 	e.t.Helper()
 	rows, err := e.pool.Query(context.Background(), `
@@ -315,15 +330,7 @@ func TestInterruptedSyncResumesToTheSameState(t *testing.T) {
 		t.Fatalf("sync was not interrupted: %d rows", partial)
 	}
 	e.mustSync(cut)
-	a, b := e.snapshot(whole), e.snapshot(cut)
-	if len(a) != len(b) {
-		t.Fatalf("resumed sync has %d rows, uninterrupted %d", len(b), len(a))
-	}
-	for id, v := range a {
-		if b[id] != v {
-			t.Fatalf("row %s differs: %s vs %s", id, v, b[id])
-		}
-	}
+	e.requireSameRows(whole, cut)
 }
 
 // TestFirstSyncRestartedByAMutationStoresEachRowOnce checks the first
@@ -360,15 +367,7 @@ func TestFirstSyncRestartedByAMutationStoresEachRowOnce(t *testing.T) {
 	if f, pending := e.sim.State().Faults[domain.ProviderPlaid]; pending {
 		t.Fatalf("the sync finished before the mutation (%+v) was answered", f)
 	}
-	a, b := e.snapshot(whole), e.snapshot(restarted)
-	if len(a) != len(b) {
-		t.Fatalf("restarted sync has %d rows, the other %d", len(b), len(a))
-	}
-	for id, v := range a {
-		if b[id] != v {
-			t.Fatalf("row %s differs: %s vs %s", id, v, b[id])
-		}
-	}
+	e.requireSameRows(whole, restarted)
 }
 
 func TestConcurrentEnqueuesRunOneSync(t *testing.T) {
