@@ -228,15 +228,24 @@ func (r *syncRun) storeFresh(ctx context.Context, tx pgx.Tx, w *storage.Transact
 		}
 		rows, removed = append(rows, pageRows...), append(removed, batch[i].Removed...)
 	}
-	ids, ok, err := w.InsertNew(ctx, rows)
+	ids, ok, err := r.insertFresh(ctx, tx, w, rows, removed)
 	if err != nil || !ok {
-		r.fresh = false
-		return false, err
-	}
-	if err := storage.MarkTransactionsDeleted(ctx, tx, r.conn.ID, removed); err != nil {
 		return false, err
 	}
 	return true, r.applyRules(ctx, tx, ids)
+}
+
+// insertFresh copies rows none of which should be stored yet straight in,
+// then marks the removed ones deleted, and returns the new rows' ids. If a
+// row is stored after all, nothing is written, ok is false and the sync is
+// no longer fresh.
+func (r *syncRun) insertFresh(ctx context.Context, tx pgx.Tx, w *storage.TransactionWriter, rows []domain.Transaction, removed []string) (ids []uuid.UUID, ok bool, err error) {
+	ids, ok, err = w.InsertNew(ctx, rows)
+	if err != nil || !ok {
+		r.fresh = false
+		return nil, false, err
+	}
+	return ids, true, storage.MarkTransactionsDeleted(ctx, tx, r.conn.ID, removed)
 }
 
 // onlyAdds reports whether a batch's pages replace no pending set and
@@ -323,14 +332,10 @@ func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, w *storage.Transacti
 // stored row on).
 func (r *syncRun) write(ctx context.Context, tx pgx.Tx, w *storage.TransactionWriter, rows []domain.Transaction, removed []string) ([]uuid.UUID, error) {
 	if r.fresh {
-		ids, ok, err := w.InsertNew(ctx, rows)
-		if err != nil {
-			return nil, err
+		ids, ok, err := r.insertFresh(ctx, tx, w, rows, removed)
+		if err != nil || ok {
+			return ids, err
 		}
-		if ok {
-			return ids, storage.MarkTransactionsDeleted(ctx, tx, r.conn.ID, removed)
-		}
-		r.fresh = false
 	}
 	return w.Upsert(ctx, rows, removed)
 }
