@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -40,6 +41,11 @@ type Config struct {
 	// Jobs enqueues River jobs in the transaction of the change causing
 	// them (an insert-only River client); nil skips rule application.
 	Jobs v2.JobInserter
+	// TrustedProxies are the peers whose X-Forwarded-For header names the
+	// client address (the auth-failure throttle keys on it). Empty, the
+	// default, trusts no one: the address is the connection's peer, and
+	// the header, which any client can forge, is ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // API is the assembled HTTP handler and the background work it needs.
@@ -55,6 +61,7 @@ func New(cfg Config) *API {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
+	trustProxies(e, cfg.TrustedProxies, cfg.Log)
 	authCfg := cfg.Auth
 	if authCfg.CacheSize == 0 {
 		authCfg = middleware.DefaultAuthConfig()
@@ -111,6 +118,23 @@ func (a *API) Run(ctx context.Context) {
 func isV1(c *gin.Context) bool {
 	p := c.Request.URL.Path
 	return p == "/v1" || strings.HasPrefix(p, "/v1/")
+}
+
+// trustProxies makes the engine take the client address from
+// X-Forwarded-For only when the peer is one of the trusted proxies (X-Real-IP
+// and platform headers are never read).
+func trustProxies(e *gin.Engine, trusted []netip.Prefix, log *slog.Logger) {
+	e.ForwardedByClientIP = true
+	e.RemoteIPHeaders = []string{"X-Forwarded-For"}
+	cidrs := make([]string, len(trusted))
+	for i, p := range trusted {
+		cidrs[i] = p.Masked().String()
+	}
+	if err := e.SetTrustedProxies(cidrs); err != nil {
+		// Unreachable with parsed prefixes; trust no one rather than everyone.
+		log.Error("trusted proxies refused; trusting none", "error", err)
+		_ = e.SetTrustedProxies(nil)
+	}
 }
 
 // limitBody caps request bodies at MaxBodyBytes.
