@@ -61,6 +61,9 @@ func New(cfg Config) *API {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
+	// Route on the path as sent, so that an escaped slash (%2F) stays
+	// inside its parameter (an unknown id, 404) instead of splitting it.
+	e.UseRawPath = true
 	trustProxies(e, cfg.TrustedProxies, cfg.Log)
 	authCfg := cfg.Auth
 	if authCfg.CacheSize == 0 {

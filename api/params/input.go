@@ -97,6 +97,11 @@ func CheckAmount(lit string) bool {
 // offending value ("liability.aprs[0].aprType: ..."), or with root for the
 // value as a whole.
 func CheckJSON(raw []byte, root string) error {
+	if !pairedSurrogates(raw) {
+		// Go decodes a lone \ud800 as U+FFFD, but a value kept as raw JSON
+		// (a rule's condition) would reach PostgreSQL, whose jsonb refuses it.
+		return Errorf("%s: a string holds an unpaired UTF-16 surrogate escape", root)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	w := walker{root: root}
@@ -218,4 +223,46 @@ func (w *walker) valueDone() {
 		return
 	}
 	f.hasKey = false
+}
+
+// pairedSurrogates reports whether every \u escape of a UTF-16 surrogate
+// in raw JSON text is a high one followed at once by a low one.
+func pairedSurrogates(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++ // the escaped character
+		if i >= len(raw) || raw[i] != 'u' {
+			continue
+		}
+		r, ok := hex4(raw, i+1)
+		if !ok {
+			continue // malformed; the decoder reports it
+		}
+		i += 4
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return false // a low surrogate with no high one before it
+		case r >= 0xd800 && r <= 0xdbff:
+			if i+2 >= len(raw) || raw[i+1] != '\\' || raw[i+2] != 'u' {
+				return false
+			}
+			low, ok := hex4(raw, i+3)
+			if !ok || low < 0xdc00 || low > 0xdfff {
+				return false
+			}
+			i += 6
+		}
+	}
+	return true
+}
+
+// hex4 reads four hex digits at raw[at:].
+func hex4(raw []byte, at int) (rune, bool) {
+	if at+4 > len(raw) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(raw[at:at+4]), 16, 16)
+	return rune(n), err == nil
 }

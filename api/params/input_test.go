@@ -28,6 +28,9 @@ func TestCheckJSON(t *testing.T) {
 		{`{"a":{"b":{"c":1e16}}}`, "a.b.c: " + AmountMessage},
 		{`{"a":"` + strings.Repeat("é", MaxTextLength+1) + `"}`, "a: must be at most 1000 characters"},
 		{`"\u0000"`, "body: must not contain NUL characters"},
+		{`{"a":"\ud800"}`, "body: a string holds an unpaired UTF-16 surrogate escape"},
+		{`{"a":"\udc00\ud800"}`, "body: a string holds an unpaired UTF-16 surrogate escape"},
+		{`{"a":"x\ud83dy"}`, "body: a string holds an unpaired UTF-16 surrogate escape"},
 		{`{"a":`, "body: malformed JSON"},
 		{``, "body: malformed JSON"},
 		{strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1), strings.Repeat("[0]", MaxDepth) + ": nested more than 16 levels deep"},
@@ -39,7 +42,8 @@ func TestCheckJSON(t *testing.T) {
 		}
 	}
 	for _, raw := range []string{`{"a":"` + strings.Repeat("é", MaxTextLength) + `","b":[1,-2.5,null,true,{}],"c":{}}`,
-		strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth), `{"a":1} trailing is left to the caller`} {
+		strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth), `{"a":1} trailing is left to the caller`,
+		`{"a":"\ud83d\ude00 \\ud800 \u00e9"}`} {
 		if err := CheckJSON([]byte(raw), "body"); err != nil {
 			t.Errorf("%.40s: %v", raw, err)
 		}
