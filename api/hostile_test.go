@@ -242,7 +242,7 @@ func (l *logCounter) count(msg string) int {
 }
 
 // mustUUID parses a JSON id.
-func mustUUID(t *testing.T, v any) uuid.UUID {
+func mustUUID(t testing.TB, v any) uuid.UUID {
 	t.Helper()
 	s, _ := v.(string)
 	id, err := uuid.Parse(s)
