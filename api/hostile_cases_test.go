@@ -38,6 +38,10 @@ type hostileCase struct {
 	baseline bool
 	// want, when not 0, is the one status the case must get.
 	want int
+	// authorization, when not "", replaces the Authorization header ("-"
+	// sends none). Such cases spend the per-address auth-failure budget,
+	// so they run last.
+	authorization string
 }
 
 // ownIDs are the caller's own resources that baselines refer to.
@@ -335,6 +339,28 @@ func casesFor(o operation, own ownIDs) []hostileCase {
 	add("Content-Type malformed", func(c *hostileCase) { c.contentType = "application/json; ===" })
 	add("no body", func(c *hostileCase) { c.body, c.hasBody = nil, false })
 	return append([]hostileCase{withBaseline(base)}, out...)
+}
+
+// requestCases are the variations of an operation's method and
+// credentials, from its baseline.
+func requestCases(o operation, own ownIDs) []hostileCase {
+	base := casesFor(o, own)[0]
+	var out []hostileCase
+	add := func(what string, edit func(c *hostileCase)) {
+		c := base
+		c.what, c.baseline = what, false
+		edit(&c)
+		out = append(out, c)
+	}
+	for _, m := range []string{"PUT", "OPTIONS", "TRACE", "FOO"} {
+		add("method "+m, func(c *hostileCase) { c.method, c.want = m, http.StatusMethodNotAllowed })
+	}
+	for _, a := range []string{"-", "Bearer", "Bearer ", "Basic Zm9vOmJhcg==", "Bearer fin_" + strings.Repeat("a", 8000),
+		"Bearer fin_" + strings.Repeat("é", 40), "Bearer fin_0123456789abcdefghijABCDEFGHIJ0123456789 extra",
+		"bearer   fin_0123456789abcdefghijABCDEFGHIJ0123456789"} {
+		add("Authorization "+short(a), func(c *hostileCase) { c.authorization = a })
+	}
+	return out
 }
 
 // readsQuery reports whether the operation has query parameters (one that

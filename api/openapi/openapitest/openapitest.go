@@ -161,7 +161,7 @@ func (v *Validator) findRoute(req *http.Request, status int) (*routers.Route, er
 		return nil, fmt.Errorf("find route of %s %s: %w", req.Method, req.URL.Path, err)
 	}
 	name, want := RouteNotFoundResponse, http.StatusNotFound
-	if routeErr.Reason == routers.ErrMethodNotAllowed.Error() {
+	if routeErr.Reason == routers.ErrMethodNotAllowed.Error() || v.pathKnown(lookup) {
 		name, want = MethodNotAllowedResponse, http.StatusMethodNotAllowed
 	}
 	if status != want {
@@ -169,6 +169,20 @@ func (v *Validator) findRoute(req *http.Request, status int) (*routers.Route, er
 			req.Method, req.URL.Path, routeErr.Reason, want, status)
 	}
 	return v.fallbackRoute(req, name, status)
+}
+
+// pathKnown reports whether some operation of the document has req's path
+// (the router reports an unknown method on a templated path, such as
+// /accounts/{accountId}, as an unknown path).
+func (v *Validator) pathKnown(req *http.Request) bool {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := req.Clone(req.Context())
+		probe.Method = m
+		if _, _, err := v.router.FindRoute(probe); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // fallbackRoute is an operation whose only response is the named component
