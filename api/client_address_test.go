@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/finsync/finsync/api"
-	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/openapitest"
 	"github.com/finsync/finsync/domain"
@@ -18,6 +17,14 @@ import (
 
 func withTrustedProxies(p ...netip.Prefix) envOption {
 	return func(c *api.Config) { c.TrustedProxies = p }
+}
+
+// failureBurst is the auth-failure budget of these tests: a burst of 5,
+// refilled at one a minute, so that no token comes back mid-test.
+const failureBurst = 5
+
+func withSlowFailureRefill() envOption {
+	return func(c *api.Config) { c.Auth.FailuresPerMinute, c.Auth.FailureBurst = 1, failureBurst }
 }
 
 // peer is a client whose connections come from one loopback address (any
@@ -64,8 +71,7 @@ const badKey = "fin_0123456789abcdefghijABCDEFGHIJ0123456789"
 // answered 401 first, failing after twice the burst.
 func spend(t *testing.T, p peer, forwarded func(i int) string) int {
 	t.Helper()
-	burst := middleware.DefaultAuthConfig().FailureBurst
-	for i := 0; i < 2*burst; i++ {
+	for i := 0; i < 2*failureBurst; i++ {
 		switch st := p.get(t, "/v1/accounts", badKey, forwarded(i)); st {
 		case http.StatusUnauthorized:
 		case http.StatusTooManyRequests:
@@ -74,7 +80,7 @@ func spend(t *testing.T, p peer, forwarded func(i int) string) int {
 			t.Fatalf("bad key %d: status %d", i, st)
 		}
 	}
-	t.Fatalf("%d bad keys were never throttled", 2*burst)
+	t.Fatalf("%d bad keys were never throttled", 2*failureBurst)
 	return 0
 }
 
@@ -83,14 +89,14 @@ func spend(t *testing.T, p peer, forwarded func(i int) string) int {
 // throttle, and naming a victim's address does not lock the victim out.
 func TestForwardedForIsIgnoredFromUntrustedPeers(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, withSlowFailureRefill())
 	user := e.fx.User(domain.PlanPro, true)
 	key := e.fx.Key(user.ID, nil)
 	attacker, victim := e.peer(t, "127.0.0.2"), e.peer(t, "127.0.0.3")
 
 	n := spend(t, attacker, func(i int) string { return "127.0.0.3, 198.51.100." + strconv.Itoa(i) })
-	if want := middleware.DefaultAuthConfig().FailureBurst; n != want {
-		t.Fatalf("throttled after %d failures, want the burst of %d", n, want)
+	if n != failureBurst {
+		t.Fatalf("throttled after %d failures, want the burst of %d", n, failureBurst)
 	}
 	if st := attacker.get(t, "/v2/me", key, "127.0.0.3"); st != http.StatusTooManyRequests {
 		t.Fatalf("the throttled peer naming another address got %d, want 429", st)
@@ -104,7 +110,7 @@ func TestForwardedForIsIgnoredFromUntrustedPeers(t *testing.T) {
 // proxy, the client address is the one X-Forwarded-For names.
 func TestForwardedForFromTrustedProxy(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withTrustedProxies(netip.MustParsePrefix("127.0.0.2/32")))
+	e := newEnv(t, withSlowFailureRefill(), withTrustedProxies(netip.MustParsePrefix("127.0.0.2/32")))
 	user := e.fx.User(domain.PlanPro, true)
 	key := e.fx.Key(user.ID, nil)
 	proxy, direct := e.peer(t, "127.0.0.2"), e.peer(t, "127.0.0.3")
