@@ -94,8 +94,8 @@ func CheckAmount(lit string) bool {
 // is read: well-formed, nested at most MaxDepth deep, every string (member
 // names included) free of NUL and at most MaxTextLength characters, every
 // number within CheckAmount's bounds. Messages start with the path of the
-// offending value ("liability.aprs[0].aprType: ..."), or with root for the
-// value as a whole.
+// offending value ("liability.aprs[0].aprType: ...", members of the
+// top-level object named bare), or with root for the value as a whole.
 func CheckJSON(raw []byte, root string) error {
 	if !pairedSurrogates(raw) {
 		// Go decodes a lone \ud800 as U+FFFD, but a value kept as raw JSON
@@ -153,10 +153,10 @@ func (w *walker) path() string {
 	return f.name + "." + f.key
 }
 
-// inner is the path prefix of a container's members: empty for a top-level
-// object named "body", so that its fields read "name", not "body.name".
+// inner is the path prefix of a container's members: empty at the top, so
+// that the fields of a body read "name", not "body.name".
 func (w *walker) inner(p string) string {
-	if len(w.stack) == 0 && w.root == "body" {
+	if len(w.stack) == 0 {
 		return ""
 	}
 	return p
