@@ -2,11 +2,13 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/finsync/finsync/api"
@@ -47,21 +49,34 @@ func (e *env) peer(t *testing.T, local string) peer {
 // X-Forwarded-For header; it returns the status.
 func (p peer) get(t *testing.T, path, key, forwarded string) int {
 	t.Helper()
+	h := http.Header{}
+	if forwarded != "" {
+		h.Set("X-Forwarded-For", forwarded)
+	}
+	status, _ := p.getWith(t, path, key, h)
+	return status
+}
+
+// getWith sends GET path with the key and the extra headers; it returns
+// the status and the body.
+func (p peer) getWith(t *testing.T, path, key string, extra http.Header) (int, []byte) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, p.e.srv.URL+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header = extra.Clone()
 	req.Header.Set("Authorization", "Bearer "+key)
-	if forwarded != "" {
-		req.Header.Set("X-Forwarded-For", forwarded)
-	}
 	resp, err := p.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body
 }
 
 const badKey = "fin_0123456789abcdefghijABCDEFGHIJ0123456789"
@@ -124,5 +139,36 @@ func TestForwardedForFromTrustedProxy(t *testing.T) {
 	}
 	if st := direct.get(t, "/v2/me", key, "198.51.100.1"); st != http.StatusOK {
 		t.Fatalf("an untrusted peer naming the throttled address got %d, want 200", st)
+	}
+}
+
+// TestForwardedProtoOnlyFromTrustedProxy: v1's nextPage links take their
+// scheme from X-Forwarded-Proto only when a trusted proxy sent it.
+func TestForwardedProtoOnlyFromTrustedProxy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withTrustedProxies(netip.MustParsePrefix("127.0.0.2/32")))
+	user := e.fx.User(domain.PlanPro, true)
+	key := e.fx.Key(user.ID, nil)
+	conn := e.fx.Connection(user.ID, domain.ProviderPlaid, "active")
+	acct := e.fx.Account(user.ID, conn, domain.ProviderPlaid, "Brokerage")
+	e.fx.Holding(user.ID, conn, acct, "AAPL")
+	e.fx.Holding(user.ID, conn, acct, "MSFT")
+	path := "/v1/holdings?limit=1&bankConnectionId=" + conn.String()
+	https := http.Header{"X-Forwarded-Proto": {"https"}}
+	for _, tt := range []struct {
+		peer, scheme string
+	}{{"127.0.0.2", "https://"}, {"127.0.0.3", "http://"}} {
+		status, body := e.peer(t, tt.peer).getWith(t, path, key, https)
+		var page struct {
+			Meta struct {
+				NextPage string `json:"nextPage"`
+			} `json:"meta"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil || status != http.StatusOK {
+			t.Fatalf("from %s: %d %s", tt.peer, status, body)
+		}
+		if !strings.HasPrefix(page.Meta.NextPage, tt.scheme) {
+			t.Errorf("from %s: nextPage %q, want scheme %s", tt.peer, page.Meta.NextPage, tt.scheme)
+		}
 	}
 }

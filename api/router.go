@@ -42,9 +42,10 @@ type Config struct {
 	// them (an insert-only River client); nil skips rule application.
 	Jobs v2.JobInserter
 	// TrustedProxies are the peers whose X-Forwarded-For header names the
-	// client address (the auth-failure throttle keys on it). Empty, the
-	// default, trusts no one: the address is the connection's peer, and
-	// the header, which any client can forge, is ignored.
+	// client address (the auth-failure throttle keys on it) and whose
+	// X-Forwarded-Proto names the scheme. Empty, the default, trusts no
+	// one: the address is the connection's peer, and forwarding headers,
+	// which any client can forge, are dropped.
 	TrustedProxies []netip.Prefix
 }
 
@@ -70,6 +71,7 @@ func New(cfg Config) *API {
 		authCfg = middleware.DefaultAuthConfig()
 	}
 	auth := middleware.NewAuthenticator(cfg.Store, authCfg, cfg.Log)
+	e.Use(dropForgedForwarding(cfg.TrustedProxies))
 	e.Use(middleware.RequestID())
 	if cfg.Metrics != nil {
 		e.Use(middleware.NewMetrics(cfg.Metrics).Handler())
@@ -138,6 +140,43 @@ func trustProxies(e *gin.Engine, trusted []netip.Prefix, log *slog.Logger) {
 		log.Error("trusted proxies refused; trusting none", "error", err)
 		_ = e.SetTrustedProxies(nil)
 	}
+}
+
+// dropForgedForwarding removes the forwarding headers (Forwarded,
+// X-Forwarded-*) of every request whose peer is not a trusted proxy, so
+// that no handler reads what a client may have forged (such as the scheme
+// of v1's nextPage links).
+func dropForgedForwarding(trusted []netip.Prefix) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !peerTrusted(c.Request.RemoteAddr, trusted) {
+			h := c.Request.Header
+			for name := range h {
+				if name == "Forwarded" || strings.HasPrefix(name, "X-Forwarded-") {
+					h.Del(name)
+				}
+			}
+		}
+		c.Next()
+	}
+}
+
+// peerTrusted reports whether the connection's peer (host:port) is within
+// one of the trusted prefixes.
+func peerTrusted(remoteAddr string, trusted []netip.Prefix) bool {
+	if len(trusted) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	if err != nil {
+		return false
+	}
+	addr := ap.Addr().Unmap()
+	for _, p := range trusted {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }
 
 // limitBody caps request bodies at MaxBodyBytes.
