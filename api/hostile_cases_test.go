@@ -352,6 +352,14 @@ func requestCases(o operation, own ownIDs) []hostileCase {
 		edit(&c)
 		out = append(out, c)
 	}
+	add("trailing slash", func(c *hostileCase) { c.rawPath, c.want = c.rawPath+"/", http.StatusNotFound })
+	for _, p := range o.params {
+		if p.In == "path" {
+			add("path "+p.Name+" empty", func(c *hostileCase) {
+				c.rawPath, c.want = fillPath(o, own, p.Name, ""), http.StatusNotFound
+			})
+		}
+	}
 	for _, m := range []string{"PUT", "OPTIONS", "TRACE", "FOO"} {
 		add("method "+m, func(c *hostileCase) { c.method, c.want = m, http.StatusMethodNotAllowed })
 	}

@@ -65,6 +65,9 @@ func New(cfg Config) *API {
 	// Route on the path as sent, so that an escaped slash (%2F) stays
 	// inside its parameter (an unknown id, 404) instead of splitting it.
 	e.UseRawPath = true
+	// A path that names no route (a trailing slash, an empty id) answers
+	// 404 NOT_FOUND in the envelope, not an undocumented redirect.
+	e.RedirectTrailingSlash = false
 	trustProxies(e, cfg.TrustedProxies, cfg.Log)
 	authCfg := cfg.Auth
 	if authCfg.CacheSize == 0 {
