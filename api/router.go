@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -40,6 +41,12 @@ type Config struct {
 	// Jobs enqueues River jobs in the transaction of the change causing
 	// them (an insert-only River client); nil skips rule application.
 	Jobs v2.JobInserter
+	// TrustedProxies are the peers whose X-Forwarded-For header names the
+	// client address (the auth-failure throttle keys on it) and whose
+	// X-Forwarded-Proto names the scheme. Empty, the default, trusts no
+	// one: the address is the connection's peer, and forwarding headers,
+	// which any client can forge, are dropped.
+	TrustedProxies []netip.Prefix
 }
 
 // API is the assembled HTTP handler and the background work it needs.
@@ -55,11 +62,19 @@ func New(cfg Config) *API {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
+	// Route on the path as sent, so that an escaped slash (%2F) stays
+	// inside its parameter (an unknown id, 404) instead of splitting it.
+	e.UseRawPath = true
+	// A path that names no route (a trailing slash, an empty id) answers
+	// 404 NOT_FOUND in the envelope, not an undocumented redirect.
+	e.RedirectTrailingSlash = false
+	trustProxies(e, cfg.TrustedProxies, cfg.Log)
 	authCfg := cfg.Auth
 	if authCfg.CacheSize == 0 {
 		authCfg = middleware.DefaultAuthConfig()
 	}
 	auth := middleware.NewAuthenticator(cfg.Store, authCfg, cfg.Log)
+	e.Use(dropForgedForwarding(cfg.TrustedProxies))
 	e.Use(middleware.RequestID())
 	if cfg.Metrics != nil {
 		e.Use(middleware.NewMetrics(cfg.Metrics).Handler())
@@ -111,6 +126,60 @@ func (a *API) Run(ctx context.Context) {
 func isV1(c *gin.Context) bool {
 	p := c.Request.URL.Path
 	return p == "/v1" || strings.HasPrefix(p, "/v1/")
+}
+
+// trustProxies makes the engine take the client address from
+// X-Forwarded-For only when the peer is one of the trusted proxies (X-Real-IP
+// and platform headers are never read).
+func trustProxies(e *gin.Engine, trusted []netip.Prefix, log *slog.Logger) {
+	e.ForwardedByClientIP = true
+	e.RemoteIPHeaders = []string{"X-Forwarded-For"}
+	cidrs := make([]string, len(trusted))
+	for i, p := range trusted {
+		cidrs[i] = p.Masked().String()
+	}
+	if err := e.SetTrustedProxies(cidrs); err != nil {
+		// Unreachable with parsed prefixes; trust no one rather than everyone.
+		log.Error("trusted proxies refused; trusting none", "error", err)
+		_ = e.SetTrustedProxies(nil)
+	}
+}
+
+// dropForgedForwarding removes the forwarding headers (Forwarded,
+// X-Forwarded-*) of every request whose peer is not a trusted proxy, so
+// that no handler reads what a client may have forged (such as the scheme
+// of v1's nextPage links).
+func dropForgedForwarding(trusted []netip.Prefix) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !peerTrusted(c.Request.RemoteAddr, trusted) {
+			h := c.Request.Header
+			for name := range h {
+				if name == "Forwarded" || strings.HasPrefix(name, "X-Forwarded-") {
+					h.Del(name)
+				}
+			}
+		}
+		c.Next()
+	}
+}
+
+// peerTrusted reports whether the connection's peer (host:port) is within
+// one of the trusted prefixes.
+func peerTrusted(remoteAddr string, trusted []netip.Prefix) bool {
+	if len(trusted) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	if err != nil {
+		return false
+	}
+	addr := ap.Addr().Unmap()
+	for _, p := range trusted {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }
 
 // limitBody caps request bodies at MaxBodyBytes.

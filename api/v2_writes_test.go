@@ -156,7 +156,7 @@ func TestCreateManualAccountValidation(t *testing.T) {
 	})
 	t.Run("too large", func(t *testing.T) {
 		big := `{"name":"` + strings.Repeat("x", 1<<20) + `","type":"cash","currency":"USD"}`
-		e.expectMessage(e.send(http.MethodPost, "/v2/accounts", key, big), "body: larger than 1 MiB")
+		e.expect(e.send(http.MethodPost, "/v2/accounts", key, big), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 	})
 }
 

@@ -1,9 +1,11 @@
-// Package params reads API query parameters for both API versions: each
-// reader keeps the first error, and every message starts with the
-// parameter's name ("limit: must be an integer between 1 and 250").
+// Package params reads and checks API input for both API versions: query
+// parameters (each reader keeps the first error, and every message starts
+// with the parameter's name: "limit: must be an integer between 1 and 250"),
+// and the limits every string and number of a request obeys.
 package params
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -35,6 +37,29 @@ type Values struct {
 
 // New reads from v.
 func New(v url.Values) *Values { return &Values{v: v} }
+
+// Parse reads the raw query string of a request. A query string that does
+// not decode (a malformed percent-escape, a semicolon separator) is an
+// error recorded at once, never a parameter silently dropped. (Every value
+// read is then parsed strictly, so a NUL character or an overlong value
+// fails its reader.)
+func Parse(rawQuery string) *Values {
+	v, err := url.ParseQuery(rawQuery)
+	q := &Values{v: v}
+	if err != nil {
+		q.err = Errorf("query: cannot be decoded: %s", queryProblem(err))
+	}
+	return q
+}
+
+// queryProblem words a url.ParseQuery error for a client.
+func queryProblem(err error) string {
+	var esc url.EscapeError
+	if errors.As(err, &esc) {
+		return "invalid percent-encoding " + strconv.Quote(string(esc))
+	}
+	return strings.TrimPrefix(err.Error(), "invalid ")
+}
 
 // Err returns the first error met, or nil.
 func (q *Values) Err() error { return q.err }

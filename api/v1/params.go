@@ -2,7 +2,6 @@ package v1
 
 import (
 	"github.com/finsync/finsync/api/params"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -25,7 +24,9 @@ const InvestmentWindowDays = 30
 // query reads version 1's query parameters.
 type query struct{ *params.Values }
 
-func newQuery(v url.Values) *query { return &query{params.New(v)} }
+// newQuery reads a request's raw query string; one that does not decode
+// is an error (see params.Parse).
+func newQuery(rawQuery string) *query { return &query{params.Parse(rawQuery)} }
 
 // requiredUUID reads a required UUID parameter.
 func (q *query) requiredUUID(name string) uuid.UUID {

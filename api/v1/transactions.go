@@ -25,7 +25,7 @@ type transactionPage struct {
 }
 
 func (s *Server) listTransactions(c *gin.Context) {
-	q := newQuery(c.Request.URL.Query())
+	q := newQuery(c.Request.URL.RawQuery)
 	f := storage.ConnectionFilter{
 		BankConnectionID: q.requiredUUID("bankConnectionId"),
 		AccountIDs:       q.accountIDs(),

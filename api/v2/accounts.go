@@ -70,7 +70,7 @@ func utc(t *time.Time) *time.Time {
 }
 
 func (s *Server) listAccounts(c *gin.Context) {
-	q := newQuery(c.Request.URL.Query())
+	q := newQuery(c.Request.URL.RawQuery)
 	f := storage.AccountFilter{
 		BankConnectionID: q.UUID("bankConnectionId"),
 		Status:           q.Enum("status", "active", "active", "closed", "all"),
@@ -117,7 +117,7 @@ func (s *Server) getAccount(c *gin.Context) {
 }
 
 func (s *Server) balanceHistory(c *gin.Context) {
-	q := newQuery(c.Request.URL.Query())
+	q := newQuery(c.Request.URL.RawQuery)
 	f := storage.BalanceFilter{
 		BankConnectionID: q.UUID("bankConnectionId"),
 		AccountID:        q.UUID("bankAccountId"),

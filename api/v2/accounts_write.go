@@ -64,10 +64,10 @@ func (s *Server) createAccount(c *gin.Context) {
 func manualAccountFrom(m members) (storage.ManualAccount, error) {
 	var ma storage.ManualAccount
 	var err error
-	if ma.Name, err = required(m, "name", m.nonEmpty); err != nil {
+	if ma.Name, err = required(m, "name", m.name); err != nil {
 		return ma, err
 	}
-	if ma.Type, err = required(m, "type", m.nonEmpty); err != nil {
+	if ma.Type, err = required(m, "type", m.name); err != nil {
 		return ma, err
 	}
 	if ma.Currency, err = required(m, "currency", m.currencyCode); err != nil {
@@ -115,7 +115,7 @@ func readOptionalAccountFields(m members, p *storage.AccountPatch) error {
 			continue
 		}
 		*f.set = true
-		if *f.dst, err = m.str(f.name, true); err != nil {
+		if *f.dst, err = m.label(f.name, true); err != nil {
 			return err
 		}
 	}
@@ -217,7 +217,7 @@ func accountPatchFrom(m members) (storage.AccountPatch, error) {
 		if !m.has(name) {
 			continue
 		}
-		v, err := m.nonEmpty(name)
+		v, err := m.name(name)
 		if err != nil {
 			return p, err
 		}

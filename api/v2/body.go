@@ -15,11 +15,13 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/text/currency"
 
+	"github.com/finsync/finsync/api/params"
 	"github.com/finsync/finsync/domain"
 )
 
-// readBody returns the raw request body after checking its Content-Type
-// and size; every failure is a 400 whose message starts with "body:".
+// readBody returns the raw request body after checking its Content-Type,
+// its size (over the limit: errTooLarge, a 413) and every string and
+// number in it (params.CheckJSON); other failures are 400s.
 func readBody(c *gin.Context) ([]byte, error) {
 	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if err != nil || mt != "application/json" {
@@ -32,12 +34,19 @@ func readBody(c *gin.Context) ([]byte, error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return nil, badf("body: larger than 1 MiB")
+		return nil, errTooLarge
 	case err != nil:
 		return nil, fmt.Errorf("read request body: %w", err)
 	}
+	if err := params.CheckJSON(raw, "body"); err != nil {
+		return nil, err
+	}
 	return raw, nil
 }
+
+// errTooLarge answers 413 PAYLOAD_TOO_LARGE: the body is over the limit
+// the router sets (api.MaxBodyBytes, 1 MiB).
+var errTooLarge = errors.New("body: larger than 1 MiB")
 
 // members is a JSON object's members, raw, by name.
 type members map[string]json.RawMessage
@@ -141,6 +150,26 @@ func (m members) nonEmpty(name string) (string, error) {
 		return "", badf("%s: must not be empty", name)
 	}
 	return *s, nil
+}
+
+// name decodes a required, non-blank string member of at most
+// params.MaxNameLength characters.
+func (m members) name(field string) (string, error) {
+	s, err := m.nonEmpty(field)
+	if err != nil {
+		return "", err
+	}
+	return s, params.Text(field, s, params.MaxNameLength)
+}
+
+// label decodes a string member of at most params.MaxNameLength
+// characters; null is refused unless nullable, and yields nil.
+func (m members) label(field string, nullable bool) (*string, error) {
+	s, err := m.str(field, nullable)
+	if err != nil || s == nil {
+		return s, err
+	}
+	return s, params.Text(field, *s, params.MaxNameLength)
 }
 
 // money decodes a number member (null yields nil); strings are refused.

@@ -68,7 +68,7 @@ func (s *Server) updateCategory(c *gin.Context) {
 func categoryInputFrom(m members) (storage.CategoryInput, error) {
 	var in storage.CategoryInput
 	if m.has("name") {
-		name, err := m.nonEmpty("name")
+		name, err := m.name("name")
 		if err != nil {
 			return in, err
 		}
@@ -76,7 +76,7 @@ func categoryInputFrom(m members) (storage.CategoryInput, error) {
 	}
 	if m.has("group") {
 		in.SetGroup = true
-		g, err := m.str("group", true)
+		g, err := m.label("group", true)
 		if err != nil {
 			return in, err
 		}

@@ -41,7 +41,7 @@ func newConnectionView(bc domain.BankConnection) connectionView {
 }
 
 func (s *Server) listConnections(c *gin.Context) {
-	q := newQuery(c.Request.URL.Query())
+	q := newQuery(c.Request.URL.RawQuery)
 	status := q.Enum("status", "active", "active", "all", "disabled")
 	if q.Err() != nil {
 		s.handle(c, q.Err())

@@ -1,8 +1,6 @@
 package v2
 
 import (
-	"net/url"
-
 	"github.com/finsync/finsync/api/params"
 	"github.com/finsync/finsync/domain"
 )
@@ -16,7 +14,9 @@ const (
 // query reads version 2's query parameters.
 type query struct{ *params.Values }
 
-func newQuery(v url.Values) *query { return &query{params.New(v)} }
+// newQuery reads a request's raw query string; one that does not decode
+// is an error (see params.Parse).
+func newQuery(rawQuery string) *query { return &query{params.Parse(rawQuery)} }
 
 // dateRange reads the optional startDate and endDate.
 func (q *query) dateRange() (start, end *domain.Date) {

@@ -30,6 +30,10 @@ const (
 	CodeInternal            = "INTERNAL_ERROR"
 )
 
+// CodePayloadTooLarge is our addition to version 2's codes: a request body
+// over the 1 MiB limit (413).
+const CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
+
 // UnauthorizedMessage is the whole 401 body's error string.
 const UnauthorizedMessage = "Missing or invalid Authorization header"
 
@@ -66,9 +70,17 @@ func (Responder) Forbidden(c *gin.Context, gate middleware.Gate) {
 	Fail(c, http.StatusForbidden, CodeSubscriptionNeeded, "API access requires an active Standard or Pro subscription")
 }
 
-// RateLimited answers 429 with the exceeded limit named and retryAfter in seconds.
+// RateLimited answers 429 with the exceeded limit named and retryAfter in
+// seconds. Limits spent before the rate limiter runs (failed
+// authentications per address) get their X-RateLimit headers here.
 func (Responder) RateLimited(c *gin.Context, limit middleware.LimitInfo, retryAfter time.Duration) {
 	secs := middleware.RetryAfterSeconds(retryAfter)
+	h := c.Writer.Header()
+	if h.Get("X-RateLimit-Limit") == "" {
+		h.Set("X-RateLimit-Limit", strconv.Itoa(limit.Count))
+		h.Set("X-RateLimit-Remaining", "0")
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Duration(secs)*time.Second).Unix(), 10))
+	}
 	c.Header("Retry-After", strconv.Itoa(secs))
 	c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{
 		"error":      apierr.Detail{Code: CodeRateLimited, Message: limitMessage(limit)},

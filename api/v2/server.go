@@ -104,6 +104,8 @@ func (s *Server) handle(c *gin.Context, err error) {
 	switch {
 	case errors.As(err, &br):
 		Fail(c, http.StatusBadRequest, CodeBadRequest, br.Msg)
+	case errors.Is(err, errTooLarge):
+		Fail(c, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "body: larger than 1 MiB")
 	case errors.Is(err, errNotFound), errors.Is(err, storage.ErrNotFound):
 		Fail(c, http.StatusNotFound, CodeNotFound, "Resource not found")
 	case errors.Is(err, errProviderUnavailable):

@@ -19,7 +19,7 @@ var transactionStatuses = map[string][]string{
 }
 
 func (s *Server) listTransactions(c *gin.Context) {
-	q := newQuery(c.Request.URL.Query())
+	q := newQuery(c.Request.URL.RawQuery)
 	f := storage.TransactionFilter{
 		BankConnectionID: q.UUID("bankConnectionId"),
 		AccountID:        q.UUID("bankAccountId"),

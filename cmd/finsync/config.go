@@ -3,7 +3,9 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 )
@@ -20,6 +22,10 @@ type config struct {
 	// ReconnectURLTemplate builds a connection's reconnect URL (FINSYNC_RECONNECT_URL).
 	ReconnectURLTemplate string
 	LogLevel             slog.Level
+	// TrustedProxies lists the proxies whose X-Forwarded-For header names
+	// the client (FINSYNC_TRUSTED_PROXIES: comma-separated IPs or CIDRs;
+	// empty trusts none).
+	TrustedProxies string
 }
 
 func configFromEnv() config {
@@ -29,6 +35,7 @@ func configFromEnv() config {
 		EncryptionKey:        os.Getenv("FINSYNC_ENCRYPTION_KEY"),
 		SimURL:               os.Getenv("FINSYNC_SIM_URL"),
 		ReconnectURLTemplate: os.Getenv("FINSYNC_RECONNECT_URL"),
+		TrustedProxies:       os.Getenv("FINSYNC_TRUSTED_PROXIES"),
 	}
 	switch strings.ToLower(os.Getenv("FINSYNC_LOG_LEVEL")) {
 	case "debug":
@@ -61,4 +68,30 @@ func (c config) databaseURL() string {
 		return c.DatabaseURL
 	}
 	return "postgres://postgres@127.0.0.1:5432/finsync?sslmode=disable"
+}
+
+// trustedProxies parses FINSYNC_TRUSTED_PROXIES: comma-separated IP
+// addresses (one host each) or CIDR blocks; empty yields none.
+func (c config) trustedProxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, item := range strings.Split(c.TrustedProxies, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if strings.Contains(item, "/") {
+			p, err := netip.ParsePrefix(item)
+			if err != nil {
+				return nil, fmt.Errorf("FINSYNC_TRUSTED_PROXIES: %q is not an IP address or CIDR block: %w", item, err)
+			}
+			out = append(out, p.Masked())
+			continue
+		}
+		addr, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, fmt.Errorf("FINSYNC_TRUSTED_PROXIES: %q is not an IP address or CIDR block: %w", item, err)
+		}
+		out = append(out, netip.PrefixFrom(addr, addr.BitLen()))
+	}
+	return out, nil
 }

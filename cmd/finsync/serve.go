@@ -66,6 +66,10 @@ const defaultGCPercent = 400
 // runAPI serves the API and the ops endpoints until ctx ends.
 func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr string) error {
 	log := a.logger()
+	proxies, err := a.cfg.trustedProxies()
+	if err != nil {
+		return err
+	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
@@ -75,7 +79,8 @@ func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr s
 	if err != nil {
 		return err
 	}
-	srv := api.New(api.Config{Store: st, Log: log, CursorKey: a.cfg.cursorKey(log), Metrics: reg, Jobs: jobs})
+	srv := api.New(api.Config{Store: st, Log: log, CursorKey: a.cfg.cursorKey(log), Metrics: reg, Jobs: jobs,
+		TrustedProxies: proxies})
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { srv.Run(ctx); return nil })
 	g.Go(func() error { return api.Serve(ctx, addr, srv.Handler, log) })

@@ -148,7 +148,8 @@ func v1Responses() Obj {
 		return jsonResponse(desc, v1Endpoint(code), responseHeaders(mode))
 	}
 	return Obj{
-		{"BadRequest", endpoint("Invalid query; the message is `<parameter>: <text>`.", limited, "BAD_REQUEST")},
+		{"BadRequest", endpoint("Invalid query; the message is `<parameter>: <text>`, or `query: <text>` "+
+			"when the query string does not decode (a malformed percent-escape).", limited, "BAD_REQUEST")},
 		{"Unauthorized", jsonResponse("Authentication failed.", v1Middleware([]string{
 			"Missing or invalid Authorization header", "Invalid API key",
 			"API key has been disabled", "API key has expired",

@@ -4,7 +4,7 @@ import "net/http"
 
 // v2Statuses maps v2's reusable error responses to their status codes.
 func v2Statuses() map[string]int {
-	return map[string]int{
+	statuses := map[string]int{
 		"BadRequest":          http.StatusBadRequest,
 		"Unauthorized":        http.StatusUnauthorized,
 		"Forbidden":           http.StatusForbidden,
@@ -13,6 +13,10 @@ func v2Statuses() map[string]int {
 		"InternalError":       http.StatusInternalServerError,
 		"ProviderUnavailable": http.StatusBadGateway,
 	}
+	for name, status := range v2InputStatuses() {
+		statuses[name] = status
+	}
+	return statuses
 }
 
 // V2 builds the OpenAPI document of API v2.
@@ -24,7 +28,7 @@ func V2() Obj {
 			{"version", "2.0.0"},
 			{"description", "Version 2 of the finsync API: stored accounts, transactions, balances, " +
 				"bank connections, holdings and investment activity, with writes for manual accounts, " +
-				"categories, transaction categories and rules."},
+				"categories, transaction categories and rules." + inputLimitsText},
 		}},
 		{"servers", []Obj{{{"url", "/v2"}}}},
 		{"security", []Obj{{{bearerScheme, []string{}}}}},
@@ -82,7 +86,7 @@ func v2AccountRoutes() []route {
 			id: "createAccount", summary: "Create a manual account",
 			body:   ref("AccountCreate"),
 			status: http.StatusCreated, respDesc: "The created account.", schema: account,
-			errors: authErrors("BadRequest"),
+			errors: bodyErrors(),
 		}},
 		{"/accounts/balance-history", "get", op{
 			id: "listBalanceHistory", summary: "Daily balance snapshots",
@@ -103,7 +107,7 @@ func v2AccountRoutes() []route {
 			id: "updateAccount", summary: "Update a manual account", params: []Obj{paramRef("accountId")},
 			body:   ref("AccountUpdate"),
 			status: http.StatusOK, respDesc: "The updated account.", schema: account,
-			errors: authErrors("BadRequest", "NotFound"),
+			errors: bodyErrors("NotFound"),
 		}},
 		{"/accounts/{accountId}", "delete", op{
 			id: "closeAccount", summary: "Close a manual account", params: []Obj{paramRef("accountId")},
@@ -131,7 +135,7 @@ func v2TransactionRoutes() []route {
 			params: []Obj{pathParam("id", "Transaction id.", uuidS())},
 			body:   object(req("categoryId", orNull(uuidS()))),
 			status: http.StatusOK, respDesc: "The updated transaction.", schema: ref("Transaction"),
-			errors: authErrors("BadRequest", "NotFound"),
+			errors: bodyErrors("NotFound"),
 		}},
 		{"/bank-connections", "get", op{
 			id: "listBankConnections", summary: "List stored bank connections",
@@ -156,18 +160,18 @@ func v2CategoryRoutes() []route {
 		{"/categories", "post", op{
 			id: "createCategory", summary: "Create a manual category",
 			body: object(
-				req("name", nonEmpty()),
-				opt("group", orNull(str())),
-				opt("description", str()),
+				req("name", name()),
+				opt("group", orNull(label())),
+				opt("description", text()),
 			),
 			status: http.StatusCreated, respDesc: "The created category.", schema: ref("Category"),
-			errors: authErrors("BadRequest"),
+			errors: bodyErrors(),
 		}},
 		{"/categories/{id}", "patch", op{
 			id: "updateCategory", summary: "Edit a category", params: []Obj{categoryID},
-			body:   patchObject(opt("name", nonEmpty()), opt("group", orNull(str())), opt("description", str())),
+			body:   patchObject(opt("name", name()), opt("group", orNull(label())), opt("description", text())),
 			status: http.StatusOK, respDesc: "The updated category.", schema: ref("Category"),
-			errors: authErrors("BadRequest", "NotFound"),
+			errors: bodyErrors("NotFound"),
 		}},
 		{"/category-groups", "get", op{
 			id: "listCategoryGroups", summary: "List category groups",
@@ -221,12 +225,12 @@ func v2RuleRoutes() []route {
 		{"/rules", "post", op{
 			id: "createRule", summary: "Create a rule", body: ref("RuleCreate"),
 			status: http.StatusCreated, respDesc: "The created rule.", schema: ref("Rule"),
-			errors: authErrors("BadRequest"),
+			errors: bodyErrors(),
 		}},
 		{"/rules/{ruleId}", "patch", op{
 			id: "updateRule", summary: "Update a rule", params: []Obj{ruleID}, body: ref("RuleUpdate"),
 			status: http.StatusOK, respDesc: "The updated rule.", schema: ref("Rule"),
-			errors: authErrors("BadRequest", "NotFound"),
+			errors: bodyErrors("NotFound"),
 		}},
 		{"/rules/{ruleId}", "delete", op{
 			id: "archiveRule", summary: "Archive a rule", params: []Obj{ruleID},
@@ -261,10 +265,11 @@ func v2Parameters() Obj {
 
 // v2ErrorCodes are the codes of the v2 error envelope.
 func v2ErrorCodes() []string {
-	return []string{
+	codes := []string{
 		"BAD_REQUEST", "STORAGE_MODE_REQUIRED", "SUBSCRIPTION_REQUIRED", "NOT_FOUND",
 		"METHOD_NOT_ALLOWED", "RATE_LIMITED", "PROVIDER_UNAVAILABLE", "INTERNAL_ERROR",
 	}
+	return append(codes, v2InputErrorCodes()...)
 }
 
 // errorEnvelope is {error: {code, message}} with the given codes allowed,
@@ -278,8 +283,9 @@ func v2Responses() Obj {
 	errResp := func(desc string, mode headerMode, codes ...string) Obj {
 		return jsonResponse(desc, errorEnvelope(codes), responseHeaders(mode))
 	}
-	return Obj{
-		{"BadRequest", errResp("Invalid parameters or body, or a write to a bank-synced account.",
+	responses := Obj{
+		{"BadRequest", errResp("Invalid parameters or body (see the limits in the description above), "+
+			"a query string that does not decode, or a write to a bank-synced account.",
 			limited, "BAD_REQUEST")},
 		{"Unauthorized", jsonResponse("Missing or invalid Authorization header.",
 			object(req("error", constant("Missing or invalid Authorization header"))),
@@ -298,4 +304,5 @@ func v2Responses() Obj {
 		{"ProviderUnavailable", errResp("The data was never stored and the provider is unavailable.",
 			limited, "PROVIDER_UNAVAILABLE")},
 	}
+	return append(responses, v2InputResponses()...)
 }

@@ -83,14 +83,14 @@ func v2Account() Obj {
 // v2AccountWrite is the body of POST /accounts, or of PATCH when update.
 func v2AccountWrite(update bool) Obj {
 	fields := []field{
-		req("name", nonEmpty()),
-		req("type", nonEmpty()),
+		req("name", name()),
+		req("type", name()),
 		req("currency", currency()),
-		opt("institutionName", orNull(str())),
-		opt("subtype", orNull(str())),
-		opt("mask", orNull(str())),
-		opt("currentBalance", orNull(number())),
-		opt("availableBalance", orNull(number())),
+		opt("institutionName", orNull(label())),
+		opt("subtype", orNull(label())),
+		opt("mask", orNull(label())),
+		opt("currentBalance", orNull(amount())),
+		opt("availableBalance", orNull(amount())),
 		opt("liability", orNull(ref("LiabilityInput"))),
 	}
 	if update {
@@ -100,8 +100,12 @@ func v2AccountWrite(update bool) Obj {
 }
 
 // liabilityFields are the Liability fields; interestRateType is added to
-// the response form only.
+// the response form only, and the request form documents the input limits.
 func liabilityFields(response bool) []field {
+	number, str := number, str
+	if !response {
+		number, str = amount, text
+	}
 	f := []field{
 		req("type", enum("credit", "student", "mortgage")),
 		opt("minimumPaymentAmount", number()),
@@ -111,7 +115,7 @@ func liabilityFields(response bool) []field {
 		opt("interestRate", number()),
 		opt("isOverdue", boolean()),
 		opt("lastStatementBalance", number()),
-		opt("aprs", array(ref("Apr"))),
+		opt("aprs", array(ref(aprSchema(response)))),
 		opt("loanName", str()),
 		opt("loanStatus", object(req("type", str()), opt("endDate", date()))),
 		opt("repaymentPlan", object(req("type", str()), req("description", str()))),
@@ -151,13 +155,32 @@ func v2LiabilitySchemas() Obj {
 			"Debt details; only type is always present, unknown fields are omitted.")},
 		{"LiabilityInput", describe(object(liabilityFields(false)...),
 			"Liability details of a manual account (interestRateType is response-only).")},
-		{"Apr", object(
-			req("aprType", str()),
-			opt("aprPercentage", number()),
-			opt("balanceSubjectToApr", number()),
-			opt("interestChargeAmount", number()),
-		)},
+		{"Apr", aprObject(true)},
+		{"AprInput", aprObject(false)},
 	}
+}
+
+// aprSchema names the Apr schema of the response or request form.
+func aprSchema(response bool) string {
+	if response {
+		return "Apr"
+	}
+	return "AprInput"
+}
+
+// aprObject is an annual percentage rate; the request form documents the
+// input limits.
+func aprObject(response bool) Obj {
+	number, str := number, str
+	if !response {
+		number, str = amount, text
+	}
+	return object(
+		req("aprType", str()),
+		opt("aprPercentage", number()),
+		opt("balanceSubjectToApr", number()),
+		opt("interestChargeAmount", number()),
+	)
 }
 
 func v2Transaction() Obj {
@@ -238,24 +261,24 @@ func v2RuleSchemas() Obj {
 	conditions := array(ref("RuleCondition")).with("minItems", 1)
 	outcomes := array(ref("RuleOutcome")).with("minItems", 1)
 	priority := intRange(1, 100)
-	scalar := []Obj{str(), number()}
+	scalar := []Obj{text(), amount()}
 	return Obj{
 		{"RuleCondition", object(
 			req("field", enum("Account", "Summary", "OriginalDescription", "MerchantName", "Amount", "transactionDay")),
 			req("operator", enum("is", "isNot", "contains", "doesNotContain", "startsWith", "endsWith",
 				"oneOf", "matches", "gt", "gte", "lt", "lte", "between")),
-			req("value", Obj{{"anyOf", []Obj{str(), number(), array(Obj{{"anyOf", scalar}})}}}),
+			req("value", Obj{{"anyOf", []Obj{text(), amount(), array(Obj{{"anyOf", scalar}})}}}),
 		)},
 		{"RuleOutcome", Obj{{"oneOf", []Obj{
 			describe(object(
 				req("action", constant("updateTransaction")),
 				req("field", constant("Category")),
-				req("value", object(req("id", uuidS()), opt("value", str()))),
+				req("value", object(req("id", uuidS()), opt("value", text()))),
 			), "Set the category."),
 			describe(object(
 				req("action", constant("updateTransaction")),
 				req("field", constant("MerchantName")),
-				req("value", str()),
+				req("value", text()),
 			), "Set the merchant name."),
 			describe(object(
 				req("action", constant("hideTransaction")),
