@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -107,6 +108,8 @@ type rotationColumnResult struct {
 	Unreadable []uuid.UUID `json:"unreadable"`
 	// Busy are rows that changed under every attempt to write them.
 	Busy []uuid.UUID `json:"changedMeanwhile"`
+	// firstUnreadable is why the first unreadable value did not open.
+	firstUnreadable error
 }
 
 // String is the human summary.
@@ -134,11 +137,11 @@ func (r *encryptionRotation) run(ctx context.Context) (rotationResult, error) {
 	var errs []error
 	for _, c := range res.Columns {
 		if len(c.Unreadable) > 0 {
-			errs = append(errs, fmt.Errorf("%d %s open with none of the configured keys (add the key that sealed them to FINSYNC_ENCRYPTION_KEY): %v",
-				len(c.Unreadable), c.Column, c.Unreadable))
+			errs = append(errs, fmt.Errorf("%d %s open with none of the configured keys (add the key that sealed them to FINSYNC_ENCRYPTION_KEY): rows %s; the first: %w",
+				len(c.Unreadable), c.Column, idList(c.Unreadable), c.firstUnreadable))
 		}
 		if len(c.Busy) > 0 {
-			errs = append(errs, fmt.Errorf("%d %s changed during every attempt; run the command again: %v", len(c.Busy), c.Column, c.Busy))
+			errs = append(errs, fmt.Errorf("%d %s changed during every attempt; run the command again: rows %s", len(c.Busy), c.Column, idList(c.Busy)))
 		}
 	}
 	return res, errors.Join(errs...)
@@ -160,8 +163,8 @@ func (r *encryptionRotation) column(ctx context.Context, c *rotationColumnResult
 			return err
 		}
 		after = vals[len(vals)-1].ID
-		fmt.Fprintf(r.progress, "%s: %d read, %d re-sealed, %d already current (up to %s)\n",
-			c.Column, c.Read, c.Resealed, c.Current, after)
+		fmt.Fprintf(r.progress, "%s: %d read, %d re-sealed, %d already current, %d unreadable (up to %s)\n",
+			c.Column, c.Read, c.Resealed, c.Current, len(c.Unreadable), after)
 	}
 }
 
@@ -174,6 +177,9 @@ func (r *encryptionRotation) reseal(ctx context.Context, c *rotationColumnResult
 			out, changed, err := r.box.Reseal(v.Sealed)
 			switch {
 			case err != nil:
+				if len(c.Unreadable) == 0 {
+					c.firstUnreadable = err
+				}
 				c.Unreadable = append(c.Unreadable, v.ID)
 			case !changed:
 				c.Current++
@@ -199,6 +205,25 @@ func (r *encryptionRotation) reseal(ctx context.Context, c *rotationColumnResult
 		}
 	}
 	return nil
+}
+
+// maxListedIDs caps the row ids an error message lists.
+const maxListedIDs = 10
+
+// idList lists ids for a message, the first maxListedIDs of them.
+func idList(ids []uuid.UUID) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i == maxListedIDs {
+			fmt.Fprintf(&b, " and %d more (--json lists all)", len(ids)-maxListedIDs)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(id.String())
+	}
+	return b.String()
 }
 
 // notWritten returns the ids of reps absent from written.

@@ -274,8 +274,9 @@ func TestRotateEncryption(t *testing.T) {
 	}
 	t.Setenv("FINSYNC_ENCRYPTION_KEY", newKey)
 	out, err = runKeysCmd(ctx, dbURL, io.Discard, "keys", "rotate-encryption")
-	if err == nil || !strings.Contains(err.Error(), conns[1]) || !strings.Contains(err.Error(), "none of the configured keys") {
-		t.Fatalf("a value of an unknown key: %v", err)
+	if err == nil || !strings.Contains(err.Error(), conns[1]) || !errors.Is(err, secrets.ErrDecrypt) ||
+		!strings.Contains(err.Error(), "key id "+stranger.KeyIDs()[0]) {
+		t.Fatalf("a value of an unknown key: the error must name the row and the key id it needs: %v", err)
 	}
 	var report rotation
 	if err := json.Unmarshal(out, &report); err != nil || len(report.Columns[0].Unreadable) != 1 || report.Columns[0].Current != 4 {
