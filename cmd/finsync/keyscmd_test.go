@@ -19,8 +19,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/secrets"
+	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
 
@@ -313,5 +315,44 @@ func TestDevKeysNeedNoConfiguration(t *testing.T) {
 	}
 	if first.cfg.CursorKey == "" || second.cfg.CursorKey != first.cfg.CursorKey {
 		t.Fatalf("cursor keys of two dev runs: %q, %q", first.cfg.CursorKey, second.cfg.CursorKey)
+	}
+}
+
+// TestRotationNeverOverwritesAConcurrentWrite: when a row changed between
+// the rotation's read and its write (a reconnect stored new credentials),
+// the stale value is not written back; the new value is read again and
+// re-sealed.
+func TestRotationNeverOverwritesAConcurrentWrite(t *testing.T) {
+	oldKey, newKey := strings.Repeat("4a", 32), strings.Repeat("4b", 32)
+	oldBox, _ := secrets.FromHex(oldKey)
+	both, _ := secrets.FromHex(newKey + "," + oldKey)
+	newBox, _ := secrets.FromHex(newKey)
+	ctx := context.Background()
+	pool, _ := storagetest.NewDB(t)
+	fx := storagetest.NewFixtures(t, pool)
+	user := fx.User(domain.PlanPro, true).ID
+	stale, _ := oldBox.Seal([]byte("credentials before the reconnect"))
+	c, err := fx.St.CreateConnection(ctx, storage.NewConnection{UserID: user, Provider: domain.ProviderMercury, SealedCredentials: stale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := oldBox.Seal([]byte("credentials after the reconnect"))
+	if _, err := pool.Exec(ctx, `UPDATE bank_connections SET credentials_encrypted = $2 WHERE id = $1`, c.ID, fresh); err != nil {
+		t.Fatal(err)
+	}
+	r := encryptionRotation{st: fx.St, box: both, batch: 10, progress: io.Discard}
+	res := &rotationColumnResult{Column: storage.SealedConnectionCredentials}
+	if err := r.reseal(ctx, res, []storage.SealedValue{{ID: c.ID, Sealed: stale}}); err != nil {
+		t.Fatal(err)
+	}
+	if res.Resealed != 1 || len(res.Busy) != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	var stored []byte
+	if err := pool.QueryRow(ctx, `SELECT credentials_encrypted FROM bank_connections WHERE id = $1`, c.ID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := newBox.Open(stored); err != nil || string(got) != "credentials after the reconnect" {
+		t.Fatalf("stored after rotation: %q %v", got, err)
 	}
 }
