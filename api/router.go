@@ -32,6 +32,9 @@ type Config struct {
 	Log   *slog.Logger
 	// CursorKey seals pagination cursors.
 	CursorKey []byte
+	// PreviousCursorKeys are keys of earlier rotations, newest first:
+	// cursors they sealed still open, new ones are sealed with CursorKey.
+	PreviousCursorKeys [][]byte
 	// Metrics receives the HTTP metrics; nil skips them.
 	Metrics prometheus.Registerer
 	// Auth tunes credential caching and throttling; zero uses the defaults.
@@ -83,7 +86,7 @@ func New(cfg Config) *API {
 	limits := middleware.NewLimiters()
 	v2.Register(e, v2.Config{
 		Store:   cfg.Store,
-		Cursors: cursor.NewCodec(cfg.CursorKey),
+		Cursors: cursor.NewCodec(cfg.CursorKey, cfg.PreviousCursorKeys...),
 		Auth:    auth,
 		Limits:  limits,
 		Log:     cfg.Log,

@@ -54,7 +54,8 @@ trap cleanup EXIT
 
 # The real server keeps its default (info) request logging; its stderr goes
 # to a file, as it would to a log collector, never to a terminal.
-env DATABASE_URL="$DB_URL" FINSYNC_CURSOR_KEY=load-benchmark-cursor-key-0123456789 ${REAL_GOGC:+GOGC=$REAL_GOGC} \
+env DATABASE_URL="$DB_URL" FINSYNC_CURSOR_KEY=load-benchmark-cursor-key-0123456789 \
+  FINSYNC_ENCRYPTION_KEY=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef ${REAL_GOGC:+GOGC=$REAL_GOGC} \
   "$FINSYNC" serve --addr "$REAL" --metrics-addr "$REAL_OPS" >"$WORK/finsync.stdout.log" 2>"$WORK/finsync.stderr.log" &
 pids+=($!)
 "$WORK/naive" -addr "$NAIVE" -database-url "$DB_URL" ${NAIVE_FLAGS:-} >"$WORK/naive.log" 2>&1 &

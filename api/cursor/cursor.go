@@ -1,7 +1,9 @@
 // Package cursor makes the opaque, tamper-evident pagination cursors of the
 // API: a keyset position sealed with an HMAC over the position, the listing
 // it belongs to, the user and the filters, so a forged, altered or foreign
-// cursor is refused.
+// cursor is refused. Several keys may be configured, newest first: the
+// newest signs, every key verifies, so the key can be rotated while cursors
+// issued under the previous one stay valid.
 package cursor
 
 import (
@@ -9,7 +11,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,13 +32,47 @@ const (
 	macLen     = 16
 )
 
-// Codec seals and opens cursors with a secret key.
+// MinKeyLen is the shortest cursor key ParseKeys accepts, in bytes.
+const MinKeyLen = 16
+
+// Codec seals cursors with its newest key and opens those sealed with any
+// of its keys.
 type Codec struct {
-	key []byte
+	keys [][]byte // newest first
 }
 
-// NewCodec returns a codec keyed with secret (at least 32 bytes advised).
-func NewCodec(secret []byte) *Codec { return &Codec{key: secret} }
+// NewCodec returns a codec that signs with secret and also verifies cursors
+// signed with the older keys (keys of earlier rotations, newest first). At
+// least 32 random bytes per key are advised.
+func NewCodec(secret []byte, older ...[]byte) *Codec {
+	return &Codec{keys: append([][]byte{secret}, older...)}
+}
+
+// ParseKeys parses a comma-separated list of cursor keys, newest first. An
+// entry of hexadecimal characters that decodes to at least MinKeyLen bytes
+// is used decoded; any other entry is used as text. Empty entries, entries
+// shorter than MinKeyLen bytes and repeated entries are refused.
+func ParseKeys(list string) ([][]byte, error) {
+	parts := strings.Split(list, ",")
+	keys := make([][]byte, 0, len(parts))
+	seen := map[string]int{}
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		key := []byte(p)
+		if b, err := hex.DecodeString(p); err == nil && len(b) >= MinKeyLen {
+			key = b
+		}
+		if len(key) < MinKeyLen {
+			return nil, fmt.Errorf("cursor key %d of %d is shorter than %d bytes (make one with `openssl rand -hex 32`)", i+1, len(parts), MinKeyLen)
+		}
+		if j, dup := seen[string(key)]; dup {
+			return nil, fmt.Errorf("cursor keys %d and %d are the same key", j+1, i+1)
+		}
+		seen[string(key)] = i
+		keys = append(keys, key)
+	}
+	return keys, nil
+}
 
 // Binding names what a cursor belongs to: the listing, the user and a
 // canonical form of the filters.
@@ -43,23 +82,24 @@ type Binding struct {
 	Filters string
 }
 
-// Encode seals a keyset position.
+// Encode seals a keyset position with the newest key.
 func (c *Codec) Encode(b Binding, k storage.Keyset) string {
 	buf := make([]byte, payloadLen, payloadLen+macLen)
 	buf[0] = version
 	binary.BigEndian.PutUint64(buf[1:9], uint64(k.Date.UnixMicro()))
 	copy(buf[9:25], k.ID[:])
-	buf = append(buf, c.mac(b, buf)...)
+	buf = append(buf, mac(c.keys[0], b, buf)...)
 	return base64.RawURLEncoding.EncodeToString(buf)
 }
 
-// Decode opens a cursor issued by Encode for the same binding.
+// Decode opens a cursor issued by Encode, under any of the codec's keys,
+// for the same binding.
 func (c *Codec) Decode(b Binding, s string) (storage.Keyset, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(raw) != payloadLen+macLen || raw[0] != version {
 		return storage.Keyset{}, ErrInvalid
 	}
-	if !hmac.Equal(raw[payloadLen:], c.mac(b, raw[:payloadLen])) {
+	if !c.verify(b, raw[:payloadLen], raw[payloadLen:]) {
 		return storage.Keyset{}, ErrInvalid
 	}
 	var k storage.Keyset
@@ -71,8 +111,18 @@ func (c *Codec) Decode(b Binding, s string) (storage.Keyset, error) {
 	return k, nil
 }
 
-func (c *Codec) mac(b Binding, payload []byte) []byte {
-	m := hmac.New(sha256.New, c.key)
+// verify reports whether sum is the MAC of payload under one of the keys.
+func (c *Codec) verify(b Binding, payload, sum []byte) bool {
+	for _, key := range c.keys {
+		if hmac.Equal(sum, mac(key, b, payload)) {
+			return true
+		}
+	}
+	return false
+}
+
+func mac(key []byte, b Binding, payload []byte) []byte {
+	m := hmac.New(sha256.New, key)
 	m.Write(payload)
 	m.Write([]byte{0})
 	m.Write([]byte(b.Listing))

@@ -1,21 +1,25 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"os"
 	"strings"
+
+	"github.com/finsync/finsync/api/cursor"
+	"github.com/finsync/finsync/secrets"
 )
 
 // config is read from the environment; flags override it.
 type config struct {
 	DatabaseURL string
-	// CursorKey seals pagination cursors (FINSYNC_CURSOR_KEY, hex or text).
+	// CursorKey seals pagination cursors (FINSYNC_CURSOR_KEY): keys of at
+	// least 16 bytes, hex or text, comma-separated, newest first.
 	CursorKey string
-	// EncryptionKey encrypts provider credentials at rest (FINSYNC_ENCRYPTION_KEY, 64 hex chars).
+	// EncryptionKey encrypts provider credentials and destination secrets
+	// at rest (FINSYNC_ENCRYPTION_KEY): keys of 64 hex characters,
+	// comma-separated, newest first.
 	EncryptionKey string
 	// SimURL is the provider simulator's root URL (FINSYNC_SIM_URL).
 	SimURL string
@@ -48,19 +52,56 @@ func configFromEnv() config {
 	return c
 }
 
-// cursorKey returns the configured cursor key, or a random one for this
-// process (cursors then do not survive a restart) with a warning.
-func (c config) cursorKey(log *slog.Logger) []byte {
-	if c.CursorKey != "" {
-		if b, err := hex.DecodeString(c.CursorKey); err == nil && len(b) >= 16 {
-			return b
-		}
-		return []byte(c.CursorKey)
+// keysHelp says how to make a key; every refusal to start for want of one
+// quotes it.
+const keysHelp = "make each with `finsync keys generate` or `openssl rand -hex 32`, and give every serve and worker process the same values " +
+	"(several keys, comma-separated and newest first, rotate a key without downtime: see README, Rotating keys)"
+
+// unsetKeys names the shared keys that are not configured.
+func (c config) unsetKeys() []string {
+	var unset []string
+	if strings.TrimSpace(c.EncryptionKey) == "" {
+		unset = append(unset, "FINSYNC_ENCRYPTION_KEY")
 	}
-	log.Warn("FINSYNC_CURSOR_KEY is not set; pagination cursors will not survive a restart")
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return b
+	if strings.TrimSpace(c.CursorKey) == "" {
+		unset = append(unset, "FINSYNC_CURSOR_KEY")
+	}
+	return unset
+}
+
+// errKeysUnset says which keys are missing and how to make them.
+func errKeysUnset(names []string) error {
+	verb := "is"
+	if len(names) > 1 {
+		verb = "are"
+	}
+	return fmt.Errorf("%s %s not set: %s", strings.Join(names, " and "), verb, keysHelp)
+}
+
+// cursorKeys parses FINSYNC_CURSOR_KEY, newest first: the first signs new
+// cursors, every one opens them.
+func (c config) cursorKeys() ([][]byte, error) {
+	if strings.TrimSpace(c.CursorKey) == "" {
+		return nil, errKeysUnset([]string{"FINSYNC_CURSOR_KEY"})
+	}
+	keys, err := cursor.ParseKeys(c.CursorKey)
+	if err != nil {
+		return nil, fmt.Errorf("FINSYNC_CURSOR_KEY: %w", err)
+	}
+	return keys, nil
+}
+
+// encryptionBox parses FINSYNC_ENCRYPTION_KEY, newest first: the first
+// seals, every one opens.
+func (c config) encryptionBox() (*secrets.Box, error) {
+	if strings.TrimSpace(c.EncryptionKey) == "" {
+		return nil, errKeysUnset([]string{"FINSYNC_ENCRYPTION_KEY"})
+	}
+	box, err := secrets.FromHex(c.EncryptionKey)
+	if err != nil {
+		return nil, fmt.Errorf("FINSYNC_ENCRYPTION_KEY: %w", err)
+	}
+	return box, nil
 }
 
 func (c config) databaseURL() string {

@@ -34,7 +34,7 @@ func (a *app) devCmd() *cobra.Command {
 				return err
 			}
 			defer stopDB()
-			box, err := a.devBox(dir)
+			box, err := a.devKeys(dir)
 			if err != nil {
 				return err
 			}

@@ -44,6 +44,9 @@ func (a *app) serveCmd() *cobra.Command {
 		Short: "Serve the HTTP API",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if _, err := a.requireKeys(); err != nil {
+				return err
+			}
 			pool, err := storage.Open(ctx, a.cfg.databaseURL(), storage.Options{})
 			if err != nil {
 				return err
@@ -79,7 +82,11 @@ func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr s
 	if err != nil {
 		return err
 	}
-	srv := api.New(api.Config{Store: st, Log: log, CursorKey: a.cfg.cursorKey(log), Metrics: reg, Jobs: jobs,
+	cursorKeys, err := a.cfg.cursorKeys()
+	if err != nil {
+		return err
+	}
+	srv := api.New(api.Config{Store: st, Log: log, CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
 		TrustedProxies: proxies})
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { srv.Run(ctx); return nil })

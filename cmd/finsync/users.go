@@ -160,7 +160,7 @@ func (a *app) issue(cmd *cobra.Command, f *credentialFlags, kind, label string) 
 }
 
 func (a *app) keysCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "keys", Short: "Manage API keys"}
+	cmd := &cobra.Command{Use: "keys", Short: "Manage API keys, and make and rotate the service's encryption and cursor keys"}
 	var f credentialFlags
 	create := &cobra.Command{
 		Use:   "create",
@@ -189,6 +189,7 @@ func (a *app) keysCmd() *cobra.Command {
 		},
 	}
 	cmd.AddCommand(create, disable)
+	cmd.AddCommand(a.serviceKeyCmds()...)
 	return cmd
 }
 

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -26,34 +28,67 @@ import (
 	"github.com/finsync/finsync/worker"
 )
 
-// box returns the credential encryption box from FINSYNC_ENCRYPTION_KEY.
+// box returns the encryption box from FINSYNC_ENCRYPTION_KEY.
 func (a *app) box() (*secrets.Box, error) {
-	if a.cfg.EncryptionKey == "" {
-		return nil, fmt.Errorf("FINSYNC_ENCRYPTION_KEY is not set: provide 64 hex characters (e.g. from `openssl rand -hex 32`)")
-	}
-	return secrets.FromHex(a.cfg.EncryptionKey)
+	return a.cfg.encryptionBox()
 }
 
-// devBox returns a box keyed from FINSYNC_ENCRYPTION_KEY or, for the demo,
-// from a key kept in dir (created once).
-func (a *app) devBox(dir string) (*secrets.Box, error) {
-	if a.cfg.EncryptionKey != "" {
-		return a.box()
+// requireKeys checks, before a serve or worker process starts, that both
+// keys every process of a fleet must share are configured and valid, and
+// returns the encryption box. The error names every key that is missing.
+func (a *app) requireKeys() (*secrets.Box, error) {
+	if unset := a.cfg.unsetKeys(); len(unset) > 0 {
+		return nil, errKeysUnset(unset)
 	}
-	path := filepath.Join(dir, "dev-encryption-key")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		key := randomHex(32)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	box, boxErr := a.cfg.encryptionBox()
+	_, cursorErr := a.cfg.cursorKeys()
+	if err := errors.Join(boxErr, cursorErr); err != nil {
+		return nil, err
+	}
+	return box, nil
+}
+
+// devKeys gives `finsync dev` its keys with zero configuration: each of
+// FINSYNC_ENCRYPTION_KEY and FINSYNC_CURSOR_KEY that is not set comes from a
+// demo key kept in dir (created once, so demo data sealed by an earlier run
+// still opens and cursors survive a restart). It returns the encryption box.
+func (a *app) devKeys(dir string) (*secrets.Box, error) {
+	for _, k := range []struct {
+		value *string
+		file  string
+	}{{&a.cfg.EncryptionKey, "dev-encryption-key"}, {&a.cfg.CursorKey, "dev-cursor-key"}} {
+		if *k.value != "" {
+			continue
+		}
+		key, err := demoKey(filepath.Join(dir, k.file))
+		if err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(path, []byte(key), 0o600); err != nil {
-			return nil, fmt.Errorf("store demo encryption key: %w", err)
-		}
-		b = []byte(key)
+		*k.value = key
 	}
-	a.cfg.EncryptionKey = strings.TrimSpace(string(b))
 	return a.box()
+}
+
+// demoKey reads the demo key kept at path, creating it the first time.
+func demoKey(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read demo key: %w", err)
+	}
+	key, err := secrets.Generate()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("store demo key: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(key), 0o600); err != nil {
+		return "", fmt.Errorf("store demo key: %w", err)
+	}
+	return key, nil
 }
 
 // workerOptions are the flags of commands that run workers.
@@ -92,7 +127,7 @@ func (a *app) workerCmd() *cobra.Command {
 			if os.Getenv("GOGC") == "" {
 				debug.SetGCPercent(worker.DefaultGCPercent)
 			}
-			box, err := a.box()
+			box, err := a.requireKeys()
 			if err != nil {
 				return err
 			}
