@@ -60,7 +60,7 @@ func RecordBalance(ctx context.Context, q Querier, userID, accountID uuid.UUID, 
 	_, err := q.Exec(ctx, `
 		INSERT INTO balance_history (user_id, account_id, date, balance, currency)
 		VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (account_id, date) DO UPDATE SET balance = excluded.balance, currency = excluded.currency, updated_at = now()`,
+		ON CONFLICT (account_id, date, user_id) DO UPDATE SET balance = excluded.balance, currency = excluded.currency, updated_at = now()`,
 		userID, accountID, day.Time, balance, currency)
 	if err != nil {
 		return fmt.Errorf("record balance of account %s on %s: %w", accountID, day, err)

@@ -120,8 +120,8 @@ func (s *Store) IssueCredential(ctx context.Context, nc NewCredential) (IssuedCr
 		}
 		if nc.AccountIDs != nil {
 			tag, err := tx.Exec(ctx, `
-				INSERT INTO credential_accounts (credential_id, account_id)
-				SELECT $1, a.id FROM accounts a WHERE a.user_id = $2 AND a.id = ANY($3)`,
+				INSERT INTO credential_accounts (user_id, credential_id, account_id)
+				SELECT a.user_id, $1, a.id FROM accounts a WHERE a.user_id = $2 AND a.id = ANY($3)`,
 				ic.ID, nc.UserID, nc.AccountIDs)
 			if err != nil {
 				return fmt.Errorf("scope credential: %w", err)
@@ -204,8 +204,8 @@ func (s *Store) TouchCredentials(ctx context.Context, used map[uuid.UUID]time.Ti
 // left alone.
 func AddAccountToScope(ctx context.Context, q Querier, credentialID, accountID uuid.UUID) error {
 	_, err := q.Exec(ctx, `
-		INSERT INTO credential_accounts (credential_id, account_id)
-		SELECT id, $2 FROM credentials WHERE id = $1 AND NOT all_accounts
+		INSERT INTO credential_accounts (user_id, credential_id, account_id)
+		SELECT user_id, id, $2 FROM credentials WHERE id = $1 AND NOT all_accounts
 		ON CONFLICT DO NOTHING`, credentialID, accountID)
 	if err != nil {
 		return fmt.Errorf("add account %s to credential %s: %w", accountID, credentialID, err)

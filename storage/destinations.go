@@ -135,7 +135,8 @@ func (s *Store) LinkAccount(ctx context.Context, destinationID, accountID uuid.U
 	if !manual {
 		return fmt.Errorf("link account %s: %w", accountID, ErrNotManual)
 	}
-	if _, err := s.pool.Exec(ctx, `INSERT INTO destination_accounts (destination_id, account_id) VALUES ($1, $2)
+	if _, err := s.pool.Exec(ctx, `INSERT INTO destination_accounts (user_id, destination_id, account_id)
+		SELECT user_id, id, $2 FROM destinations WHERE id = $1
 		ON CONFLICT DO NOTHING`, destinationID, accountID); err != nil {
 		return fmt.Errorf("link account %s: %w", accountID, err)
 	}

@@ -51,7 +51,7 @@ func ReplaceHoldings(ctx context.Context, tx pgx.Tx, conn domain.BankConnection,
 			INSERT INTO holdings (user_id, account_id, security_id, provider, quantity, cost_basis, institution_price,
 				institution_value, currency, price_as_of)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-			ON CONFLICT (account_id, security_id) DO UPDATE SET quantity = excluded.quantity,
+			ON CONFLICT (account_id, security_id, user_id) DO UPDATE SET quantity = excluded.quantity,
 				cost_basis = excluded.cost_basis, institution_price = excluded.institution_price,
 				institution_value = excluded.institution_value, currency = excluded.currency,
 				price_as_of = excluded.price_as_of, updated_at = now()
@@ -78,7 +78,7 @@ func UpsertInvestmentTransactions(ctx context.Context, tx pgx.Tx, conn domain.Ba
 			INSERT INTO investment_transactions (user_id, bank_connection_id, account_id, security_id, provider, provider_id,
 				date, type, subtype, quantity, price, amount, fees, currency, description)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-			ON CONFLICT (bank_connection_id, provider_id) DO UPDATE SET account_id = excluded.account_id,
+			ON CONFLICT (bank_connection_id, provider_id, user_id) DO UPDATE SET account_id = excluded.account_id,
 				security_id = excluded.security_id, date = excluded.date, type = excluded.type, subtype = excluded.subtype,
 				quantity = excluded.quantity, price = excluded.price, amount = excluded.amount, fees = excluded.fees,
 				currency = excluded.currency, description = excluded.description, updated_at = now()`,

@@ -50,13 +50,13 @@ type OutboxEvent struct {
 func EnqueueAccountEvent(ctx context.Context, tx pgx.Tx, ev AccountEvent) ([]uuid.UUID, error) {
 	rows, err := tx.Query(ctx, `
 		WITH linked AS (
-			SELECT d.id FROM destinations d JOIN accounts a ON a.user_id = d.user_id AND a.id = $1
+			SELECT d.id, d.user_id FROM destinations d JOIN accounts a ON a.user_id = d.user_id AND a.id = $1
 			WHERE d.all_accounts
 				OR EXISTS (SELECT 1 FROM destination_accounts da WHERE da.destination_id = d.id AND da.account_id = $1)
 			ORDER BY d.id FOR SHARE OF d
 		)
-		INSERT INTO destination_outbox (id, destination_id, account_id, type, payload, occurred_at)
-		SELECT $2, linked.id, $1, $3, $4, $5 FROM linked
+		INSERT INTO destination_outbox (id, user_id, destination_id, account_id, type, payload, occurred_at)
+		SELECT $2, linked.user_id, linked.id, $1, $3, $4, $5 FROM linked
 		RETURNING destination_id`,
 		ev.AccountID, ev.ID, ev.Type, ev.Account, ev.OccurredAt)
 	if err != nil {

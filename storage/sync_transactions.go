@@ -366,7 +366,7 @@ WHERE (SELECT (x.account_id, x.status, x.summary, x.amount, x.currency, x.author
 		r.payment_channel, r.check_number, r.original_description, r.type, r.pending_provider_id, r.posted_at)
 	FROM transactions x WHERE x.bank_connection_id = r.bank_connection_id AND x.provider_id = r.provider_id) IS NOT TRUE
 	AND r.page = $1
-ON CONFLICT (bank_connection_id, provider_id) DO UPDATE SET
+ON CONFLICT (bank_connection_id, provider_id, user_id) DO UPDATE SET
 	account_id = excluded.account_id, status = excluded.status, summary = excluded.summary,
 	amount = excluded.amount, currency = excluded.currency, authorized_date = excluded.authorized_date,
 	posted_date = excluded.posted_date,

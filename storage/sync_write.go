@@ -43,7 +43,7 @@ func UpsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, 
 			INSERT INTO accounts (user_id, bank_connection_id, provider_account_id, provider, manual, institution_name,
 				name, mask, type, subtype, currency, current_balance, available_balance, credit_limit, balance_as_of, liability)
 			VALUES ($1, $2, $3, $4, false, $5, $6, $7, $8, $9, $10, $11, $12, $13, now(), $14)
-			ON CONFLICT (bank_connection_id, provider_account_id) DO UPDATE SET
+			ON CONFLICT (bank_connection_id, provider_account_id, user_id) DO UPDATE SET
 				institution_name = excluded.institution_name, name = excluded.name, mask = excluded.mask,
 				type = excluded.type, subtype = excluded.subtype, currency = excluded.currency,
 				current_balance = excluded.current_balance, available_balance = excluded.available_balance,
@@ -180,9 +180,9 @@ func SaveCursor(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, cursor s
 // MarkDataset records the outcome of fetching one of a connection's datasets.
 func MarkDataset(ctx context.Context, q Querier, connectionID uuid.UUID, dataset string, stored bool, errorClass string) error {
 	_, err := q.Exec(ctx, `
-		INSERT INTO connection_datasets (bank_connection_id, dataset, stored_at, last_attempt_at, last_error_class)
-		VALUES ($1, $2, CASE WHEN $3 THEN now() END, now(), NULLIF($4, ''))
-		ON CONFLICT (bank_connection_id, dataset) DO UPDATE SET
+		INSERT INTO connection_datasets (user_id, bank_connection_id, dataset, stored_at, last_attempt_at, last_error_class)
+		SELECT c.user_id, c.id, $2, CASE WHEN $3 THEN now() END, now(), NULLIF($4, '') FROM bank_connections c WHERE c.id = $1
+		ON CONFLICT (bank_connection_id, dataset, user_id) DO UPDATE SET
 			stored_at = COALESCE(excluded.stored_at, connection_datasets.stored_at),
 			last_attempt_at = now(), last_error_class = excluded.last_error_class`,
 		connectionID, dataset, stored, errorClass)

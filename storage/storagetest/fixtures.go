@@ -180,9 +180,9 @@ func (f *Fixtures) Dataset(connectionID uuid.UUID, dataset string, stored bool, 
 		n := time.Now()
 		storedAt = &n
 	}
-	_, err := f.Pool.Exec(f.ctx(), `INSERT INTO connection_datasets (bank_connection_id, dataset, stored_at, last_attempt_at, last_error_class)
-		VALUES ($1, $2, $3, now(), NULLIF($4, ''))
-		ON CONFLICT (bank_connection_id, dataset) DO UPDATE SET stored_at = COALESCE(connection_datasets.stored_at, excluded.stored_at),
+	_, err := f.Pool.Exec(f.ctx(), `INSERT INTO connection_datasets (user_id, bank_connection_id, dataset, stored_at, last_attempt_at, last_error_class)
+		SELECT c.user_id, c.id, $2, $3::timestamptz, now(), NULLIF($4, '') FROM bank_connections c WHERE c.id = $1
+		ON CONFLICT (bank_connection_id, dataset, user_id) DO UPDATE SET stored_at = COALESCE(connection_datasets.stored_at, excluded.stored_at),
 			last_attempt_at = now(), last_error_class = excluded.last_error_class`, connectionID, dataset, storedAt, errorClass)
 	f.must(err)
 }
