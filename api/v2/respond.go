@@ -28,6 +28,9 @@ const (
 	CodeRateLimited         = "RATE_LIMITED"
 	CodeProviderUnavailable = "PROVIDER_UNAVAILABLE"
 	CodeInternal            = "INTERNAL_ERROR"
+	// CodeServiceUnavailable (503, with Retry-After) is finsync's addition
+	// to the spec: the database is down or restarting.
+	CodeServiceUnavailable = apierr.CodeServiceUnavailable
 )
 
 // UnauthorizedMessage is the whole 401 body's error string.

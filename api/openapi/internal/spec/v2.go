@@ -5,13 +5,14 @@ import "net/http"
 // v2Statuses maps v2's reusable error responses to their status codes.
 func v2Statuses() map[string]int {
 	return map[string]int{
-		"BadRequest":          http.StatusBadRequest,
-		"Unauthorized":        http.StatusUnauthorized,
-		"Forbidden":           http.StatusForbidden,
-		"NotFound":            http.StatusNotFound,
-		"RateLimited":         http.StatusTooManyRequests,
-		"InternalError":       http.StatusInternalServerError,
-		"ProviderUnavailable": http.StatusBadGateway,
+		"BadRequest":           http.StatusBadRequest,
+		"Unauthorized":         http.StatusUnauthorized,
+		"Forbidden":            http.StatusForbidden,
+		"NotFound":             http.StatusNotFound,
+		"RateLimited":          http.StatusTooManyRequests,
+		"InternalError":        http.StatusInternalServerError,
+		"ProviderUnavailable":  http.StatusBadGateway,
+		serviceUnavailableName: http.StatusServiceUnavailable,
 	}
 }
 
@@ -41,7 +42,7 @@ func V2() Obj {
 
 // authErrors are the errors every authenticated v2 operation may return.
 func authErrors(extra ...string) []string {
-	return append([]string{"Unauthorized", "Forbidden", "RateLimited", "InternalError"}, extra...)
+	return append([]string{"Unauthorized", "Forbidden", "RateLimited", "InternalError", serviceUnavailableName}, extra...)
 }
 
 func v2Routes() []route {
@@ -49,7 +50,8 @@ func v2Routes() []route {
 		{"/health", "get", op{
 			id: "getHealth", summary: "Service health", public: true,
 			status: http.StatusOK, respDesc: "The service is up (status ok or degraded).", schema: ref("Health"),
-			more: Obj{{"503", jsonResponse("The database is down.", ref("Health"), responseHeaders(public))}},
+			more: Obj{{"503", jsonResponse("The database is down (status degraded).", ref("Health"),
+				responseHeaders(public, KV{hdrRetryAfter, headerRef("RetryAfter")}))}},
 		}},
 		{"/openapi.json", "get", op{
 			id: "getOpenAPI", summary: "This document", public: true,
@@ -264,6 +266,7 @@ func v2ErrorCodes() []string {
 	return []string{
 		"BAD_REQUEST", "STORAGE_MODE_REQUIRED", "SUBSCRIPTION_REQUIRED", "NOT_FOUND",
 		"METHOD_NOT_ALLOWED", "RATE_LIMITED", "PROVIDER_UNAVAILABLE", "INTERNAL_ERROR",
+		"SERVICE_UNAVAILABLE",
 	}
 }
 
@@ -297,5 +300,6 @@ func v2Responses() Obj {
 		{"InternalError", errResp("Unexpected server error.", maybeLimited, "INTERNAL_ERROR")},
 		{"ProviderUnavailable", errResp("The data was never stored and the provider is unavailable.",
 			limited, "PROVIDER_UNAVAILABLE")},
+		{serviceUnavailableName, serviceUnavailable()},
 	}
 }
