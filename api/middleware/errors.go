@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/finsync/finsync/api/apierr"
+	"github.com/finsync/finsync/storage"
 )
 
 // Responder writes the error bodies of one API version for failures raised
@@ -61,10 +62,10 @@ type LimitInfo struct {
 // ServerError answers a request whose work failed with err, and logs it:
 // 503 SERVICE_UNAVAILABLE with Retry-After (apierr.Unavailable, the same
 // envelope in both versions) when err means the database is unreachable or
-// restarting (apierr.DatabaseUnavailable), else the version's 500 through
+// restarting (storage.Unavailable), else the version's 500 through
 // r. It is the one place where a failure becomes a 5xx.
 func ServerError(c *gin.Context, r Responder, log *slog.Logger, err error) {
-	if apierr.DatabaseUnavailable(err) {
+	if storage.Unavailable(err) {
 		log.Warn("database unavailable", "request_id", GetRequestID(c), "route", c.FullPath(), "error", err)
 		apierr.Unavailable(c)
 		return
