@@ -64,6 +64,7 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	running bool
+	frozen  bool
 }
 
 // Start initialises a cluster in a new temporary directory, starts it on a
@@ -176,13 +177,17 @@ func (c *Cluster) URL(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, db)
 }
 
-// Stop shuts the server down in the given mode and waits until it has
-// stopped. Stopping a stopped cluster does nothing.
+// Stop shuts the server down in the given mode (thawing it first if
+// frozen) and waits until it has stopped. Stopping a stopped cluster does
+// nothing.
 func (c *Cluster) Stop(ctx context.Context, mode StopMode) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.running {
 		return nil
+	}
+	if err := c.thawLocked(); err != nil {
+		return err
 	}
 	if err := c.tools.Run(ctx, "pg_ctl", "-D", c.data, "-m", string(mode), "-w", "-t", "60", "stop"); err != nil {
 		return fmt.Errorf("stop cluster on port %d: %w", c.port, err)

@@ -2,6 +2,7 @@ package pgcluster_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -119,5 +120,35 @@ func TestCleanupRemovesDirectory(t *testing.T) {
 	if conn, err := pgx.Connect(ctx, url); err == nil {
 		conn.Close(ctx)
 		t.Fatal("server still accepts connections after cleanup")
+	}
+}
+
+// TestFreezeHangsConnections freezes the server: a connection attempt and
+// a query on an open connection both hang until their deadline, and both
+// work again after Thaw.
+func TestFreezeHangsConnections(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := pgcluster.Start(ctx, t)
+	open := connect(t, ctx, c.URL("postgres"))
+	if err := c.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancelShort()
+	if _, err := pgx.Connect(short, c.URL("postgres")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("connect to a frozen server: %v, want a deadline error", err)
+	}
+	short2, cancelShort2 := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancelShort2()
+	if _, err := open.Exec(short2, `SELECT 1`); err == nil {
+		t.Fatal("a query on a frozen server returned")
+	}
+	if err := c.Thaw(); err != nil {
+		t.Fatal(err)
+	}
+	again := connect(t, ctx, c.URL("postgres"))
+	if _, err := again.Exec(ctx, `SELECT 1`); err != nil {
+		t.Fatalf("query after thaw: %v", err)
 	}
 }
