@@ -48,7 +48,7 @@ type outageEnv struct {
 	set     []outageRequest
 }
 
-func newOutageEnv(t *testing.T) *outageEnv {
+func newOutageEnv(t *testing.T, opts ...envOption) *outageEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -61,13 +61,17 @@ func newOutageEnv(t *testing.T) *outageEnv {
 	if err := storage.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	a := api.New(api.Config{
+	cfg := api.Config{
 		Store:     storage.New(pool),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),
 		Auth:      middleware.DefaultAuthConfig(),
 		Plans:     v2.PlanLimits{domain.PlanPro: 1_000_000},
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	a := api.New(cfg)
 	runCtx, stop := context.WithCancel(context.Background())
 	go a.Run(runCtx)
 	srv := httptest.NewServer(a.Handler)
@@ -279,4 +283,91 @@ func TestDatabaseOutageAnswers503AndRecovers(t *testing.T) {
 	if counts.m[http.StatusServiceUnavailable] == 0 || counts.m[http.StatusOK] == 0 {
 		t.Errorf("background load saw no outage or no service: %v", counts.m)
 	}
+}
+
+// sendConcurrently sends the requests at once and returns their responses
+// and how long the slowest took.
+func (e *outageEnv) sendConcurrently(reqs []outageRequest) ([]response, time.Duration) {
+	out := make([]response, len(reqs))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, r := range reqs {
+		wg.Go(func() {
+			var body io.Reader
+			if r.body != nil {
+				body = strings.NewReader(r.body())
+			}
+			req, err := http.NewRequest(r.method, e.srv.URL+r.path, body)
+			if err != nil {
+				e.t.Error(err)
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+e.key)
+			if body != nil {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			resp, err := e.client.Do(req)
+			if err != nil {
+				e.t.Errorf("%s: %v", r, err)
+				return
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				e.t.Errorf("%s: %v", r, err)
+				return
+			}
+			out[i] = response{status: resp.StatusCode, header: resp.Header, body: b}
+		})
+	}
+	wg.Wait()
+	return out, time.Since(start)
+}
+
+// TestHungDatabaseAnswers503 freezes the database, so that connections and
+// queries hang instead of failing (a hung server, a network partition):
+// every request that needs the database answers 503 with Retry-After once
+// its deadline passes, none hangs or answers 500, and all succeed again
+// within recoveryBound of the database resuming.
+func TestHungDatabaseAnswers503(t *testing.T) {
+	const deadline = 2 * time.Second
+	e := newOutageEnv(t, func(c *api.Config) { c.RequestDeadline = deadline })
+	for _, r := range e.set {
+		if resp := e.send(r); resp.status >= 300 {
+			t.Fatalf("%s before the outage: %d %s", r, resp.status, resp.body)
+		}
+	}
+	if err := e.cluster.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	thawed := false
+	t.Cleanup(func() {
+		if !thawed {
+			_ = e.cluster.Thaw()
+		}
+	})
+	reqs := append(e.set, outageRequest{"GET", "/v1/health", nil}, outageRequest{"GET", "/v2/health", nil})
+	resps, took := e.sendConcurrently(reqs)
+	for i, r := range reqs {
+		switch {
+		case r.path == "/v2/me" && resps[i].status == http.StatusOK:
+			// Served from the credential cache alone: the change listener
+			// of a hung database has not failed, and /me needs nothing else.
+		case r.path == "/v2/health":
+			if resps[i].status != http.StatusServiceUnavailable || resps[i].header.Get("Retry-After") == "" {
+				t.Errorf("GET /v2/health on a hung database: %d %s", resps[i].status, resps[i].body)
+			}
+		default:
+			expectUnavailable(t, r.String(), resps[i])
+		}
+	}
+	if bound := deadline + 3*time.Second; took > bound {
+		t.Errorf("requests to a hung database took %s, over %s", took, bound)
+	}
+	if err := e.cluster.Thaw(); err != nil {
+		t.Fatal(err)
+	}
+	thawed = true
+	t.Logf("hung database: %d requests answered within %s; all succeeded again %s after it resumed",
+		len(reqs), took.Round(time.Millisecond), e.expectRecovered(time.Now()).Round(time.Millisecond))
 }

@@ -40,6 +40,9 @@ type Config struct {
 	// Jobs enqueues River jobs in the transaction of the change causing
 	// them (an insert-only River client); nil skips rule application.
 	Jobs v2.JobInserter
+	// RequestDeadline bounds each request's work; zero uses
+	// middleware.DefaultRequestDeadline.
+	RequestDeadline time.Duration
 }
 
 // API is the assembled HTTP handler and the background work it needs.
@@ -64,7 +67,11 @@ func New(cfg Config) *API {
 	if cfg.Metrics != nil {
 		e.Use(middleware.NewMetrics(cfg.Metrics).Handler())
 	}
-	e.Use(middleware.Logger(cfg.Log), limitBody)
+	deadline := cfg.RequestDeadline
+	if deadline == 0 {
+		deadline = middleware.DefaultRequestDeadline
+	}
+	e.Use(middleware.Logger(cfg.Log), limitBody, middleware.Deadline(deadline))
 	limits := middleware.NewLimiters()
 	v2.Register(e, v2.Config{
 		Store:   cfg.Store,
