@@ -24,6 +24,7 @@ import (
 	"github.com/finsync/finsync/internal/pgcluster"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
+	"github.com/finsync/finsync/worker"
 )
 
 // recoveryBound is how soon after the database returns every request must
@@ -61,7 +62,12 @@ func newOutageEnv(t *testing.T, opts ...envOption) *outageEnv {
 	if err := storage.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
+	jobs, err := worker.NewInsertClient(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := api.Config{
+		Jobs:      jobs,
 		Store:     storage.New(pool),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),
@@ -91,6 +97,7 @@ func newOutageEnv(t *testing.T, opts ...envOption) *outageEnv {
 	conn := e.fx.Connection(user.ID, domain.ProviderPlaid, "active")
 	acct := e.fx.Account(user.ID, conn, domain.ProviderPlaid, "Checking")
 	txs := e.fx.Transactions(user.ID, conn, acct, domain.ProviderPlaid, make([]storagetest.Tx, 5))
+	category := e.fx.Category(user.ID, "Coffee", "Food")
 	var n atomic.Int64
 	newCategory := func() string { return fmt.Sprintf(`{"name":"Outage %d"}`, n.Add(1)) }
 	e.set = []outageRequest{
@@ -106,6 +113,7 @@ func newOutageEnv(t *testing.T, opts ...envOption) *outageEnv {
 		{"GET", "/v2/rules", nil},
 		{"POST", "/v2/categories", newCategory},
 		{"PATCH", "/v2/transactions/" + txs[0].String(), func() string { return `{"categoryId":null}` }},
+		{"POST", "/v2/rules", func() string { return categoryRule("Summary", "contains", `"coffee"`, category, 10) }},
 	}
 	return e
 }
