@@ -62,8 +62,9 @@ type LimitInfo struct {
 // ServerError answers a request whose work failed with err, and logs it:
 // 503 SERVICE_UNAVAILABLE with Retry-After (apierr.Unavailable, the same
 // envelope in both versions) when err means the database is unreachable or
-// restarting (storage.Unavailable), else the version's 500 through
-// r. It is the one place where a failure becomes a 5xx.
+// restarting (storage.Unavailable), else the version's 500 through r. It
+// is the one place where an error of a handler or middleware becomes a 500
+// or 503 (a panic becomes a 500 in Recover).
 func ServerError(c *gin.Context, r Responder, log *slog.Logger, err error) {
 	if storage.Unavailable(err) {
 		log.Warn("database unavailable", "request_id", GetRequestID(c), "route", c.FullPath(), "error", err)
