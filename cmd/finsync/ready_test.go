@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -56,5 +58,38 @@ func TestReadyzFollowsTheDatabase(t *testing.T) {
 			t.Fatal("readyz still not ready 10 s after the database returned")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestServeWaitsForTheDatabase starts serve's database opening while the
+// database is down: it waits and returns a working pool once the database
+// is back; a database that does not exist fails at once instead.
+func TestServeWaitsForTheDatabase(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cluster := pgcluster.Start(ctx, t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	start := time.Now()
+	if _, err := awaitDatabase(ctx, cluster.URL("no_such_database"), storage.Options{MaxConns: 2}, log); err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("a missing database: error %v after %s, want an error at once", err, time.Since(start))
+	}
+	if err := cluster.Stop(ctx, pgcluster.Fast); err != nil {
+		t.Fatal(err)
+	}
+	restarted := make(chan error, 1)
+	go func() {
+		time.Sleep(time.Second)
+		restarted <- cluster.StartAgain(ctx)
+	}()
+	pool, err := awaitDatabase(ctx, cluster.URL("postgres"), storage.Options{MaxConns: 2}, log)
+	if err != nil {
+		t.Fatalf("waiting for the database: %v", err)
+	}
+	defer pool.Close()
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		t.Fatalf("pool after the wait: %v", err)
 	}
 }
