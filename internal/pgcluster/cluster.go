@@ -70,6 +70,9 @@ type Cluster struct {
 // Start initialises a cluster in a new temporary directory, starts it on a
 // free port and registers its shutdown and removal with tb.Cleanup. It
 // fails tb when PostgreSQL's programs are missing or the server won't start.
+// Caveats: as root, the temporary directory's parents ($TMPDIR) must be
+// traversable by the postgres user; a test binary killed before its
+// cleanup leaves the server running (pg_ctl -D <dir>/data stop ends it).
 func Start(ctx context.Context, tb TB) *Cluster {
 	tb.Helper()
 	c, err := newCluster(tb)
