@@ -50,6 +50,9 @@ type Config struct {
 	// one: the address is the connection's peer, and forwarding headers,
 	// which any client can forge, are dropped.
 	TrustedProxies []netip.Prefix
+	// RequestDeadline bounds each request's work; zero uses
+	// middleware.DefaultRequestDeadline.
+	RequestDeadline time.Duration
 }
 
 // API is the assembled HTTP handler and the background work it needs.
@@ -82,7 +85,11 @@ func New(cfg Config) *API {
 	if cfg.Metrics != nil {
 		e.Use(middleware.NewMetrics(cfg.Metrics).Handler())
 	}
-	e.Use(middleware.Logger(cfg.Log), limitBody)
+	deadline := cfg.RequestDeadline
+	if deadline == 0 {
+		deadline = middleware.DefaultRequestDeadline
+	}
+	e.Use(middleware.Logger(cfg.Log), limitBody, middleware.Deadline(deadline))
 	limits := middleware.NewLimiters()
 	v2.Register(e, v2.Config{
 		Store:   cfg.Store,

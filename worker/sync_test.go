@@ -40,6 +40,12 @@ type syncEnv struct {
 func newSyncEnv(t *testing.T) *syncEnv {
 	t.Helper()
 	pool, _ := storagetest.NewDB(t)
+	return newSyncEnvOn(t, pool)
+}
+
+// newSyncEnvOn is newSyncEnv over a given migrated database.
+func newSyncEnvOn(t *testing.T, pool *pgxpool.Pool) *syncEnv {
+	t.Helper()
 	s := sim.New(sim.Options{Seed: 7, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), HistoryTransactions: 200})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)

@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -94,38 +95,62 @@ func NewAuthenticator(store CredentialStore, cfg AuthConfig, log *slog.Logger) *
 	}
 }
 
+// Listener reconnection backoff: the first retry comes quickly, later ones
+// double up to the cap, so the cache is trusted again within about a
+// second of the database returning.
+const (
+	listenRetryMin = 100 * time.Millisecond
+	listenRetryMax = time.Second
+)
+
 // Run keeps the change listener connected and flushes last-used times until
-// ctx ends. Without Run, the cache is never used.
+// ctx ends. Without Run, the cache is never used. While the listener is
+// down (the database unreachable or restarting) every lookup goes to the
+// database; the listener reconnects by itself with a short backoff.
 func (a *Authenticator) Run(ctx context.Context, pool *pgxpool.Pool) {
 	go a.flushTouches(ctx)
+	wait := listenRetryMin
 	for ctx.Err() == nil {
-		err := a.listen(ctx, pool)
+		connected, err := a.listen(ctx, pool)
 		a.setListening(false)
 		if ctx.Err() != nil {
 			return
 		}
-		a.log.Warn("credential change listener stopped; retrying", "error", err)
+		if connected {
+			wait = listenRetryMin
+		}
+		if wait == listenRetryMin {
+			// Logged once per outage, not on every retry.
+			a.log.Warn("credential change listener is down; the cache is bypassed until it reconnects", "error", err)
+		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Second):
+		case <-time.After(wait):
 		}
+		wait = min(2*wait, listenRetryMax)
 	}
 }
 
-func (a *Authenticator) listen(ctx context.Context, pool *pgxpool.Pool) error {
+// listen holds one LISTEN connection until it fails; connected says
+// whether it got as far as listening.
+func (a *Authenticator) listen(ctx context.Context, pool *pgxpool.Pool) (connected bool, err error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		return err
+		return false, fmt.Errorf("acquire listener connection: %w", err)
 	}
 	defer conn.Release()
 	if _, err := conn.Exec(ctx, "LISTEN "+storage.CredentialsChannel); err != nil {
-		return err
+		return false, fmt.Errorf("listen: %w", err)
 	}
-	defer conn.Exec(context.Background(), "UNLISTEN *") //nolint:errcheck
+	defer func() {
+		unlistenCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		conn.Exec(unlistenCtx, "UNLISTEN *") //nolint:errcheck
+	}()
 	a.setListening(true)
 	for {
 		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
-			return err
+			return true, fmt.Errorf("wait for notification: %w", err)
 		}
 		a.clear()
 	}
@@ -241,9 +266,7 @@ func (a *Authenticator) Authenticate(r Responder) gin.HandlerFunc {
 			return
 		}
 		if err != nil {
-			a.log.Error("credential lookup failed", "request_id", GetRequestID(c), "error", err)
-			r.Internal(c)
-			c.Abort()
+			ServerError(c, r, a.log, fmt.Errorf("credential lookup: %w", err))
 			return
 		}
 		if !p.Enabled {

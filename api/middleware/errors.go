@@ -6,9 +6,13 @@
 package middleware
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/finsync/finsync/api/apierr"
+	"github.com/finsync/finsync/storage"
 )
 
 // Responder writes the error bodies of one API version for failures raised
@@ -53,4 +57,21 @@ type LimitInfo struct {
 	Period time.Duration
 	// Plan is the user's plan, for the message.
 	Plan string
+}
+
+// ServerError answers a request whose work failed with err, and logs it:
+// 503 SERVICE_UNAVAILABLE with Retry-After (apierr.Unavailable, the same
+// envelope in both versions) when err means the database is unreachable or
+// restarting (storage.Unavailable), else the version's 500 through r. It
+// is the one place where an error of a handler or middleware becomes a 500
+// or 503 (a panic becomes a 500 in Recover).
+func ServerError(c *gin.Context, r Responder, log *slog.Logger, err error) {
+	if storage.Unavailable(err) {
+		log.Warn("database unavailable", "request_id", GetRequestID(c), "route", c.FullPath(), "error", err)
+		apierr.Unavailable(c)
+		return
+	}
+	log.Error("request failed", "request_id", GetRequestID(c), "route", c.FullPath(), "error", err)
+	r.Internal(c)
+	c.Abort()
 }

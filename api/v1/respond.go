@@ -19,7 +19,7 @@ const (
 	CodeNotFound                   = "NOT_FOUND"
 	CodeMethodNotAllowed           = "METHOD_NOT_ALLOWED"
 	CodeInternal                   = "INTERNAL_ERROR"
-	CodeServiceUnavailable         = "SERVICE_UNAVAILABLE"
+	CodeServiceUnavailable         = apierr.CodeServiceUnavailable
 	CodeProviderServiceUnavailable = "PROVIDER_SERVICE_UNAVAILABLE"
 )
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/finsync/finsync/api/apierr"
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage"
@@ -121,8 +122,7 @@ func (s *Server) handle(c *gin.Context, err error) {
 	case errors.Is(err, context.Canceled):
 		c.Abort()
 	default:
-		s.cfg.Log.Error("request failed", "request_id", middleware.GetRequestID(c), "route", c.FullPath(), "error", err)
-		Fail(c, http.StatusInternalServerError, CodeInternal, "Internal server error")
+		middleware.ServerError(c, endpointResponder{}, s.cfg.Log, err)
 	}
 }
 
@@ -133,7 +133,7 @@ func (s *Server) health(c *gin.Context) {
 	defer cancel()
 	if err := s.cfg.Store.Pool().Ping(ctx); err != nil {
 		s.cfg.Log.Warn("health: database unreachable", "request_id", middleware.GetRequestID(c), "error", err)
-		Fail(c, http.StatusServiceUnavailable, CodeServiceUnavailable, "The database is unreachable")
+		apierr.Unavailable(c)
 		return
 	}
 	status := "ok"

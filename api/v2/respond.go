@@ -28,6 +28,9 @@ const (
 	CodeRateLimited         = "RATE_LIMITED"
 	CodeProviderUnavailable = "PROVIDER_UNAVAILABLE"
 	CodeInternal            = "INTERNAL_ERROR"
+	// CodeServiceUnavailable (503, with Retry-After) is finsync's addition
+	// to the spec: the database is down or restarting.
+	CodeServiceUnavailable = apierr.CodeServiceUnavailable
 )
 
 // CodePayloadTooLarge is our addition to version 2's codes: a request body

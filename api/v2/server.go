@@ -5,10 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/finsync/finsync/api/apierr"
 	"github.com/finsync/finsync/api/cursor"
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/domain"
@@ -113,8 +115,7 @@ func (s *Server) handle(c *gin.Context, err error) {
 	case errors.Is(err, context.Canceled):
 		c.Abort()
 	default:
-		s.cfg.Log.Error("request failed", "request_id", middleware.GetRequestID(c), "route", c.FullPath(), "error", err)
-		Fail(c, http.StatusInternalServerError, CodeInternal, "Internal server error")
+		middleware.ServerError(c, Responder{}, s.cfg.Log, err)
 	}
 }
 
@@ -124,6 +125,7 @@ func (s *Server) health(c *gin.Context) {
 	status, code := "ok", http.StatusOK
 	if err := s.cfg.Store.Pool().Ping(ctx); err != nil {
 		status, code = "degraded", http.StatusServiceUnavailable
+		c.Header("Retry-After", strconv.Itoa(int(apierr.UnavailableRetryAfter/time.Second)))
 	}
 	c.JSON(code, gin.H{"status": status, "timestamp": time.Now().UTC().Format(time.RFC3339)})
 }

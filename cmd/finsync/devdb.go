@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/finsync/finsync/internal/pgcluster"
 )
 
 // devPort is where finsync dev starts its private PostgreSQL cluster.
@@ -36,12 +35,12 @@ func findDatabase(ctx context.Context, configured, dir string, logf func(string,
 		u, err := ensureDatabase(ctx, local, "finsync")
 		return u, noop, err
 	}
-	bin, err := postgresBinDir()
+	tools, err := pgcluster.FindTools()
 	if err != nil {
 		return "", noop, errors.New("no PostgreSQL found: set DATABASE_URL, run PostgreSQL on 127.0.0.1:5432 (user postgres, trust auth), or install PostgreSQL's server binaries (initdb, pg_ctl) so finsync dev can start a private cluster under " + dir)
 	}
 	logf("starting a private PostgreSQL cluster under %s", dir)
-	stop, err := startCluster(ctx, bin, dir)
+	stop, err := startCluster(ctx, tools, dir)
 	if err != nil {
 		return "", noop, err
 	}
@@ -88,23 +87,9 @@ func ensureDatabase(ctx context.Context, serverURL, name string) (string, error)
 	return u.String(), nil
 }
 
-// postgresBinDir finds the directory holding initdb and pg_ctl.
-func postgresBinDir() (string, error) {
-	if p, err := exec.LookPath("initdb"); err == nil {
-		if _, err := exec.LookPath("pg_ctl"); err == nil {
-			return filepath.Dir(p), nil
-		}
-	}
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(matches) > 0 {
-		return filepath.Dir(matches[len(matches)-1]), nil
-	}
-	return "", errors.New("initdb not found")
-}
-
 // startCluster initialises (once) and starts a cluster under dir on devPort,
 // as the postgres system user when running as root (initdb refuses root).
-func startCluster(ctx context.Context, bin, dir string) (func(), error) {
+func startCluster(ctx context.Context, tools pgcluster.Tools, dir string) (func(), error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -113,49 +98,15 @@ func startCluster(ctx context.Context, bin, dir string) (func(), error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, err
 	}
-	asRoot := os.Geteuid() == 0
-	run := func(name string, args ...string) error {
-		cmdline := append([]string{filepath.Join(bin, name)}, args...)
-		var c *exec.Cmd
-		if asRoot {
-			c = exec.CommandContext(ctx, "runuser", append([]string{"-u", "postgres", "--"}, cmdline...)...)
-		} else {
-			c = exec.CommandContext(ctx, cmdline[0], cmdline[1:]...)
-		}
-		out, err := c.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("%s: %w: %s", name, err, strings.TrimSpace(string(out)))
-		}
-		return nil
-	}
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
-		if err := os.MkdirAll(data, 0o700); err != nil {
-			return nil, err
-		}
-		if asRoot {
-			if err := chownToPostgres(data); err != nil {
-				return nil, err
-			}
-		}
-		if err := run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"); err != nil {
+		if err := tools.InitDB(ctx, data); err != nil {
 			return nil, err
 		}
 	}
 	logFile := filepath.Join(data, "server.log")
 	opts := fmt.Sprintf("-p %s -k %s -c listen_addresses=127.0.0.1", devPort, data)
-	if err := run("pg_ctl", "-D", data, "-l", logFile, "-o", opts, "-w", "start"); err != nil {
+	if err := tools.Run(ctx, "pg_ctl", "-D", data, "-l", logFile, "-o", opts, "-w", "start"); err != nil {
 		return nil, err
 	}
-	return func() { _ = run("pg_ctl", "-D", data, "-m", "fast", "stop") }, nil
-}
-
-func chownToPostgres(path string) error {
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return fmt.Errorf("running as root needs a postgres system user to start PostgreSQL: %w", err)
-	}
-	var uid, gid int
-	fmt.Sscan(u.Uid, &uid)
-	fmt.Sscan(u.Gid, &gid)
-	return os.Chown(path, uid, gid)
+	return func() { _ = tools.Run(context.Background(), "pg_ctl", "-D", data, "-m", "fast", "stop") }, nil
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"runtime/debug"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -47,7 +49,7 @@ func (a *app) serveCmd() *cobra.Command {
 			if _, err := a.requireKeys(); err != nil {
 				return err
 			}
-			pool, err := storage.Open(ctx, a.cfg.databaseURL(), storage.Options{})
+			pool, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
 			if err != nil {
 				return err
 			}
@@ -58,6 +60,37 @@ func (a *app) serveCmd() *cobra.Command {
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "API listen address")
 	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9090", "ops address for /metrics, /livez and /readyz (empty disables)")
 	return cmd
+}
+
+// Waits between attempts to reach a database that is down at start-up.
+const (
+	awaitDatabaseFirst = 500 * time.Millisecond
+	awaitDatabaseMax   = 5 * time.Second
+)
+
+// awaitDatabase opens the pool, waiting for the database while it is
+// unreachable or restarting (storage.Unavailable) instead of exiting, so a
+// process started during an outage serves as soon as the database is back
+// rather than depending on a supervisor's restart backoff. Other errors (a
+// bad URL, a missing database, bad credentials) end it at once, as does ctx.
+func awaitDatabase(ctx context.Context, url string, opts storage.Options, log *slog.Logger) (*pgxpool.Pool, error) {
+	wait := awaitDatabaseFirst
+	for {
+		pool, err := storage.Open(ctx, url, opts)
+		if err == nil {
+			return pool, nil
+		}
+		if !storage.Unavailable(err) || ctx.Err() != nil {
+			return nil, err
+		}
+		log.Warn("database unreachable; waiting for it", "error", err, "retry_in", wait.String())
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for the database: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, awaitDatabaseMax)
+	}
 }
 
 // defaultGCPercent is the garbage collector's target when GOGC is unset:

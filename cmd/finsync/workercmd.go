@@ -131,7 +131,7 @@ func (a *app) workerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pool, err := storage.Open(ctx, a.cfg.databaseURL(), storage.Options{})
+			pool, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
 			if err != nil {
 				return err
 			}

@@ -53,7 +53,9 @@ func TestV2GoodResponses(t *testing.T) {
 	closed := obj{"account": edit(v2Account(), "status", "closed", "closedAt", "2026-11-22T06:00:00.123+01:00", "liability", nil)}
 	run(t, v, []tc{
 		{"health", "GET", "/v2/health", 200, ph, obj{"status": "ok", "timestamp": stamp}, ""},
-		{"health down", "GET", "/v2/health", 503, ph, obj{"status": "degraded", "timestamp": stamp}, ""},
+		{"health down", "GET", "/v2/health", 503, headersWith(ph, "Retry-After", "5"), obj{"status": "degraded", "timestamp": stamp}, ""},
+		{"503 before the limiter", "GET", "/v2/me", 503, headersWith(ph, "Retry-After", "5"), v2Error("SERVICE_UNAVAILABLE"), ""},
+		{"503 from a write", "POST", "/v2/rules", 503, headersWith(lh, "Retry-After", "5"), v2Error("SERVICE_UNAVAILABLE"), ""},
 		{"openapi", "GET", "/v2/openapi.json", 200, ph, string(openapi.V2()), ""},
 		{"me", "GET", "/v2/me", 200, lh, obj{"userId": userID, "email": "a@example.com", "storageMode": true}, ""},
 		{"accounts", "GET", "/v2/accounts?status=all", 200, lh, obj{"accounts": list(v2Account()), "pageInfo": obj{"nextCursor": "abc", "hasMore": true}}, ""},
@@ -134,6 +136,8 @@ func TestV2BadResponses(t *testing.T) {
 		{"outcome on another field", "POST", "/v2/rules", 201, lh, rule("outcomes.1.field", "Summary"), "outcomes"},
 		{"401 in envelope shape", "GET", "/v2/me", 401, ph, v2Error("UNAUTHORIZED"), "error"},
 		{"429 without retryAfter", "GET", "/v2/me", 429, headersWith(lh, "Retry-After", "30"), v2Error("RATE_LIMITED"), "retryAfter"},
+		{"503 without Retry-After", "GET", "/v2/accounts", 503, ph, v2Error("SERVICE_UNAVAILABLE"), "Retry-After"},
+		{"503 with another code", "GET", "/v2/accounts", 503, headersWith(ph, "Retry-After", "5"), v2Error("INTERNAL_ERROR"), "code"},
 		{"429 without Retry-After header", "GET", "/v2/me", 429, lh, edit(v2Error("RATE_LIMITED"), "retryAfter", 30), "Retry-After"},
 		{"missing x-request-id", "GET", "/v2/health", 200, headersWith(ph, "X-Request-Id", ""), obj{"status": "ok", "timestamp": stamp}, "x-request-id"},
 		{"x-request-id not a uuid", "GET", "/v2/health", 200, headersWith(ph, "X-Request-Id", "abc"), obj{"status": "ok", "timestamp": stamp}, "x-request-id"},
@@ -167,7 +171,9 @@ func TestV1Responses(t *testing.T) {
 	mw := func(msg string) obj { return obj{"error": msg, "requestId": reqID} }
 	run(t, v, []tc{
 		{"health", "GET", "/v1/health", 200, ph, obj{"data": obj{"status": "degraded", "timestamp": stamp}}, ""},
-		{"health down", "GET", "/v1/health", 503, ph, v2Error("SERVICE_UNAVAILABLE"), ""},
+		{"health down", "GET", "/v1/health", 503, headersWith(ph, "Retry-After", "5"), v2Error("SERVICE_UNAVAILABLE"), ""},
+		{"503 from auth", "GET", "/v1/accounts", 503, headersWith(ph, "Retry-After", "5"), v2Error("SERVICE_UNAVAILABLE"), ""},
+		{"503 from endpoint", "GET", "/v1/transactions", 503, headersWith(lh, "Retry-After", "5"), v2Error("SERVICE_UNAVAILABLE"), ""},
 		{"openapi", "GET", "/v1/openapi.json", 200, ph, string(openapi.V1()), ""},
 		{"accounts", "GET", "/v1/accounts?connectionId=" + connID, 200, lh, obj{"data": list(v1Account(), credit), "meta": listMeta()}, ""},
 		{"bank connections", "GET", "/v1/bank-connections", 200, lh, obj{"bank_connections": list(
@@ -203,6 +209,8 @@ func TestV1Responses(t *testing.T) {
 		{"bad: 502 on transactions", "GET", "/v1/transactions", 502, lh, v2Error("PROVIDER_SERVICE_UNAVAILABLE"), "not documented"},
 		{"bad: 429 without retryAfter", "GET", "/v1/holdings", 429, lh, mw("Rate limit exceeded"), "retryAfter"},
 		{"bad: write method", "POST", "/v1/accounts", 201, lh, obj{}, "405"},
+		{"bad: 503 without Retry-After", "GET", "/v1/accounts", 503, ph, v2Error("SERVICE_UNAVAILABLE"), "Retry-After"},
+		{"bad: 503 in the middleware shape", "GET", "/v1/accounts", 503, headersWith(ph, "Retry-After", "5"), mw("Service unavailable"), "error"},
 	})
 }
 

@@ -12,7 +12,7 @@ func v1Statuses() map[string]int {
 		"RateLimited":                http.StatusTooManyRequests,
 		"InternalError":              http.StatusInternalServerError,
 		"ProviderServiceUnavailable": http.StatusBadGateway,
-		"ServiceUnavailable":         http.StatusServiceUnavailable,
+		serviceUnavailableName:       http.StatusServiceUnavailable,
 	}
 }
 
@@ -41,7 +41,7 @@ func V1() Obj {
 
 // v1Errors are the errors every authenticated v1 operation may return.
 func v1Errors(extra ...string) []string {
-	return append([]string{"Unauthorized", "Forbidden", "RateLimited", "InternalError"}, extra...)
+	return append([]string{"Unauthorized", "Forbidden", "RateLimited", "InternalError", serviceUnavailableName}, extra...)
 }
 
 func v1Routes() []route {
@@ -50,7 +50,7 @@ func v1Routes() []route {
 			id: "getHealth", summary: "Service health", public: true,
 			status: http.StatusOK, respDesc: "The service is up (status ok or degraded).",
 			schema: wrap("data", ref("Health")),
-			errors: []string{"ServiceUnavailable"},
+			errors: []string{serviceUnavailableName},
 		}},
 		{"/openapi.json", "get", op{
 			id: "getOpenAPI", summary: "This document", public: true,
@@ -168,7 +168,7 @@ func v1Responses() Obj {
 			Obj{{"oneOf", []Obj{v1Endpoint("INTERNAL_ERROR"), v1Middleware([]string{"Internal error"})}}},
 			responseHeaders(maybeLimited))},
 		{"ProviderServiceUnavailable", endpoint("The provider is unavailable.", limited, "PROVIDER_SERVICE_UNAVAILABLE")},
-		{"ServiceUnavailable", endpoint("A critical service is down.", public, "SERVICE_UNAVAILABLE")},
+		{serviceUnavailableName, serviceUnavailable()},
 	}
 }
 

@@ -5,13 +5,14 @@ import "net/http"
 // v2Statuses maps v2's reusable error responses to their status codes.
 func v2Statuses() map[string]int {
 	statuses := map[string]int{
-		"BadRequest":          http.StatusBadRequest,
-		"Unauthorized":        http.StatusUnauthorized,
-		"Forbidden":           http.StatusForbidden,
-		"NotFound":            http.StatusNotFound,
-		"RateLimited":         http.StatusTooManyRequests,
-		"InternalError":       http.StatusInternalServerError,
-		"ProviderUnavailable": http.StatusBadGateway,
+		"BadRequest":           http.StatusBadRequest,
+		"Unauthorized":         http.StatusUnauthorized,
+		"Forbidden":            http.StatusForbidden,
+		"NotFound":             http.StatusNotFound,
+		"RateLimited":          http.StatusTooManyRequests,
+		"InternalError":        http.StatusInternalServerError,
+		"ProviderUnavailable":  http.StatusBadGateway,
+		serviceUnavailableName: http.StatusServiceUnavailable,
 	}
 	for name, status := range v2InputStatuses() {
 		statuses[name] = status
@@ -45,7 +46,7 @@ func V2() Obj {
 
 // authErrors are the errors every authenticated v2 operation may return.
 func authErrors(extra ...string) []string {
-	return append([]string{"Unauthorized", "Forbidden", "RateLimited", "InternalError"}, extra...)
+	return append([]string{"Unauthorized", "Forbidden", "RateLimited", "InternalError", serviceUnavailableName}, extra...)
 }
 
 func v2Routes() []route {
@@ -53,7 +54,8 @@ func v2Routes() []route {
 		{"/health", "get", op{
 			id: "getHealth", summary: "Service health", public: true,
 			status: http.StatusOK, respDesc: "The service is up (status ok or degraded).", schema: ref("Health"),
-			more: Obj{{"503", jsonResponse("The database is down.", ref("Health"), responseHeaders(public))}},
+			more: Obj{{"503", jsonResponse("The database is down (status degraded).", ref("Health"),
+				responseHeaders(public, KV{hdrRetryAfter, headerRef("RetryAfter")}))}},
 		}},
 		{"/openapi.json", "get", op{
 			id: "getOpenAPI", summary: "This document", public: true,
@@ -268,6 +270,7 @@ func v2ErrorCodes() []string {
 	codes := []string{
 		"BAD_REQUEST", "STORAGE_MODE_REQUIRED", "SUBSCRIPTION_REQUIRED", "NOT_FOUND",
 		"METHOD_NOT_ALLOWED", "RATE_LIMITED", "PROVIDER_UNAVAILABLE", "INTERNAL_ERROR",
+		"SERVICE_UNAVAILABLE",
 	}
 	return append(codes, v2InputErrorCodes()...)
 }
@@ -303,6 +306,7 @@ func v2Responses() Obj {
 		{"InternalError", errResp("Unexpected server error.", maybeLimited, "INTERNAL_ERROR")},
 		{"ProviderUnavailable", errResp("The data was never stored and the provider is unavailable.",
 			limited, "PROVIDER_UNAVAILABLE")},
+		{serviceUnavailableName, serviceUnavailable()},
 	}
 	return append(responses, v2InputResponses()...)
 }

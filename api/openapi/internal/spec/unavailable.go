@@ -1,0 +1,18 @@
+package spec
+
+// serviceUnavailableName is the name of the 503 response component both
+// documents share.
+const serviceUnavailableName = "ServiceUnavailable"
+
+// serviceUnavailable is the 503 every operation of both versions may
+// answer while the database is down or restarting: finsync's addition to
+// both specifications (version 1 names the code only for its health
+// check), with the endpoint envelope and a Retry-After header.
+func serviceUnavailable() Obj {
+	return jsonResponse(
+		"The database is down or restarting (finsync's addition to the specification); "+
+			"retry after the number of seconds in Retry-After.",
+		object(req("error", object(req("code", constant("SERVICE_UNAVAILABLE")), req("message", str())))),
+		responseHeaders(maybeLimited, KV{hdrRetryAfter, headerRef("RetryAfter")}),
+	)
+}
