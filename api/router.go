@@ -53,12 +53,16 @@ type Config struct {
 	// RequestDeadline bounds each request's work; zero uses
 	// middleware.DefaultRequestDeadline.
 	RequestDeadline time.Duration
+	// RateLimits tunes the per-user limits shared by every API process
+	// through PostgreSQL (docs/rate-limits.md); zero uses the defaults.
+	RateLimits middleware.SharedConfig
 }
 
 // API is the assembled HTTP handler and the background work it needs.
 type API struct {
 	Handler http.Handler
 	auth    *middleware.Authenticator
+	limits  *middleware.SharedLimits
 	store   *storage.Store
 }
 
@@ -90,7 +94,7 @@ func New(cfg Config) *API {
 		deadline = middleware.DefaultRequestDeadline
 	}
 	e.Use(middleware.Logger(cfg.Log), limitBody, middleware.Deadline(deadline))
-	limits := middleware.NewLimiters()
+	limits := middleware.NewSharedLimits(cfg.Store, cfg.RateLimits, cfg.Log)
 	v2.Register(e, v2.Config{
 		Store:   cfg.Store,
 		Cursors: cursor.NewCodec(cfg.CursorKey, cfg.PreviousCursorKeys...),
@@ -123,13 +127,19 @@ func New(cfg Config) *API {
 		}
 		v2.Fail(c, http.StatusMethodNotAllowed, v2.CodeMethodNotAllowed, msg)
 	})
-	return &API{Handler: e, auth: auth, store: cfg.Store}
+	return &API{Handler: e, auth: auth, limits: limits, store: cfg.Store}
 }
 
 // Run keeps the API's background work going (credential change listener,
-// last-used flushes) until ctx ends.
+// last-used flushes, giving back idle rate-limit leases) until ctx ends.
 func (a *API) Run(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.limits.Run(ctx)
+	}()
 	a.auth.Run(ctx, a.store.Pool())
+	<-done
 }
 
 // isV1 reports whether the request is for version 1 of the API.

@@ -15,6 +15,9 @@ type Deps struct {
 	// Now is the adapter's clock (quota resets, date windows); nil means
 	// time.Now.
 	Now func() time.Time
+	// Quotas keeps the quotas an adapter tracks (daily per-account calls),
+	// shared by every worker; nil keeps them in the adapter's memory.
+	Quotas QuotaStore
 }
 
 // Factory builds one provider's adapter.

@@ -30,7 +30,8 @@ func PerMinute(n, burst int) Limit { return Limit{Rate: rate.Limit(float64(n) / 
 // PerSecond is a Limit of n calls a second with bursts of burst.
 func PerSecond(n, burst int) Limit { return Limit{Rate: rate.Limit(n), Burst: burst} }
 
-// Limits are the local rate limits applied to one provider.
+// Limits are the rate limits applied to one provider (for the fleet with a
+// Config.Store, else per process).
 type Limits struct {
 	// Provider limits all calls to the provider (one client id).
 	Provider Limit
@@ -78,6 +79,10 @@ type BreakerConfig struct {
 type Config struct {
 	// Limits overrides DefaultLimits(provider) when non-nil.
 	Limits *Limits
+	// Store keeps the rate limits' buckets for every process together (a
+	// provider's limits hold for the whole fleet). Nil, or a store that
+	// fails, limits in this process's memory only.
+	Store RateStore
 	// Retries is the number of retries of an Unavailable failure inside
 	// one call (default 2; negative: none).
 	Retries int
@@ -85,7 +90,7 @@ type Config struct {
 	// retries (default 200ms); MaxBackoff caps one wait (default 2s).
 	Backoff    time.Duration
 	MaxBackoff time.Duration
-	// MaxLimiterWait is the longest a call waits for a local rate limiter;
+	// MaxLimiterWait is the longest a call waits for a rate limiter;
 	// a longer wait returns RateLimited at once (default 5s).
 	MaxLimiterWait time.Duration
 	// Provider configures the provider-wide breaker (counts 5xx, timeouts,
@@ -226,8 +231,9 @@ func credentialKey(creds []byte) string {
 }
 
 // Guard is the resilience layer shared by every outbound integration,
-// independent of the Provider interface: local rate limiters (one for the
-// whole service, one per credential), a service-wide circuit breaker, one
+// independent of the Provider interface: rate limiters (one for the whole
+// service, one per credential; shared by every process through
+// Config.Store, else in this process), a service-wide circuit breaker, one
 // breaker per institution, and bounded jittered retries of Unavailable
 // failures. The calls it guards return *Error values classified like a
 // provider's. It is safe for concurrent use.
@@ -266,7 +272,7 @@ func NewGuard(name string, cfg Config) *Guard {
 }
 
 // Do runs op with limiter waits, breakers and retries. A refused call
-// returns an *Error: RateLimited when a local limiter would wait longer
+// returns an *Error: RateLimited when a rate limiter would wait longer
 // than MaxLimiterWait, Unavailable with CodeCircuitOpen while a breaker is
 // open.
 func (g *Guard) Do(ctx context.Context, key GuardKey, op func(context.Context) error) error {
@@ -330,27 +336,85 @@ func (g *Guard) institutionBreaker(id string) *breaker {
 // wait takes a token from the service and credential limiters, waiting at
 // most MaxLimiterWait; a longer wait is a RateLimited error.
 func (g *Guard) wait(ctx context.Context, credential string) error {
-	for _, l := range []*rate.Limiter{g.limit, g.credentialLimiter(credential)} {
-		if l == nil {
-			continue
-		}
-		res := l.Reserve()
-		d := res.Delay()
-		if !res.OK() || d > g.cfg.MaxLimiterWait {
-			res.Cancel()
-			if !res.OK() {
-				d = g.cfg.MaxLimiterWait
-			}
-			return &Error{Provider: g.name, Class: RateLimited, Code: CodeRateLimit,
-				Message: "local rate limit reached", RetryAfter: d}
-		}
-		if err := sleep(ctx, d); err != nil {
-			res.Cancel()
-			return &Error{Provider: g.name, Class: Unavailable, Code: CodeTimeout,
-				Message: fmt.Sprintf("waiting for rate limiter: %v", err), Err: err}
+	if err := g.take(ctx, "provider", func() *rate.Limiter { return g.limit }, g.cfg.Limits.Provider); err != nil {
+		return err
+	}
+	if credential == "" || g.cfg.Limits.Credential.Rate == 0 {
+		return nil
+	}
+	return g.take(ctx, "credential:"+credential, func() *rate.Limiter { return g.credentialLimiter(credential) }, g.cfg.Limits.Credential)
+}
+
+// take takes one token of a limit: from the shared store when there is
+// one, else (or when the store fails) from the local limiter.
+func (g *Guard) take(ctx context.Context, bucket string, local func() *rate.Limiter, lim Limit) error {
+	if lim.Rate == 0 {
+		return nil
+	}
+	if g.cfg.Store != nil {
+		if shared, err := g.takeShared(ctx, bucket, lim); shared {
+			return err
 		}
 	}
+	return g.takeLocal(ctx, local())
+}
+
+// takeShared takes a token from the store's bucket, sleeping while the
+// wait is short. shared is false when the store failed (the caller then
+// limits locally).
+func (g *Guard) takeShared(ctx context.Context, bucket string, lim Limit) (shared bool, err error) {
+	burst := max(lim.Burst, 1)
+	waited := time.Duration(0)
+	for {
+		d, ok, err := g.cfg.Store.TakeProviderToken(ctx, g.name, bucket, float64(lim.Rate), burst)
+		if err != nil {
+			if ctx.Err() != nil {
+				return true, g.limiterWaitError(ctx.Err())
+			}
+			return false, nil
+		}
+		if ok {
+			return true, nil
+		}
+		if waited+d > g.cfg.MaxLimiterWait {
+			return true, g.rateLimited(d)
+		}
+		if err := sleep(ctx, d); err != nil {
+			return true, g.limiterWaitError(err)
+		}
+		waited += d
+	}
+}
+
+// takeLocal takes a token of a limiter in this process's memory.
+func (g *Guard) takeLocal(ctx context.Context, l *rate.Limiter) error {
+	if l == nil {
+		return nil
+	}
+	res := l.Reserve()
+	d := res.Delay()
+	if !res.OK() || d > g.cfg.MaxLimiterWait {
+		res.Cancel()
+		if !res.OK() {
+			d = g.cfg.MaxLimiterWait
+		}
+		return g.rateLimited(d)
+	}
+	if err := sleep(ctx, d); err != nil {
+		res.Cancel()
+		return g.limiterWaitError(err)
+	}
 	return nil
+}
+
+func (g *Guard) rateLimited(retryAfter time.Duration) error {
+	return &Error{Provider: g.name, Class: RateLimited, Code: CodeRateLimit,
+		Message: "local rate limit reached", RetryAfter: retryAfter}
+}
+
+func (g *Guard) limiterWaitError(err error) error {
+	return &Error{Provider: g.name, Class: Unavailable, Code: CodeTimeout,
+		Message: fmt.Sprintf("waiting for rate limiter: %v", err), Err: err}
 }
 
 func (g *Guard) credentialLimiter(key string) *rate.Limiter {

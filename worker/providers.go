@@ -12,14 +12,22 @@ import (
 type ProviderOptions struct {
 	// HTTPClient carries provider calls; nil uses a client with a 30 s timeout.
 	HTTPClient *http.Client
-	// Unlimited turns the local rate limiters off, for the simulator in
-	// demos and benchmarks; real providers keep their documented limits.
+	// Unlimited turns the rate limiters off, for the simulator in demos and
+	// benchmarks; real providers keep their documented limits.
 	Unlimited bool
+	// Rates keeps the providers' rate limits for every worker together
+	// (storage.Store); nil limits each process on its own.
+	Rates providers.RateStore
+	// Quotas keeps the providers' quotas (GoCardless daily calls per
+	// account) for every worker together and across restarts
+	// (storage.Store); nil keeps them in each adapter's memory.
+	Quotas providers.QuotaStore
 }
 
 // NewProviders builds every registered adapter behind the shared resilience
 // layer. One value per provider is shared by all sync jobs of the process,
-// so its breakers and limiters see all of the provider's traffic.
+// so its breakers see all of the process's traffic to the provider; its
+// rate limits and quotas, with Rates and Quotas set, hold for the fleet.
 func NewProviders(reg *providers.Registry, opts ProviderOptions) (map[string]providers.Provider, error) {
 	client := opts.HTTPClient
 	if client == nil {
@@ -27,11 +35,11 @@ func NewProviders(reg *providers.Registry, opts ProviderOptions) (map[string]pro
 	}
 	out := make(map[string]providers.Provider)
 	for _, name := range reg.Names() {
-		p, err := reg.New(name, providers.Deps{HTTPClient: client})
+		p, err := reg.New(name, providers.Deps{HTTPClient: client, Quotas: opts.Quotas})
 		if err != nil {
 			return nil, fmt.Errorf("build %s adapter: %w", name, err)
 		}
-		var cfg providers.Config
+		cfg := providers.Config{Store: opts.Rates}
 		if opts.Unlimited {
 			cfg.Limits = &providers.Limits{}
 		}

@@ -1,14 +1,29 @@
 package middleware
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 	"golang.org/x/time/rate"
 )
+
+// RateLimiter decides whether a user may make one more request under a
+// limit. SharedLimits holds for every process together; Limiters for one
+// process.
+type RateLimiter interface {
+	Allow(ctx context.Context, userID uuid.UUID, info LimitInfo) Decision
+}
+
+// limitKey names a user's budget for a limit, figures included, so that a
+// changed limit (a plan change) starts a fresh budget.
+func limitKey(userID uuid.UUID, info LimitInfo) string {
+	return userID.String() + "|" + info.Name + "|" + strconv.Itoa(info.Count) + "/" + info.Period.String()
+}
 
 // DefaultSweepEvery is how often idle limiters are dropped.
 const DefaultSweepEvery = 10 * time.Second
@@ -95,6 +110,12 @@ func (l *Limiters) Take(key string, info LimitInfo) Decision {
 	return d
 }
 
+// Allow spends one token of the user's bucket for the limit, in this
+// process only.
+func (l *Limiters) Allow(_ context.Context, userID uuid.UUID, info LimitInfo) Decision {
+	return l.Take(limitKey(userID, info), info)
+}
+
 // Blocked reports whether the key has no token left, without spending one,
 // and how long until it has.
 func (l *Limiters) Blocked(key string, info LimitInfo) (time.Duration, bool) {
@@ -123,10 +144,10 @@ func (l *Limiters) Spend(key string, info LimitInfo, burst int) {
 // Policy names the limit that applies to a request, or ok=false for none.
 type Policy func(c *gin.Context) (info LimitInfo, ok bool)
 
-// RateLimit spends one token of the authenticated user's bucket for the
+// RateLimit spends one token of the authenticated user's budget for the
 // policy's limit, sets the X-RateLimit headers, and answers 429 through the
-// responder when the bucket is empty. All of a user's credentials share it.
-func RateLimit(l *Limiters, r Responder, policy Policy) gin.HandlerFunc {
+// responder when the budget is spent. All of a user's credentials share it.
+func RateLimit(l RateLimiter, r Responder, policy Policy) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		p := GetPrincipal(c)
 		info, ok := policy(c)
@@ -134,8 +155,7 @@ func RateLimit(l *Limiters, r Responder, policy Policy) gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		key := p.UserID.String() + "|" + info.Name + "|" + strconv.Itoa(info.Count) + "/" + info.Period.String()
-		d := l.Take(key, info)
+		d := l.Allow(c.Request.Context(), p.UserID, info)
 		h := c.Writer.Header()
 		h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
 		h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))

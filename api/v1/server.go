@@ -45,7 +45,7 @@ const HealthTimeout = 2 * time.Second
 type Config struct {
 	Store  *storage.Store
 	Auth   *middleware.Authenticator
-	Limits *middleware.Limiters
+	Limits middleware.RateLimiter
 	Log    *slog.Logger
 	// Plans overrides the general per-minute budgets by plan.
 	Plans PlanLimits

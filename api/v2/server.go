@@ -33,7 +33,7 @@ type Config struct {
 	Store   *storage.Store
 	Cursors *cursor.Codec
 	Auth    *middleware.Authenticator
-	Limits  *middleware.Limiters
+	Limits  middleware.RateLimiter
 	Log     *slog.Logger
 	Plans   PlanLimits
 	// OpenAPI is the document served at /v2/openapi.json.

@@ -99,7 +99,7 @@ type workerOptions struct {
 
 // newWorkerClient builds the River client with every worker.
 func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Logger, opts workerOptions, reg prometheus.Registerer) (*river.Client[pgx.Tx], error) {
-	provs, err := worker.NewProviders(all.NewRegistry(), worker.ProviderOptions{Unlimited: opts.unlimited})
+	provs, err := worker.NewProviders(all.NewRegistry(), worker.ProviderOptions{Unlimited: opts.unlimited, Rates: st, Quotas: st})
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ func NewRegistry() *providers.Registry {
 	r := providers.NewRegistry()
 	r.Register(domain.ProviderPlaid, func(d providers.Deps) providers.Provider { return plaid.New(d.HTTPClient) })
 	r.Register(domain.ProviderGoCardless, func(d providers.Deps) providers.Provider {
-		return gocardless.New(d.HTTPClient, gocardless.WithClock(d.Now))
+		return gocardless.New(d.HTTPClient, gocardless.WithClock(d.Now), gocardless.WithQuotas(d.Quotas))
 	})
 	r.Register(domain.ProviderStripe, func(d providers.Deps) providers.Provider {
 		return stripe.New(d.HTTPClient, stripe.WithClock(d.Now))

@@ -154,7 +154,7 @@ func (a *Adapter) accountDetails(ctx context.Context, conn providers.Connection,
 	if ok && now.Sub(cached.at) < detailsMaxAge {
 		return cached.details, nil
 	}
-	if q, known := a.quotaFor(id, endpointDetails); known && q.exhausted(now) {
+	if q, known := a.quotaFor(ctx, id, endpointDetails); known && q.exhausted(now) {
 		if ok {
 			return cached.details, nil
 		}
@@ -162,7 +162,7 @@ func (a *Adapter) accountDetails(ctx context.Context, conn providers.Connection,
 	}
 	var d accountDetails
 	resp, err := a.call(ctx, conn, request{method: http.MethodGet, path: "/accounts/" + url.PathEscape(id) + "/details/"}, &d)
-	a.observe(id, endpointDetails, resp)
+	a.observe(ctx, id, endpointDetails, resp)
 	if err != nil {
 		return d, fmt.Errorf("gocardless account details: %w", err)
 	}
@@ -174,12 +174,12 @@ func (a *Adapter) accountDetails(ctx context.Context, conn providers.Connection,
 
 // balances reads an account's balances, or nil when its quota is spent.
 func (a *Adapter) balances(ctx context.Context, conn providers.Connection, id string) ([]balance, error) {
-	if q, known := a.quotaFor(id, endpointBalances); known && q.exhausted(a.now()) {
+	if q, known := a.quotaFor(ctx, id, endpointBalances); known && q.exhausted(a.now()) {
 		return nil, nil
 	}
 	var b balancesResponse
 	resp, err := a.call(ctx, conn, request{method: http.MethodGet, path: "/accounts/" + url.PathEscape(id) + "/balances/"}, &b)
-	a.observe(id, endpointBalances, resp)
+	a.observe(ctx, id, endpointBalances, resp)
 	if err != nil {
 		return nil, fmt.Errorf("gocardless account balances: %w", err)
 	}

@@ -25,16 +25,17 @@ const OverlapDays = 7
 
 const name = domain.ProviderGoCardless
 
-// Adapter talks to GoCardless. Besides the JWT of each secret id, it
-// remembers, per account, the quota left on each endpoint and the last
-// details read, so that it never spends a call the bank cannot afford.
+// Adapter talks to GoCardless. Besides the JWT of each secret id and the
+// last details read, it keeps, per account, the quota left on each endpoint
+// in a QuotaStore (shared by every worker when the store is), so that it
+// never spends a call the bank cannot afford.
 type Adapter struct {
 	client *http.Client
 	now    func() time.Time
+	quotas providers.QuotaStore
 
 	mu           sync.Mutex
 	tokens       map[string]token
-	quotas       map[string]quota
 	details      map[string]cachedDetails
 	institutions map[string]cachedInstitution
 }
@@ -62,14 +63,24 @@ type Option func(*Adapter)
 // WithClock sets the adapter's clock (quota resets, token expiry, windows).
 func WithClock(now func() time.Time) Option { return func(a *Adapter) { a.now = now } }
 
+// WithQuotas keeps the daily quotas in store (shared by every worker)
+// instead of the adapter's own memory; nil keeps the default.
+func WithQuotas(store providers.QuotaStore) Option {
+	return func(a *Adapter) {
+		if store != nil {
+			a.quotas = store
+		}
+	}
+}
+
 // New returns the GoCardless adapter using client for every call.
 func New(client *http.Client, opts ...Option) providers.Provider {
 	if client == nil {
 		client = http.DefaultClient
 	}
 	a := &Adapter{
-		client: client, now: time.Now,
-		tokens: map[string]token{}, quotas: map[string]quota{}, details: map[string]cachedDetails{},
+		client: client, now: time.Now, quotas: providers.NewMemoryQuotas(),
+		tokens: map[string]token{}, details: map[string]cachedDetails{},
 		institutions: map[string]cachedInstitution{},
 	}
 	for _, o := range opts {

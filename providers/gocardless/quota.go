@@ -1,6 +1,7 @@
 package gocardless
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -72,26 +73,27 @@ func rateLimitReset(h http.Header, now time.Time) time.Duration {
 	return wire.RetryAfter(h, now, time.Minute)
 }
 
-func quotaKey(accountID, endpoint string) string { return accountID + "/" + endpoint }
-
-// quotaFor returns what the adapter knows of an account endpoint's quota.
-func (a *Adapter) quotaFor(accountID, endpoint string) (quota, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	q, ok := a.quotas[quotaKey(accountID, endpoint)]
-	return q, ok
+// quotaFor returns what is known of an account endpoint's quota, in the
+// store every worker shares. A store that cannot be read knows nothing:
+// the call is made and the bank's answer decides.
+func (a *Adapter) quotaFor(ctx context.Context, accountID, endpoint string) (quota, bool) {
+	rem, reset, ok, err := a.quotas.ProviderQuota(ctx, name, accountID, endpoint)
+	if err != nil || !ok {
+		return quota{}, false
+	}
+	return quota{Remaining: rem, Reset: reset.Unix()}, true
 }
 
-// noteQuota records the quota a response reports (or a 429 implies).
-func (a *Adapter) noteQuota(accountID, endpoint string, q quota) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.quotas[quotaKey(accountID, endpoint)] = q
+// noteQuota records the quota a response reports (or a 429 implies). A
+// store that cannot be written loses the note; the bank still refuses a
+// call it cannot afford, and that refusal is noted next time.
+func (a *Adapter) noteQuota(ctx context.Context, accountID, endpoint string, q quota) {
+	_ = a.quotas.NoteProviderQuota(ctx, name, accountID, endpoint, q.Remaining, q.resetTime())
 }
 
 // observe records the quota headers of resp, if any, and returns them. A
 // 429 with no quota headers marks the endpoint spent until its reset.
-func (a *Adapter) observe(accountID, endpoint string, resp *wire.Response) (quota, bool) {
+func (a *Adapter) observe(ctx context.Context, accountID, endpoint string, resp *wire.Response) (quota, bool) {
 	if resp == nil {
 		return quota{}, false
 	}
@@ -101,7 +103,7 @@ func (a *Adapter) observe(accountID, endpoint string, resp *wire.Response) (quot
 		q, ok = quota{Remaining: 0, Reset: now.Add(rateLimitReset(resp.Header, now)).Unix()}, true
 	}
 	if ok {
-		a.noteQuota(accountID, endpoint, q)
+		a.noteQuota(ctx, accountID, endpoint, q)
 	}
 	return q, ok
 }

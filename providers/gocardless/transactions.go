@@ -98,7 +98,7 @@ func (a *Adapter) Transactions(ctx context.Context, conn providers.Connection, r
 	page := providers.TransactionPage{}
 	for ; cur.Index < len(cur.Accounts); cur.Index++ {
 		id := cur.Accounts[cur.Index]
-		if q, spent := a.spent(cur, id); spent {
+		if q, spent := a.spent(ctx, cur, id); spent {
 			cur.Skipped = append(cur.Skipped, q.Reset)
 			continue
 		}
@@ -114,12 +114,12 @@ func (a *Adapter) Transactions(ctx context.Context, conn providers.Connection, r
 }
 
 // spent reports an account whose transactions quota is known to be spent.
-func (a *Adapter) spent(cur cursor, id string) (quota, bool) {
+func (a *Adapter) spent(ctx context.Context, cur cursor, id string) (quota, bool) {
 	now := a.now()
 	if q, ok := cur.Quota[id]; ok && q.exhausted(now) {
 		return q, true
 	}
-	if q, ok := a.quotaFor(id, endpointTransactions); ok && q.exhausted(now) {
+	if q, ok := a.quotaFor(ctx, id, endpointTransactions); ok && q.exhausted(now) {
 		return q, true
 	}
 	return quota{}, false
@@ -162,7 +162,7 @@ func (a *Adapter) fetchAccount(ctx context.Context, conn providers.Connection, i
 	}
 	var resp transactionsResponse
 	raw, err := a.call(ctx, conn, request{method: http.MethodGet, path: "/accounts/" + url.PathEscape(id) + "/transactions/", query: q}, &resp)
-	if qu, ok := a.observe(id, endpointTransactions, raw); ok {
+	if qu, ok := a.observe(ctx, id, endpointTransactions, raw); ok {
 		cur.Quota[id] = qu
 	}
 	if err != nil {

@@ -1,0 +1,200 @@
+package api_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/finsync/finsync/api"
+	"github.com/finsync/finsync/api/middleware"
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/storage"
+	"github.com/finsync/finsync/storage/storagetest"
+)
+
+// fleet is several API processes (separate memory) on one database.
+type fleet struct {
+	t    *testing.T
+	pool *pgxpool.Pool
+	fx   *storagetest.Fixtures
+}
+
+func newFleet(t *testing.T) *fleet {
+	t.Helper()
+	pool, _ := storagetest.NewDB(t)
+	return &fleet{t: t, pool: pool, fx: storagetest.NewFixtures(t, pool)}
+}
+
+// instance starts one more API process over the fleet's database; stop
+// ends its background work (a process stopping), as its cleanup does.
+func (f *fleet) instance() (url string, stop func()) {
+	f.t.Helper()
+	a := api.New(api.Config{
+		Store:     storage.New(f.pool),
+		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		CursorKey: []byte("test cursor key, 32 bytes long!!"),
+		Auth:      middleware.DefaultAuthConfig(),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); a.Run(ctx) }()
+	srv := httptest.NewServer(a.Handler)
+	var once sync.Once
+	stop = func() { once.Do(func() { srv.Close(); cancel(); <-done }) }
+	f.t.Cleanup(stop)
+	return srv.URL, stop
+}
+
+// hammer sends n requests with key from workers goroutines, spread over
+// the servers in turn, and counts the 200s and 429s.
+func hammer(t *testing.T, urls []string, path, key string, n, workers int) (ok, limited int) {
+	t.Helper()
+	var next, okN, limN, other atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(n) {
+					return
+				}
+				req, _ := http.NewRequest(http.MethodGet, urls[int(i)%len(urls)]+path, nil)
+				req.Header.Set("Authorization", "Bearer "+key)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					other.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				switch resp.StatusCode {
+				case http.StatusOK:
+					okN.Add(1)
+				case http.StatusTooManyRequests:
+					limN.Add(1)
+				default:
+					other.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if other.Load() != 0 {
+		t.Fatalf("%d requests answered neither 200 nor 429", other.Load())
+	}
+	return int(okN.Load()), int(limN.Load())
+}
+
+// within asserts a count allowed by one limit of count per period over
+// elapsed: never above what one token bucket allows (the count plus its
+// refill), and at least 95% of the count.
+func within(t *testing.T, what string, allowed, count int, period, elapsed time.Duration) {
+	t.Helper()
+	ceiling := count + int(float64(count)*elapsed.Seconds()/period.Seconds())
+	floor := count * 95 / 100
+	t.Logf("%s: %d allowed in %v (limit %d, ceiling with refill %d)", what, allowed, elapsed.Round(time.Millisecond), count, ceiling)
+	if allowed > ceiling || allowed < floor {
+		t.Fatalf("%s: %d allowed, want %d..%d", what, allowed, floor, ceiling)
+	}
+}
+
+// TestSharedLimitsAcrossInstances: two API processes share one key's
+// budget (standard 200 per minute) within 5% and never above it, and a
+// process started afterwards (a restart) does not reset it.
+func TestSharedLimitsAcrossInstances(t *testing.T) {
+	f := newFleet(t)
+	u := f.fx.User(domain.PlanStandard, true)
+	key := f.fx.Key(u.ID, nil)
+	a, _ := f.instance()
+	b, _ := f.instance()
+	start := time.Now()
+	ok, limited := hammer(t, []string{a, b}, "/v2/me", key, 400, 8)
+	within(t, "two instances", ok, 200, time.Minute, time.Since(start))
+	if limited == 0 {
+		t.Fatal("no request limited")
+	}
+	pro := f.fx.User(domain.PlanPro, true)
+	proStart := time.Now()
+	proOK, _ := hammer(t, []string{a, b}, "/v2/me", f.fx.Key(pro.ID, nil), 1300, 8)
+	within(t, "two instances, pro", proOK, 1000, time.Minute, time.Since(proStart))
+
+	// A fresh process (a restart of either) finds the budget spent.
+	c, _ := f.instance()
+	refill := int(200 * time.Since(start).Seconds() / 60)
+	ok, _ = hammer(t, []string{c}, "/v2/me", key, 20, 2)
+	if ok > refill+1 {
+		t.Fatalf("a new instance allowed %d requests, the refill since the start is %d", ok, refill)
+	}
+}
+
+// TestSharedLimitsV1HourlyBudgetSurvivesRestart: v1's 50 per hour per data
+// endpoint holds across two processes and a restart.
+func TestSharedLimitsV1HourlyBudgetSurvivesRestart(t *testing.T) {
+	f := newFleet(t)
+	u := f.fx.User(domain.PlanTrial, true)
+	conn := f.fx.Connection(u.ID, domain.ProviderPlaid, "active")
+	key := f.fx.Key(u.ID, nil)
+	path := "/v1/holdings?bankConnectionId=" + conn.String()
+	a, stopA := f.instance()
+	b, stopB := f.instance()
+	ok, _ := hammer(t, []string{a, b}, path, key, 70, 4)
+	if ok != 50 {
+		t.Fatalf("two instances allowed %d of 50 per hour", ok)
+	}
+	stopA()
+	stopB()
+	c, _ := f.instance()
+	if ok, limited := hammer(t, []string{c}, path, key, 5, 1); ok != 0 || limited != 5 {
+		t.Fatalf("after a restart: %d allowed, %d limited", ok, limited)
+	}
+	// Another endpoint's hourly budget is its own.
+	if ok, _ := hammer(t, []string{c}, "/v1/investment-transactions?bankConnectionId="+conn.String(), key, 1, 1); ok != 1 {
+		t.Fatal("investment transactions limited by the holdings budget")
+	}
+}
+
+// TestSharedLimitsIdleLeaseComesBack: tokens leased by a process whose
+// traffic moved elsewhere go back to the shared budget.
+func TestSharedLimitsIdleLeaseComesBack(t *testing.T) {
+	f := newFleet(t)
+	u := f.fx.User(domain.PlanPro, true)
+	key := f.fx.Key(u.ID, nil)
+	a, _ := f.instance()
+	b, _ := f.instance()
+	if ok, _ := hammer(t, []string{a}, "/v2/me", key, 1, 1); ok != 1 {
+		t.Fatal("first request refused")
+	}
+	var leased int
+	if err := f.pool.QueryRow(context.Background(), `SELECT COALESCE(sum(tokens), 0) FROM rate_limit_leases WHERE user_id = $1`, u.ID).Scan(&leased); err != nil {
+		t.Fatal(err)
+	}
+	if leased < 2 || leased > 20 {
+		t.Fatalf("one request leased %d tokens of 1,000, want a block of at most 2%%", leased)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := f.pool.QueryRow(context.Background(), `SELECT COALESCE(sum(tokens), 0) FROM rate_limit_leases WHERE user_id = $1`, u.ID).Scan(&leased); err != nil {
+			t.Fatal(err)
+		}
+		if leased == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("idle lease of %d tokens never given back", leased)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	start := time.Now()
+	ok, _ := hammer(t, []string{b}, "/v2/me", key, 1100, 8)
+	within(t, "after an idle lease came back", ok, 1000, time.Minute, time.Since(start))
+}

@@ -1,0 +1,86 @@
+package providers
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// RateStore keeps token buckets that every process shares (storage
+// implements it over PostgreSQL, and the worker injects it through
+// Config.Store). A bucket holds burst tokens, refilled at perSecond.
+type RateStore interface {
+	// TakeProviderToken takes one token of the named bucket of service, or
+	// returns ok=false and how long until one is left.
+	TakeProviderToken(ctx context.Context, service, bucket string, perSecond float64, burst int) (wait time.Duration, ok bool, err error)
+}
+
+// QuotaStore keeps the quotas a provider grants per resource of its own
+// (GoCardless: successful calls per account and endpoint per day), shared
+// by every worker and kept across restarts (storage implements it over
+// PostgreSQL; MemoryQuotas keeps them in one process).
+type QuotaStore interface {
+	// ProviderQuota returns the calls left and when the count resets;
+	// known is false when nothing was recorded.
+	ProviderQuota(ctx context.Context, provider, resource, endpoint string) (remaining int, reset time.Time, known bool, err error)
+	// NoteProviderQuota records a quota the provider reported; within one
+	// quota window the lower count wins.
+	NoteProviderQuota(ctx context.Context, provider, resource, endpoint string, remaining int, reset time.Time) error
+}
+
+// MemoryQuotas is a QuotaStore in one process's memory: for unit tests and
+// adapters built without a shared store. Its quotas are lost on restart
+// and not seen by other processes. Entries past their reset are dropped as
+// new ones are noted, so memory follows the resources in use.
+type MemoryQuotas struct {
+	mu sync.Mutex
+	m  map[[3]string]memoryQuota
+}
+
+// memoryQuotaSweepAt is the size at which noting a quota first drops the
+// entries past their reset.
+const memoryQuotaSweepAt = 1024
+
+type memoryQuota struct {
+	remaining int
+	reset     time.Time
+}
+
+// NewMemoryQuotas returns an empty in-memory quota store.
+func NewMemoryQuotas() *MemoryQuotas { return &MemoryQuotas{m: map[[3]string]memoryQuota{}} }
+
+// ProviderQuota returns the quota last noted.
+func (q *MemoryQuotas) ProviderQuota(_ context.Context, provider, resource, endpoint string) (int, time.Time, bool, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	v, ok := q.m[[3]string{provider, resource, endpoint}]
+	return v.remaining, v.reset, ok, nil
+}
+
+// NoteProviderQuota records a quota; within one window the lower count wins.
+func (q *MemoryQuotas) NoteProviderQuota(_ context.Context, provider, resource, endpoint string, remaining int, reset time.Time) error {
+	now := time.Now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	k := [3]string{provider, resource, endpoint}
+	if old, ok := q.m[k]; ok && old.reset.After(now) && !reset.After(old.reset.Add(time.Minute)) {
+		remaining = min(remaining, old.remaining)
+		reset = maxTime(reset, old.reset)
+	}
+	if len(q.m) >= memoryQuotaSweepAt {
+		for key, v := range q.m {
+			if v.reset.Before(now) {
+				delete(q.m, key)
+			}
+		}
+	}
+	q.m[k] = memoryQuota{remaining: remaining, reset: reset}
+	return nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
