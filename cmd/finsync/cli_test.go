@@ -44,6 +44,9 @@ func TestOperatorCommands(t *testing.T) {
 	if u["storageMode"] != false || u["plan"] != "standard" {
 		t.Fatalf("user %v", u)
 	}
+	if d := run(t, dbURL, "users", "create", "--email", "default-plan@example.com"); d["plan"] != "standard" {
+		t.Fatalf("a user created without --plan: %v, want the standard plan", d)
+	}
 	k := run(t, dbURL, "keys", "create", "--user", uid, "--name", "ci")
 	if key, _ := k["key"].(string); !strings.HasPrefix(key, "fin_") || len(key) < 36 {
 		t.Fatalf("key %v", k)

@@ -63,7 +63,8 @@ func (a *app) usersCmd() *cobra.Command {
 	create.Flags().BoolVar(&storageMode, "storage-mode", false, "turn storage mode on")
 	_ = create.MarkFlagRequired("email")
 
-	var planActive bool
+	var newPlan string
+	var newStorageMode, planActive bool
 	update := &cobra.Command{
 		Use:   "update ID",
 		Short: "Change a user's plan or storage mode",
@@ -75,13 +76,13 @@ func (a *app) usersCmd() *cobra.Command {
 			}
 			var up storage.UserUpdate
 			if cmd.Flags().Changed("plan") {
-				if err := validPlan(plan); err != nil {
+				if err := validPlan(newPlan); err != nil {
 					return err
 				}
-				up.Plan = &plan
+				up.Plan = &newPlan
 			}
 			if cmd.Flags().Changed("storage-mode") {
-				up.StorageMode = &storageMode
+				up.StorageMode = &newStorageMode
 			}
 			if cmd.Flags().Changed("plan-active") {
 				up.PlanActive = &planActive
@@ -95,8 +96,8 @@ func (a *app) usersCmd() *cobra.Command {
 			})
 		},
 	}
-	update.Flags().StringVar(&plan, "plan", "", "plan: none, standard, pro or trial")
-	update.Flags().BoolVar(&storageMode, "storage-mode", false, "storage mode on or off")
+	update.Flags().StringVar(&newPlan, "plan", "", "plan: none, standard, pro or trial")
+	update.Flags().BoolVar(&newStorageMode, "storage-mode", false, "storage mode on or off")
 	update.Flags().BoolVar(&planActive, "plan-active", true, "whether the subscription is active")
 	cmd.AddCommand(create, update)
 	return cmd
