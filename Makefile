@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: dev test bench lint build
+.PHONY: dev test fleet-test bench lint build
 
 ## dev: run the zero-config demo (database, simulator, API and worker in one process)
 dev:
@@ -12,6 +12,10 @@ dev:
 test:
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
+## fleet-test: run two serve and two worker processes on a private cluster and check them from outside
+fleet-test:
+	$(GO) test -tags fleet -count=1 -timeout 30m -v ./fleet/
+
 ## bench: run the Go benchmarks (see BENCHMARKS.md for the load tests)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
@@ -20,6 +24,7 @@ bench:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags fleet ./fleet/
 
 ## build: the one binary, into ./bin
 build:
