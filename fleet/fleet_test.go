@@ -111,6 +111,10 @@ func TestFleet(t *testing.T) {
 		testReadsDuringLargeSync(t, h, replicas)
 	})
 
+	t.Run("a sync killed with its worker resumes on another", func(t *testing.T) {
+		testKilledWorker(t, h)
+	})
+
 	t.Run("a database outage answers 503 and heals by itself", func(t *testing.T) {
 		outage := 45 * time.Second
 		if s := os.Getenv("FINSYNC_FLEET_OUTAGE"); s != "" {

@@ -122,6 +122,19 @@ func (h *harness) start(name string, args ...string) *process {
 	return p
 }
 
+// anyServe returns a running serve process.
+func (h *harness) anyServe() *process {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, name := range []string{"serve-a", "serve-b"} {
+		if p, ok := h.procs[name]; ok {
+			return p
+		}
+	}
+	h.t.Fatalf("no serve process is running")
+	return nil
+}
+
 // awaitReady waits for the process's /readyz to answer 200.
 func (h *harness) awaitReady(p *process) {
 	h.awaitHTTP(p, "http://"+p.ops+"/readyz", func(c int) bool { return c == http.StatusOK })
