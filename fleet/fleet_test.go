@@ -62,6 +62,14 @@ func TestFleet(t *testing.T) {
 		}
 	})
 
+	t.Run("a scoped key's write is visible on the other replica at once", func(t *testing.T) {
+		testScopedReadYourWrites(t, h, replicas)
+	})
+
+	t.Run("a spent GoCardless quota keeps the last balances", func(t *testing.T) {
+		testSpentQuotaKeepsBalances(t, h)
+	})
+
 	t.Run("the plan limit holds across replicas and a restart", func(t *testing.T) {
 		_, limitedKey, _ := h.User("limited@example.com", "standard")
 		lc := newClient(t, limitedKey)
