@@ -62,7 +62,9 @@ type Principal struct {
 	Plan         string
 	PlanActive   bool
 	StorageMode  bool
-	// AccountIDs is the credential's scope; nil means every account.
+	// AccountIDs is the credential's scope as looked up, nil meaning every
+	// account. A cached principal's list may lack accounts added since;
+	// queries therefore resolve the scope in their SQL (see Scope).
 	AccountIDs []uuid.UUID
 }
 
