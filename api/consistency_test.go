@@ -164,6 +164,21 @@ func TestRevocationReachesReplicaWhoseListenerWasKilled(t *testing.T) {
 	for _, url := range []string{a, b} {
 		waitStatus(t, url+"/v2/accounts", key, http.StatusOK, time.Now())
 	}
+	// Both listeners connected (each process starts its own at Run).
+	listeners := func() int {
+		t.Helper()
+		var n int
+		if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query ILIKE 'LISTEN %' AND state = 'idle'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for start := time.Now(); listeners() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("%d listening backends after 10 s, want one per replica", listeners())
+		}
+	}
 	var killed int
 	if err := f.pool.QueryRow(ctx, `
 		SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
