@@ -134,10 +134,12 @@ const (
 	listenRetryMax = time.Second
 )
 
-// Run keeps the change listener connected and flushes last-used times until
-// ctx ends. Without Run, the cache is never used. While the listener is
-// down (the database unreachable or restarting) every lookup goes to the
-// database; the listener reconnects by itself with a short backoff.
+// Run keeps the change listener connected, checks the credentials version
+// every VersionCheckEvery and flushes last-used times until ctx ends.
+// Without Run, the cache is never used. While the listener is down or the
+// version checks fail (the database unreachable or restarting) every lookup
+// goes to the database; the listener reconnects by itself with a short
+// backoff.
 func (a *Authenticator) Run(ctx context.Context, pool *pgxpool.Pool) {
 	go a.flushTouches(ctx)
 	go a.checkVersions(ctx)
