@@ -54,12 +54,40 @@ func (a *app) serveCmd() *cobra.Command {
 				return err
 			}
 			defer pool.Close()
-			return a.runAPI(ctx, storage.New(pool), addr, metricsAddr)
+			st, rep, err := a.readReplica(ctx, pool)
+			if err != nil {
+				return err
+			}
+			if rep != nil {
+				defer rep.Pool().Close()
+				go rep.Run(ctx)
+			}
+			return a.runAPI(ctx, st, addr, metricsAddr)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "API listen address")
 	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9090", "ops address for /metrics, /livez and /readyz (empty disables)")
 	return cmd
+}
+
+// readReplica opens the read replica named by FINSYNC_READ_DATABASE_URL,
+// if any, and returns the store to serve with. The replica need not be up:
+// its pool connects lazily and, while it is down, reads go to the primary.
+func (a *app) readReplica(ctx context.Context, primary *pgxpool.Pool) (*storage.Store, *storage.Replica, error) {
+	if a.cfg.ReadDatabaseURL == "" {
+		return storage.New(primary), nil, nil
+	}
+	maxLag, err := a.cfg.readMaxLag()
+	if err != nil {
+		return nil, nil, err
+	}
+	rpool, err := storage.Open(ctx, a.cfg.ReadDatabaseURL, storage.Options{Lazy: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("FINSYNC_READ_DATABASE_URL: %w", err)
+	}
+	rep := storage.NewReplica(primary, rpool, storage.ReplicaOptions{MaxLag: maxLag, Log: a.logger()})
+	a.logger().Info("reads go to the replica while it is within the lag bound", "max_lag", rep.MaxLag().String())
+	return storage.NewWithReplica(primary, rep), rep, nil
 }
 
 // Waits between attempts to reach a database that is down at start-up.
