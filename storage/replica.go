@@ -258,17 +258,31 @@ func (s *Store) reader(ctx context.Context) Querier {
 	return s.pool
 }
 
+// recoveryConflict is the SQLSTATE of a standby query cancelled because it
+// conflicted with WAL replay (serialization_failure on a hot standby).
+const recoveryConflict = "40001"
+
 // fallbackQuerier runs a read on the replica and, when the replica is
 // unreachable (Unavailable), again on the primary, marking the replica
-// unusable until its next good probe. Caveat: an error met while reading
+// unusable until its next good probe; a read the standby cancelled for a
+// recovery conflict is also run again on the primary. Caveat: an error met while reading
 // rows after the first is not retried.
 type fallbackQuerier struct{ s *Store }
 
 func (f fallbackQuerier) retry(err error) bool {
-	if err == nil || !Unavailable(err) {
+	if err == nil {
 		return false
 	}
-	f.s.replica.fail(err)
+	var pgErr *pgconn.PgError
+	switch {
+	case Unavailable(err):
+		f.s.replica.fail(err)
+	case errors.As(err, &pgErr) && pgErr.Code == recoveryConflict:
+		// A query the standby cancelled to go on replaying: the replica
+		// is fine, this read alone goes to the primary.
+	default:
+		return false
+	}
 	f.s.replicaReads.Add(^uint64(0))
 	f.s.primaryReads.Add(1)
 	return true
