@@ -56,7 +56,9 @@ func newReplicaEnv(t *testing.T, ctx context.Context, maxLag time.Duration) *rep
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rconn.Close(context.Background()) })
-	rep := storage.NewReplica(pool, rpool, storage.ReplicaOptions{MaxLag: maxLag})
+	// A generous staleness bound: a probe delayed on a loaded machine must
+	// not send reads to the primary where a test expects the replica.
+	rep := storage.NewReplica(pool, rpool, storage.ReplicaOptions{MaxLag: maxLag, StaleAfter: 10 * time.Second})
 	st := storage.NewWithReplica(pool, rep)
 	a := api.New(api.Config{
 		Store:     st,
