@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -139,6 +140,9 @@ func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr s
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), newPoolCollector(st))
+	if st.Replica() != nil {
+		reg.MustRegister(newReplicaCollector(st))
+	}
 	jobs, err := worker.NewInsertClient(st.Pool())
 	if err != nil {
 		return err
@@ -215,4 +219,43 @@ func (p *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(p.idle, prometheus.GaugeValue, float64(s.IdleConns()))
 	ch <- prometheus.MustNewConstMetric(p.total, prometheus.GaugeValue, float64(s.TotalConns()))
 	ch <- prometheus.MustNewConstMetric(p.wait, prometheus.CounterValue, float64(s.EmptyAcquireCount()))
+}
+
+// replicaCollector exports where reads went and the read replica's state.
+type replicaCollector struct {
+	st                 *storage.Store
+	reads, usable, lag *prometheus.Desc
+}
+
+func newReplicaCollector(st *storage.Store) *replicaCollector {
+	return &replicaCollector{st: st,
+		reads:  prometheus.NewDesc("finsync_db_reads_total", "API reads by the database that served them.", []string{"server"}, nil),
+		usable: prometheus.NewDesc("finsync_read_replica_usable", "1 while reads may go to the read replica.", nil, nil),
+		lag: prometheus.NewDesc("finsync_read_replica_lag_seconds",
+			"Upper bound of the read replica's lag at the last probe (-1 when unknown or past the samples kept).", nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (r *replicaCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- r.reads
+	ch <- r.usable
+	ch <- r.lag
+}
+
+// Collect implements prometheus.Collector.
+func (r *replicaCollector) Collect(ch chan<- prometheus.Metric) {
+	replica, primary := r.st.ReadCounts()
+	ch <- prometheus.MustNewConstMetric(r.reads, prometheus.CounterValue, float64(replica), "replica")
+	ch <- prometheus.MustNewConstMetric(r.reads, prometheus.CounterValue, float64(primary), "primary")
+	st := r.st.Replica().Status()
+	usable, lag := 0.0, -1.0
+	if st.Usable {
+		usable = 1
+	}
+	if st.Lag != math.MaxInt64 {
+		lag = st.Lag.Seconds()
+	}
+	ch <- prometheus.MustNewConstMetric(r.usable, prometheus.GaugeValue, usable)
+	ch <- prometheus.MustNewConstMetric(r.lag, prometheus.GaugeValue, lag)
 }
