@@ -50,6 +50,9 @@ func (a *app) serveCmd() *cobra.Command {
 			if _, err := a.requireKeys(); err != nil {
 				return err
 			}
+			if _, err := a.cfg.readMaxLag(); err != nil {
+				return err
+			}
 			pool, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
 			if err != nil {
 				return err
