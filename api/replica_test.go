@@ -32,6 +32,9 @@ type replicaEnv struct {
 	replica  *pgcluster.Cluster
 	rconn    *pgx.Conn
 	replicaW *storage.Replica
+	// other is a second API over the same databases, as another serve
+	// process would be.
+	other *replicaEnv
 }
 
 func newReplicaEnv(t *testing.T, ctx context.Context, maxLag time.Duration) *replicaEnv {
@@ -56,29 +59,38 @@ func newReplicaEnv(t *testing.T, ctx context.Context, maxLag time.Duration) *rep
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rconn.Close(context.Background()) })
-	// A generous staleness bound: a probe delayed on a loaded machine must
-	// not send reads to the primary where a test expects the replica.
-	rep := storage.NewReplica(pool, rpool, storage.ReplicaOptions{MaxLag: maxLag, StaleAfter: 10 * time.Second})
-	st := storage.NewWithReplica(pool, rep)
-	a := api.New(api.Config{
-		Store:     st,
-		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		CursorKey: []byte("test cursor key, 32 bytes long!!"),
-		Auth:      middleware.DefaultAuthConfig(),
-		Plans:     v2.PlanLimits{domain.PlanPro: 1_000_000},
-	})
-	runCtx, stop := context.WithCancel(context.Background())
-	go a.Run(runCtx)
-	go rep.Run(runCtx)
-	srv := httptest.NewServer(a.Handler)
-	t.Cleanup(func() { srv.Close(); stop() })
+	// Two API processes' worth of state (stores, replica watchers,
+	// credential caches), sharing only the two databases.
+	newAPI := func() (*storage.Store, *storage.Replica, *httptest.Server) {
+		// A generous staleness bound: a probe delayed on a loaded machine
+		// must not send reads to the primary where a test expects the
+		// replica.
+		rep := storage.NewReplica(pool, rpool, storage.ReplicaOptions{MaxLag: maxLag, StaleAfter: 10 * time.Second})
+		st := storage.NewWithReplica(pool, rep)
+		a := api.New(api.Config{
+			Store:     st,
+			Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+			CursorKey: []byte("test cursor key, 32 bytes long!!"),
+			Auth:      middleware.DefaultAuthConfig(),
+			Plans:     v2.PlanLimits{domain.PlanPro: 1_000_000},
+		})
+		runCtx, stop := context.WithCancel(context.Background())
+		go a.Run(runCtx)
+		go rep.Run(runCtx)
+		srv := httptest.NewServer(a.Handler)
+		t.Cleanup(func() { srv.Close(); stop() })
+		return st, rep, srv
+	}
+	st, rep, srv := newAPI()
+	otherSt, otherRep, otherSrv := newAPI()
 	doc := openapitest.New(t, openapi.V2())
+	client := &http.Client{Transport: doc.Transport(t, http.DefaultTransport)}
 	return &replicaEnv{
-		env: &env{
-			t:      t,
-			fx:     storagetest.NewFixtures(t, pool),
-			srv:    srv,
-			client: &http.Client{Transport: doc.Transport(t, http.DefaultTransport)},
+		env: &env{t: t, fx: storagetest.NewFixtures(t, pool), srv: srv, client: client},
+		other: &replicaEnv{
+			env:      &env{t: t, fx: storagetest.NewFixtures(t, pool), srv: otherSrv, client: client},
+			st:       otherSt,
+			replicaW: otherRep,
 		},
 		st:       st,
 		primary:  primary,
@@ -159,7 +171,7 @@ func TestReadsOnReplica(t *testing.T) {
 	checking := e.fx.Account(other.ID, conn, domain.ProviderPlaid, "Checking").String()
 
 	waitUntil(t, "the replica is usable and has the fixtures", func() bool {
-		return e.replicaW.Status().Usable && slices.Contains(e.accountIDs(otherKey), checking)
+		return e.replicaW.Status().Usable && e.other.replicaW.Status().Usable && slices.Contains(e.accountIDs(otherKey), checking)
 	})
 	if rep, prim := e.served(func() { e.accountIDs(otherKey) }); rep == 0 || prim != 0 {
 		t.Fatalf("caught-up replica: %d reads on the replica, %d on the primary; want all on the replica", rep, prim)
@@ -187,6 +199,20 @@ func TestReadsOnReplica(t *testing.T) {
 		})
 		if rep != 0 || prim == 0 {
 			t.Fatalf("writer's reads: %d on the replica, %d on the primary; want all on the primary", rep, prim)
+		}
+		// The other API process, which did not take the write, also
+		// sends the writer's reads to the primary.
+		e.other.t = t
+		rep, prim = e.other.served(func() {
+			if !slices.Contains(e.other.accountIDs(writerKey), id) {
+				t.Fatalf("own new account %s missing from the list served by another API process", id)
+			}
+		})
+		if rep != 0 || prim == 0 {
+			t.Fatalf("writer's reads on another API process: %d on the replica, %d on the primary; want all on the primary", rep, prim)
+		}
+		if rep, prim := e.other.served(func() { e.other.accountIDs(otherKey) }); rep == 0 || prim != 0 {
+			t.Fatalf("other user's reads on another API process: %d on the replica, %d on the primary; want all on the replica", rep, prim)
 		}
 
 		// Written straight on the primary, so no write position is
