@@ -294,11 +294,13 @@ func TestReplicaLagBound(t *testing.T) {
 	conn := e.fx.Connection(user.ID, domain.ProviderPlaid, "active")
 	waitUntil(t, "the replica is usable", func() bool { return e.replicaW.Status().Usable })
 	e.pauseReplay(ctx)
+	paused := time.Now()
 	var last string
 	waitUntil(t, "the paused replica is bypassed", func() bool {
 		last = e.fx.Account(user.ID, conn, domain.ProviderPlaid, "Account").String()
 		return !e.replicaW.Status().Usable
 	})
+	t.Logf("replica bypassed %v after replay paused (bound %v)", time.Since(paused).Round(time.Millisecond), bound)
 	rep, prim := e.served(func() {
 		if !slices.Contains(e.accountIDs(key), last) {
 			t.Fatalf("lagging replica bypassed, yet the latest account %s is missing", last)
@@ -308,8 +310,10 @@ func TestReplicaLagBound(t *testing.T) {
 		t.Fatalf("lagging replica: %d reads on the replica, %d on the primary", rep, prim)
 	}
 	e.resumeReplay(ctx)
+	resumed := time.Now()
 	waitUntil(t, "the caught-up replica is used again", func() bool {
 		rep, _ := e.served(func() { e.accountIDs(key) })
 		return rep > 0
 	})
+	t.Logf("replica used again %v after replay resumed", time.Since(resumed).Round(time.Millisecond))
 }
