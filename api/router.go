@@ -130,8 +130,9 @@ func New(cfg Config) *API {
 	return &API{Handler: e, auth: auth, limits: limits, store: cfg.Store}
 }
 
-// Run keeps the API's background work going (credential change listener,
-// last-used flushes, giving back idle rate-limit leases) until ctx ends.
+// Run keeps the API's background work going (credential change listener
+// and version checks, last-used flushes, giving back idle rate-limit
+// leases) until ctx ends.
 func (a *API) Run(ctx context.Context) {
 	done := make(chan struct{})
 	go func() {

@@ -25,7 +25,7 @@ func TestFleet(t *testing.T) {
 	h.Worker("worker-b")
 	replicas := []*process{a, b}
 
-	userID, key, keyID := h.User("fleet@example.com")
+	userID, key, keyID := h.User("fleet@example.com", "standard")
 	c := newClient(t, key)
 	h.CLI("connections", "add", "--user", userID, "--provider", "plaid", "--sim", "--sim-name", "fleet-plaid")
 	awaitTransactions(t, c, a)
@@ -44,7 +44,7 @@ func TestFleet(t *testing.T) {
 	})
 
 	t.Run("a key disabled through the CLI is refused by every replica within 2 s", func(t *testing.T) {
-		_, victimKey, victimID := h.User("revoked@example.com")
+		_, victimKey, victimID := h.User("revoked@example.com", "standard")
 		v := newClient(t, victimKey)
 		for _, p := range replicas {
 			v.MustJSON(p, "GET", "/v2/me", nil, http.StatusOK, nil)
@@ -63,7 +63,7 @@ func TestFleet(t *testing.T) {
 	})
 
 	t.Run("the plan limit holds across replicas and a restart", func(t *testing.T) {
-		_, limitedKey, _ := h.User("limited@example.com")
+		_, limitedKey, _ := h.User("limited@example.com", "standard")
 		lc := newClient(t, limitedKey)
 		const limit = 200
 		ok, limited := spread(lc, replicas, 300)
@@ -107,6 +107,10 @@ func TestFleet(t *testing.T) {
 		}
 	})
 
+	t.Run("reads while a large first sync runs", func(t *testing.T) {
+		testReadsDuringLargeSync(t, h, replicas)
+	})
+
 	t.Run("a database outage answers 503 and heals by itself", func(t *testing.T) {
 		outage := 45 * time.Second
 		if s := os.Getenv("FINSYNC_FLEET_OUTAGE"); s != "" {
@@ -119,7 +123,7 @@ func TestFleet(t *testing.T) {
 		counts := &statusCounts{}
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
-		_, probeKey, _ := h.User("outage@example.com")
+		_, probeKey, _ := h.User("outage@example.com", "standard")
 		probe := newClient(t, probeKey)
 		for _, p := range replicas {
 			wg.Add(1)

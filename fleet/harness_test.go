@@ -226,13 +226,13 @@ func (h *harness) CLIJSON(v any, args ...string) {
 	}
 }
 
-// User creates a user and an API key for it, returning the user id, the
-// key and the key's id.
-func (h *harness) User(email string, extra ...string) (userID, key, keyID string) {
+// User creates a user on plan and an API key for it (keyFlags are extra
+// flags of `keys create`), returning the user id, the key and its id.
+func (h *harness) User(email, plan string, keyFlags ...string) (userID, key, keyID string) {
 	var u struct{ ID string }
-	h.CLIJSON(&u, "users", "create", "--email", email)
+	h.CLIJSON(&u, "users", "create", "--email", email, "--plan", plan)
 	var k struct{ ID, Key string }
-	h.CLIJSON(&k, append([]string{"keys", "create", "--user", u.ID}, extra...)...)
+	h.CLIJSON(&k, append([]string{"keys", "create", "--user", u.ID}, keyFlags...)...)
 	return u.ID, k.Key, k.ID
 }
 
@@ -319,4 +319,3 @@ func eventually(limit time.Duration, cond func() bool) (time.Duration, bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-

@@ -42,6 +42,13 @@ type Account struct {
 	AvailableBalance  *domain.Money
 	CreditLimit       *domain.Money
 	Liability         *domain.Liability
+	// BalancesUnknown reports that the provider could not give this
+	// account's balances this time (a spent quota, a failed balance call, a
+	// response without them): CurrentBalance, AvailableBalance and
+	// CreditLimit then say nothing, and the stored ones stay as they are,
+	// with their as-of time. When false, a nil balance is one the provider
+	// does not report, and is stored as null.
+	BalancesUnknown bool
 }
 
 // Institution describes the bank behind a connection.
@@ -58,6 +65,10 @@ type AccountSet struct {
 	// HasInvestments reports whether the connection offers holdings and
 	// investment transactions.
 	HasInvestments bool
+	// NextAllowedAt, when not zero, is when balances left unknown for a
+	// spent quota or a 429 (Account.BalancesUnknown) can be fetched again:
+	// the next full sync should not be scheduled before it.
+	NextAllowedAt time.Time
 }
 
 // CategoryRef is a provider's category for a transaction.

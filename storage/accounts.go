@@ -64,9 +64,7 @@ type AccountFilter struct {
 func (s *Store) ListAccounts(ctx context.Context, sc Scope, f AccountFilter, after Keyset, limit int) ([]AccountWithConnection, error) {
 	var w where
 	w.add("a.user_id = ?", sc.UserID)
-	if sc.Scoped() {
-		w.add("a.id = ANY(?)", sc.AccountIDs)
-	}
+	w.inScope("a.id", sc)
 	if f.BankConnectionID != nil {
 		w.add("a.bank_connection_id = ?", *f.BankConnectionID)
 	}
@@ -103,9 +101,7 @@ func getAccount(ctx context.Context, q Querier, sc Scope, id uuid.UUID, lock str
 	var w where
 	w.add("a.id = ?", id)
 	w.add("a.user_id = ?", sc.UserID)
-	if sc.Scoped() {
-		w.add("a.id = ANY(?)", sc.AccountIDs)
-	}
+	w.inScope("a.id", sc)
 	a, err := scanAccount(q.QueryRow(ctx, `SELECT `+accountColumns+` FROM `+accountFrom+` WHERE `+w.sql()+lock, w.args...))
 	if err != nil {
 		return a, fmt.Errorf("get account %s: %w", id, err)
@@ -115,11 +111,12 @@ func getAccount(ctx context.Context, q Querier, sc Scope, id uuid.UUID, lock str
 
 // AccountVisible reports whether the account exists within the scope.
 func (s *Store) AccountVisible(ctx context.Context, sc Scope, id uuid.UUID) (bool, error) {
-	if !sc.Allows(id) {
-		return false, nil
-	}
+	var w where
+	w.add("a.id = ?", id)
+	w.add("a.user_id = ?", sc.UserID)
+	w.inScope("a.id", sc)
 	var ok bool
-	err := s.reader(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM accounts WHERE id = $1 AND user_id = $2)`, id, sc.UserID).Scan(&ok)
+	err := s.reader(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM accounts a WHERE `+w.sql()+`)`, w.args...).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("check account %s: %w", id, err)
 	}

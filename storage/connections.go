@@ -38,7 +38,8 @@ func scanConnection(row pgx.Row) (domain.BankConnection, error) {
 func connectionScope(w *where, sc Scope) {
 	w.add("c.user_id = ?", sc.UserID)
 	if sc.Scoped() {
-		w.add("EXISTS (SELECT 1 FROM accounts sa WHERE sa.bank_connection_id = c.id AND sa.id = ANY(?))", sc.AccountIDs)
+		w.add("EXISTS (SELECT 1 FROM accounts sa WHERE sa.bank_connection_id = c.id AND sa.user_id = c.user_id AND sa.id IN "+scopeAccounts+")",
+			sc.CredentialID, sc.UserID)
 	}
 }
 

@@ -62,13 +62,15 @@ type Principal struct {
 	Plan         string
 	PlanActive   bool
 	StorageMode  bool
-	// AccountIDs is the credential's scope; nil means every account.
+	// AccountIDs is the credential's scope as looked up, nil meaning every
+	// account. A cached principal's list may lack accounts added since;
+	// queries therefore resolve the scope in their SQL (see Scope).
 	AccountIDs []uuid.UUID
 }
 
 // Scope returns the data scope the principal may read.
 func (p *Principal) Scope() Scope {
-	return Scope{UserID: p.UserID, AccountIDs: p.AccountIDs}
+	return Scope{UserID: p.UserID, CredentialID: p.CredentialID, AccountIDs: p.AccountIDs}
 }
 
 // HashSecret is the stored form of a key or token.
@@ -227,4 +229,16 @@ func uniqueIDs(ids []uuid.UUID) map[uuid.UUID]struct{} {
 		m[id] = struct{}{}
 	}
 	return m
+}
+
+// CredentialsVersion returns the credentials version (migration 00009):
+// database triggers move it in every transaction that issues, disables,
+// expires or deletes a credential or changes a user's plan, plan activity,
+// storage mode or e-mail, whoever makes the change. One single-row read.
+func (s *Store) CredentialsVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.pool.QueryRow(ctx, `SELECT version FROM credentials_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read credentials version: %w", err)
+	}
+	return v, nil
 }

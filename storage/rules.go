@@ -64,7 +64,7 @@ func scanRule(row pgx.Row) (Rule, error) {
 func ruleScope(w *where, sc Scope) {
 	w.add("user_id = ?", sc.UserID)
 	if sc.Scoped() {
-		w.add("allowed_account_ids IS NOT NULL AND allowed_account_ids <@ ?::uuid[]", sc.AccountIDs)
+		w.add("allowed_account_ids IS NOT NULL AND allowed_account_ids <@ ARRAY"+scopeAccounts, sc.CredentialID, sc.UserID)
 	}
 }
 

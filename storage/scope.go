@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -8,27 +9,54 @@ import (
 	"github.com/google/uuid"
 )
 
-// Scope is the data a request may reach: one user's, limited to AccountIDs
-// when the credential is scoped (nil means every account of the user).
+// Scope is the data a request may reach: one user's, limited, when the
+// credential is scoped, to the accounts its credential_accounts rows name.
+//
+// Queries resolve a scoped credential's accounts in their own SQL (a
+// subquery on credential_accounts by CredentialID), never from AccountIDs,
+// so an account that joins the scope is reachable by the very next query,
+// on any API process, without an extra round trip. AccountIDs is the scope
+// as it was when the credential was looked up (possibly cached, so
+// possibly missing accounts added since); it only says whether the scope is
+// limited (nil: every account) and serves Go-side checks that tolerate a
+// stale list; code that needs the current list reads it with
+// CurrentScopeAccounts.
 type Scope struct {
-	UserID     uuid.UUID
-	AccountIDs []uuid.UUID
+	UserID uuid.UUID
+	// CredentialID is the scoped credential; it must be set when
+	// AccountIDs is non-nil.
+	CredentialID uuid.UUID
+	AccountIDs   []uuid.UUID
 }
 
 // Scoped reports whether the scope is limited to some accounts.
 func (s Scope) Scoped() bool { return s.AccountIDs != nil }
 
-// Allows reports whether the scope reaches the account.
-func (s Scope) Allows(accountID uuid.UUID) bool {
-	if s.AccountIDs == nil {
-		return true
+// scopeAccounts is the SQL subquery of a scoped credential's accounts
+// (credential id, then user id, as placeholders).
+const scopeAccounts = `(SELECT sca.account_id FROM credential_accounts sca WHERE sca.credential_id = ? AND sca.user_id = ?)`
+
+// inScope adds "col is one of the scope's accounts" for a scoped scope.
+func (w *where) inScope(col string, s Scope) {
+	if s.Scoped() {
+		w.add(col+" IN "+scopeAccounts, s.CredentialID, s.UserID)
 	}
-	for _, id := range s.AccountIDs {
-		if id == accountID {
-			return true
-		}
+}
+
+// CurrentScopeAccounts reads a scoped credential's accounts as they are
+// now, within q (a transaction sees its own additions); nil for an
+// unscoped scope. One query: for write paths that check a list in Go.
+func CurrentScopeAccounts(ctx context.Context, q Querier, s Scope) ([]uuid.UUID, error) {
+	if !s.Scoped() {
+		return nil, nil
 	}
-	return false
+	ids := []uuid.UUID{}
+	err := q.QueryRow(ctx, `SELECT COALESCE(array_agg(account_id), '{}') FROM credential_accounts WHERE credential_id = $1 AND user_id = $2`,
+		s.CredentialID, s.UserID).Scan(&ids)
+	if err != nil {
+		return nil, fmt.Errorf("read scope of credential %s: %w", s.CredentialID, err)
+	}
+	return ids, nil
 }
 
 // Keyset is a position in a listing ordered by (Date DESC, ID DESC); the
@@ -62,9 +90,7 @@ func (w *where) add(clause string, args ...any) {
 // rows carry user_id and account_id.
 func (w *where) scope(alias string, s Scope) {
 	w.add(alias+".user_id = ?", s.UserID)
-	if s.Scoped() {
-		w.add(alias+".account_id = ANY(?)", s.AccountIDs)
-	}
+	w.inScope(alias+".account_id", s)
 }
 
 // keyset adds the seek predicate for (dateCol DESC, id DESC) ordering.

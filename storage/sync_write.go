@@ -24,10 +24,17 @@ type SyncedAccount struct {
 	AvailableBalance  *domain.Money
 	CreditLimit       *domain.Money
 	Liability         *domain.Liability
+	// BalancesUnknown keeps the stored current and available balance,
+	// credit limit and balance as-of time (null on a new account) and
+	// records no daily balance: the provider could not give them this time.
+	// When false, the balances given are stored, nil ones as null.
+	BalancesUnknown bool
 }
 
 // UpsertAccounts stores a connection's accounts and records today's balance
-// of each; it returns account ids by provider account id.
+// of each whose balances are known; it returns account ids by provider
+// account id. An account with BalancesUnknown keeps its last balances and
+// their as-of time.
 func UpsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, accounts []SyncedAccount, today domain.Date) (map[string]uuid.UUID, error) {
 	ids := make(map[string]uuid.UUID, len(accounts))
 	for _, a := range accounts {
@@ -42,21 +49,24 @@ func UpsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, 
 		err := tx.QueryRow(ctx, `
 			INSERT INTO accounts (user_id, bank_connection_id, provider_account_id, provider, manual, institution_name,
 				name, mask, type, subtype, currency, current_balance, available_balance, credit_limit, balance_as_of, liability)
-			VALUES ($1, $2, $3, $4, false, $5, $6, $7, $8, $9, $10, $11, $12, $13, now(), $14)
+			VALUES ($1, $2, $3, $4, false, $5, $6, $7, $8, $9, $10, $11, $12, $13, CASE WHEN $15 THEN NULL ELSE now() END, $14)
 			ON CONFLICT (bank_connection_id, provider_account_id, user_id) DO UPDATE SET
 				institution_name = excluded.institution_name, name = excluded.name, mask = excluded.mask,
 				type = excluded.type, subtype = excluded.subtype, currency = excluded.currency,
-				current_balance = excluded.current_balance, available_balance = excluded.available_balance,
-				credit_limit = excluded.credit_limit, balance_as_of = now(), liability = excluded.liability, updated_at = now()
+				current_balance = CASE WHEN $15 THEN accounts.current_balance ELSE excluded.current_balance END,
+				available_balance = CASE WHEN $15 THEN accounts.available_balance ELSE excluded.available_balance END,
+				credit_limit = CASE WHEN $15 THEN accounts.credit_limit ELSE excluded.credit_limit END,
+				balance_as_of = CASE WHEN $15 THEN accounts.balance_as_of ELSE now() END,
+				liability = excluded.liability, updated_at = now()
 			RETURNING id`,
 			conn.UserID, conn.ID, a.ProviderAccountID, conn.Provider, nullIfEmpty(conn.InstitutionName),
 			a.Name, nullIfEmpty(a.Mask), nullIfEmpty(a.Type), nullIfEmpty(a.Subtype), a.Currency,
-			a.CurrentBalance, a.AvailableBalance, a.CreditLimit, liability).Scan(&id)
+			a.CurrentBalance, a.AvailableBalance, a.CreditLimit, liability, a.BalancesUnknown).Scan(&id)
 		if err != nil {
 			return nil, fmt.Errorf("upsert account %s: %w", a.ProviderAccountID, err)
 		}
 		ids[a.ProviderAccountID] = id
-		if a.CurrentBalance != nil {
+		if !a.BalancesUnknown && a.CurrentBalance != nil {
 			if err := RecordBalance(ctx, tx, conn.UserID, id, today, *a.CurrentBalance, a.Currency); err != nil {
 				return nil, err
 			}

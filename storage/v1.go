@@ -221,9 +221,7 @@ func (s *Store) CountInvestmentTransactions(ctx context.Context, sc Scope, f Con
 func (s *Store) CountAccounts(ctx context.Context, sc Scope, f AccountFilter) (int, error) {
 	var w where
 	w.add("a.user_id = ?", sc.UserID)
-	if sc.Scoped() {
-		w.add("a.id = ANY(?)", sc.AccountIDs)
-	}
+	w.inScope("a.id", sc)
 	if f.BankConnectionID != nil {
 		w.add("a.bank_connection_id = ?", *f.BankConnectionID)
 	}

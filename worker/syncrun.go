@@ -49,6 +49,9 @@ func (r *syncRun) all(ctx context.Context, cursor string) (storage.SyncOutcome, 
 		return o, err
 	}
 	o.HasInvestments = set.HasInvestments
+	if set.NextAllowedAt.After(r.nextAllowedAt) {
+		r.nextAllowedAt = set.NextAllowedAt
+	}
 	o.Institution, o.InstitutionID, o.LogoURL = set.Institution.Name, set.Institution.ID, set.Institution.LogoURL
 	if err := r.storeAccounts(ctx, set); err != nil {
 		return o, err
@@ -72,7 +75,7 @@ func (r *syncRun) storeAccounts(ctx context.Context, set providers.AccountSet) e
 		accts[i] = storage.SyncedAccount{
 			ProviderAccountID: a.ProviderAccountID, Name: a.Name, Mask: a.Mask, Type: a.Type, Subtype: a.Subtype,
 			Currency: a.Currency, CurrentBalance: a.CurrentBalance, AvailableBalance: a.AvailableBalance,
-			CreditLimit: a.CreditLimit, Liability: a.Liability,
+			CreditLimit: a.CreditLimit, Liability: a.Liability, BalancesUnknown: a.BalancesUnknown,
 		}
 	}
 	if set.Institution.Name != "" {

@@ -32,6 +32,9 @@ func GetPrincipal(c *gin.Context) *storage.Principal {
 type CredentialStore interface {
 	LookupCredential(ctx context.Context, hash []byte) (storage.Principal, error)
 	TouchCredentials(ctx context.Context, used map[uuid.UUID]time.Time) error
+	// CredentialsVersion returns a counter that every committed change to
+	// a credential or its user's plan or storage mode moves.
+	CredentialsVersion(ctx context.Context) (int64, error)
 }
 
 // AuthConfig tunes an Authenticator.
@@ -39,6 +42,11 @@ type AuthConfig struct {
 	// CacheTTL bounds how long a looked-up credential is trusted without a
 	// change notification; notifications drop the cache at once.
 	CacheTTL time.Duration
+	// VersionCheckEvery is how often the credentials version is read (one
+	// single-row query per process); a moved version drops the cache. A
+	// change committed anywhere is honoured by every process within
+	// 2 × VersionCheckEvery, even when its NOTIFY is lost. Zero means 1 s.
+	VersionCheckEvery time.Duration
 	// CacheSize caps the number of cached credentials.
 	CacheSize int
 	// TouchEvery is how often last_used_at writes are flushed.
@@ -53,6 +61,7 @@ type AuthConfig struct {
 func DefaultAuthConfig() AuthConfig {
 	return AuthConfig{
 		CacheTTL:          5 * time.Minute,
+		VersionCheckEvery: time.Second,
 		CacheSize:         100_000,
 		TouchEvery:        30 * time.Second,
 		FailuresPerMinute: 60,
@@ -66,9 +75,24 @@ type cacheEntry struct {
 }
 
 // Authenticator resolves Bearer credentials to principals. Lookups are
-// cached; a LISTEN on storage.CredentialsChannel drops the cache whenever a
-// credential, its scope or its user changes, and while that listener is not
-// connected the cache is bypassed, so a disabled key stops working at once.
+// cached, and the cache is dropped two ways: a LISTEN on
+// storage.CredentialsChannel drops it at once when a change is announced,
+// and a check every VersionCheckEvery of the credentials version (bumped by
+// database triggers in the changing transaction, whoever writes) drops it
+// when the version moved, which covers a lost NOTIFY, a listener that is
+// broken but not yet known to be, and changes made by plain SQL.
+//
+// Guarantee: disabling or expiring a key, or changing its user's plan,
+// plan activity or storage mode, is honoured by every process within
+// 2 × VersionCheckEvery (2 s by default) of its commit: the cache is used
+// only while the listener is connected and the last version check began
+// less than 2 × VersionCheckEvery ago; otherwise every request reads the
+// database. Caveat: a request already past authentication finishes with
+// the principal it had.
+//
+// A credential's account scope is not taken from the cache by queries:
+// storage resolves it in each query's SQL (storage.Scope), so an account
+// that joins a scope is visible at once on every process.
 type Authenticator struct {
 	store    CredentialStore
 	cfg      AuthConfig
@@ -78,6 +102,13 @@ type Authenticator struct {
 	mu        sync.RWMutex
 	cache     map[[32]byte]cacheEntry
 	listening bool
+	// gen counts cache drops, so a lookup that read the database before a
+	// drop does not store what it read after it.
+	gen uint64
+	// checkedAt is when the last successful version check began; version
+	// is what it read.
+	checkedAt time.Time
+	version   int64
 
 	touchMu sync.Mutex
 	touched map[uuid.UUID]time.Time
@@ -103,12 +134,15 @@ const (
 	listenRetryMax = time.Second
 )
 
-// Run keeps the change listener connected and flushes last-used times until
-// ctx ends. Without Run, the cache is never used. While the listener is
-// down (the database unreachable or restarting) every lookup goes to the
-// database; the listener reconnects by itself with a short backoff.
+// Run keeps the change listener connected, checks the credentials version
+// every VersionCheckEvery and flushes last-used times until ctx ends.
+// Without Run, the cache is never used. While the listener is down or the
+// version checks fail (the database unreachable or restarting) every lookup
+// goes to the database; the listener reconnects by itself with a short
+// backoff.
 func (a *Authenticator) Run(ctx context.Context, pool *pgxpool.Pool) {
 	go a.flushTouches(ctx)
+	go a.checkVersions(ctx)
 	wait := listenRetryMin
 	for ctx.Err() == nil {
 		connected, err := a.listen(ctx, pool)
@@ -159,13 +193,66 @@ func (a *Authenticator) listen(ctx context.Context, pool *pgxpool.Pool) (connect
 func (a *Authenticator) setListening(on bool) {
 	a.mu.Lock()
 	a.listening = on
-	a.cache = make(map[[32]byte]cacheEntry)
+	a.dropLocked()
 	a.mu.Unlock()
 }
 
 func (a *Authenticator) clear() {
 	a.mu.Lock()
+	a.dropLocked()
+	a.mu.Unlock()
+}
+
+func (a *Authenticator) dropLocked() {
 	a.cache = make(map[[32]byte]cacheEntry)
+	a.gen++
+}
+
+// versionCheckEvery is the configured interval, 1 s when unset.
+func (a *Authenticator) versionCheckEvery() time.Duration {
+	if a.cfg.VersionCheckEvery > 0 {
+		return a.cfg.VersionCheckEvery
+	}
+	return time.Second
+}
+
+// checkVersions reads the credentials version every VersionCheckEvery until
+// ctx ends and drops the cache when it moved. A failed check drops nothing
+// but leaves checkedAt behind, so the cache stops being trusted.
+func (a *Authenticator) checkVersions(ctx context.Context) {
+	every := a.versionCheckEvery()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	failing := false
+	for {
+		a.checkVersionOnce(ctx, every, &failing)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (a *Authenticator) checkVersionOnce(ctx context.Context, every time.Duration, failing *bool) {
+	began := time.Now()
+	qctx, cancel := context.WithTimeout(ctx, every)
+	v, err := a.store.CredentialsVersion(qctx)
+	cancel()
+	if err != nil {
+		if !*failing && ctx.Err() == nil {
+			a.log.Warn("credentials version check failed; the cache is bypassed until it succeeds", "error", err)
+		}
+		*failing = true
+		return
+	}
+	*failing = false
+	a.mu.Lock()
+	if v != a.version || a.checkedAt.IsZero() {
+		a.dropLocked()
+	}
+	a.version = v
+	a.checkedAt = began
 	a.mu.Unlock()
 }
 
@@ -181,9 +268,10 @@ func (a *Authenticator) lookup(ctx context.Context, secret string) (storage.Prin
 	now := time.Now()
 	a.mu.RLock()
 	e, ok := a.cache[key]
-	listening := a.listening
+	trusted := a.listening && !a.checkedAt.IsZero() && now.Sub(a.checkedAt) < 2*a.versionCheckEvery()
+	gen := a.gen
 	a.mu.RUnlock()
-	if ok && listening && now.Before(e.expires) {
+	if ok && trusted && now.Before(e.expires) {
 		return e.p, nil
 	}
 	p, err := a.store.LookupCredential(ctx, hash)
@@ -193,12 +281,16 @@ func (a *Authenticator) lookup(ctx context.Context, secret string) (storage.Prin
 	if err != nil {
 		return p, err
 	}
-	if listening {
+	if trusted {
 		a.mu.Lock()
-		if len(a.cache) >= a.cfg.CacheSize {
-			a.cache = make(map[[32]byte]cacheEntry)
+		// Stored only if nothing was dropped since the read began: what
+		// was read may predate the change that caused the drop.
+		if a.gen == gen {
+			if len(a.cache) >= a.cfg.CacheSize {
+				a.cache = make(map[[32]byte]cacheEntry)
+			}
+			a.cache[key] = cacheEntry{p: p, expires: now.Add(a.cfg.CacheTTL)}
 		}
-		a.cache[key] = cacheEntry{p: p, expires: now.Add(a.cfg.CacheTTL)}
 		a.mu.Unlock()
 	}
 	return p, nil

@@ -86,13 +86,18 @@ func (s *Server) createRule(c *gin.Context) {
 		s.handle(c, err)
 		return
 	}
-	sc := scope(c)
+	ctx, sc := c.Request.Context(), scope(c)
+	// The scope as it is now, not as cached with the credential: an
+	// account this key created a moment ago (on any process) is in it.
+	if sc.AccountIDs, err = storage.CurrentScopeAccounts(ctx, s.cfg.Store.Pool(), sc); err != nil {
+		s.handle(c, err)
+		return
+	}
 	in, compiled, err := validateRule(raw, sc.AccountIDs)
 	if err != nil {
 		s.handle(c, err)
 		return
 	}
-	ctx := c.Request.Context()
 	var out storage.Rule
 	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		if err := checkRuleCategories(ctx, tx, sc.UserID, compiled); err != nil {
@@ -189,6 +194,9 @@ func (s *Server) updateRule(c *gin.Context) {
 		}
 		merged, err := mergeRule(cur, patch)
 		if err != nil {
+			return err
+		}
+		if sc.AccountIDs, err = storage.CurrentScopeAccounts(ctx, tx, sc); err != nil {
 			return err
 		}
 		in, compiled, err := validateRule(merged, ruleValidationScope(sc, cur))

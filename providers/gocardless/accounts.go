@@ -51,9 +51,14 @@ type amount struct {
 	Currency string          `json:"currency"`
 }
 
+// balance is one of an account's balances; an amount missing from the
+// answer stays nil rather than reading as zero.
 type balance struct {
-	BalanceAmount amount `json:"balanceAmount"`
-	BalanceType   string `json:"balanceType"`
+	BalanceAmount struct {
+		Amount   *decimal.Decimal `json:"amount"`
+		Currency string           `json:"currency"`
+	} `json:"balanceAmount"`
+	BalanceType string `json:"balanceType"`
 }
 
 type balancesResponse struct {
@@ -90,8 +95,11 @@ func (a *Adapter) requisition(ctx context.Context, conn providers.Connection) (r
 
 // Accounts reads the requisition, the bank's name, and each account's
 // details and balances. Details are reused for a day; an endpoint whose
-// daily quota is spent is skipped (balances then stay unknown), and
-// RateLimited is returned only when an account's details were never read.
+// daily quota is spent is skipped, and RateLimited is returned only when an
+// account's details were never read. Balances that cannot be had (quota
+// spent, the balance call failing with an outage or a 429, a response
+// without a current balance) leave the account's BalancesUnknown set, so
+// the stored ones stay, and NextAllowedAt says when a spent quota resets.
 func (a *Adapter) Accounts(ctx context.Context, conn providers.Connection) (providers.AccountSet, error) {
 	r, err := a.requisition(ctx, conn)
 	if err != nil {
@@ -99,9 +107,12 @@ func (a *Adapter) Accounts(ctx context.Context, conn providers.Connection) (prov
 	}
 	set := providers.AccountSet{Institution: a.institution(ctx, conn, r.InstitutionID)}
 	for _, id := range r.Accounts {
-		acc, err := a.account(ctx, conn, id)
+		acc, retry, err := a.account(ctx, conn, id)
 		if err != nil {
 			return providers.AccountSet{}, err
+		}
+		if retry.After(set.NextAllowedAt) {
+			set.NextAllowedAt = retry
 		}
 		set.Accounts = append(set.Accounts, acc)
 	}
@@ -130,20 +141,28 @@ func (a *Adapter) institution(ctx context.Context, conn providers.Connection, id
 	return inst
 }
 
-func (a *Adapter) account(ctx context.Context, conn providers.Connection, id string) (providers.Account, error) {
+// account reads one account's details and balances. Balances that cannot
+// be had now leave the account's BalancesUnknown set, and retry, when not
+// zero, is when a spent quota lets them be read again.
+func (a *Adapter) account(ctx context.Context, conn providers.Connection, id string) (acc providers.Account, retry time.Time, err error) {
 	d, err := a.accountDetails(ctx, conn, id)
 	if err != nil {
-		return providers.Account{}, err
+		return providers.Account{}, time.Time{}, err
 	}
-	acc := mapDetails(id, d)
-	bals, err := a.balances(ctx, conn, id)
+	acc = mapDetails(id, d)
+	bals, ok, retry, err := a.balances(ctx, conn, id)
 	if err != nil {
-		return providers.Account{}, err
+		return providers.Account{}, time.Time{}, err
 	}
-	if bals != nil {
+	if ok {
 		applyBalances(&acc, bals)
 	}
-	return acc, nil
+	// A response without a current balance is partial: keep what is stored
+	// rather than replace it with nothing.
+	if !ok || acc.CurrentBalance == nil {
+		acc.CurrentBalance, acc.AvailableBalance, acc.BalancesUnknown = nil, nil, true
+	}
+	return acc, retry, nil
 }
 
 func (a *Adapter) accountDetails(ctx context.Context, conn providers.Connection, id string) (accountDetails, error) {
@@ -172,18 +191,31 @@ func (a *Adapter) accountDetails(ctx context.Context, conn providers.Connection,
 	return d, nil
 }
 
-// balances reads an account's balances, or nil when its quota is spent.
-func (a *Adapter) balances(ctx context.Context, conn providers.Connection, id string) ([]balance, error) {
-	if q, known := a.quotaFor(ctx, id, endpointBalances); known && q.exhausted(a.now()) {
-		return nil, nil
+// balances reads an account's balances. It reports ok false, without an
+// error, when they cannot be had now: the quota is known to be spent, or
+// the balance call failed as a later one may not (the bank down, a 429, a
+// malformed answer); retry is then the reset of a quota known to be spent.
+// Failures a later call cannot mend (expired consent, bad credentials) and
+// the context's end are returned.
+func (a *Adapter) balances(ctx context.Context, conn providers.Connection, id string) (bals []balance, ok bool, retry time.Time, err error) {
+	now := a.now()
+	if q, known := a.quotaFor(ctx, id, endpointBalances); known && q.exhausted(now) {
+		return nil, false, q.resetTime(), nil
 	}
 	var b balancesResponse
 	resp, err := a.call(ctx, conn, request{method: http.MethodGet, path: "/accounts/" + url.PathEscape(id) + "/balances/"}, &b)
-	a.observe(ctx, id, endpointBalances, resp)
+	q, noted := a.observe(ctx, id, endpointBalances, resp)
 	if err != nil {
-		return nil, fmt.Errorf("gocardless account balances: %w", err)
+		pe := providers.AsError(err)
+		if ctx.Err() != nil || pe == nil || (pe.Class != providers.Unavailable && pe.Class != providers.RateLimited) {
+			return nil, false, time.Time{}, fmt.Errorf("gocardless account balances: %w", err)
+		}
+		if noted && q.exhausted(now) {
+			retry = q.resetTime()
+		}
+		return nil, false, retry, nil
 	}
-	return b.Balances, nil
+	return b.Balances, true, time.Time{}, nil
 }
 
 func quotaError(endpoint, id string, q quota, now time.Time) error {
@@ -232,14 +264,14 @@ func mapDetails(id string, d accountDetails) providers.Account {
 func applyBalances(acc *providers.Account, bals []balance) {
 	byType := map[string]balance{}
 	for _, b := range bals {
-		if _, dup := byType[b.BalanceType]; !dup {
+		if _, dup := byType[b.BalanceType]; !dup && b.BalanceAmount.Amount != nil {
 			byType[b.BalanceType] = b
 		}
 	}
 	pick := func(types ...string) *domain.Money {
 		for _, t := range types {
-			if b, ok := byType[t]; ok {
-				m := domain.MoneyFromDecimal(b.BalanceAmount.Amount)
+			if b, ok := byType[t]; ok && b.BalanceAmount.Amount != nil {
+				m := domain.MoneyFromDecimal(*b.BalanceAmount.Amount)
 				if acc.Type == "credit" || acc.Type == "loan" {
 					m = m.Neg()
 				}

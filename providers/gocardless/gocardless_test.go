@@ -75,8 +75,17 @@ func TestDailyQuotaIsNeverOverspent(t *testing.T) {
 	var last providers.TransactionPage
 	cursor := ""
 	for sync := 1; sync <= 6; sync++ {
-		if _, err := p.Accounts(ctx, conn); err != nil {
+		set, err := p.Accounts(ctx, conn)
+		if err != nil {
 			t.Fatalf("sync %d accounts: %v", sync, err)
+		}
+		for _, a := range set.Accounts {
+			if spent := sync > 4; a.BalancesUnknown != spent || (!spent && a.CurrentBalance == nil) {
+				t.Fatalf("sync %d: account %s balances unknown = %v, current %v", sync, a.ProviderAccountID, a.BalancesUnknown, a.CurrentBalance)
+			}
+		}
+		if spent := sync > 4; spent != set.NextAllowedAt.After(time.Now()) {
+			t.Fatalf("sync %d: NextAllowedAt = %v", sync, set.NextAllowedAt)
 		}
 		for {
 			page, err := p.Transactions(ctx, conn, providers.TransactionRequest{Cursor: cursor, Today: today})
@@ -220,5 +229,63 @@ func TestRefreshesOurTokenOnceOn401(t *testing.T) {
 	}
 	if *tokens != 11 {
 		t.Errorf("token calls = %d, want one token/new then one token/refresh (11)", *tokens)
+	}
+}
+
+// TestBalancesUnknownWhenTheyCannotBeHad: an answer without a current
+// balance, a balance without an amount, or a failing balance call leaves
+// the account's balances unknown (never zero or null) without failing
+// Accounts; an answer with a current balance and no available one is a
+// bank that reports none. An expired consent still fails.
+func TestBalancesUnknownWhenTheyCannotBeHad(t *testing.T) {
+	cases := []struct {
+		name, body string
+		status     int
+		unknown    bool
+		current    string
+		fails      bool
+	}{
+		{"booked only", `{"balances":[{"balanceAmount":{"amount":"12.30","currency":"EUR"},"balanceType":"closingBooked"}]}`, 200, false, "12.3", false},
+		{"no balances", `{"balances":[]}`, 200, true, "", false},
+		{"no amount", `{"balances":[{"balanceAmount":{"currency":"EUR"},"balanceType":"closingBooked"}]}`, 200, true, "", false},
+		{"only available", `{"balances":[{"balanceAmount":{"amount":"5.00","currency":"EUR"},"balanceType":"interimAvailable"}]}`, 200, true, "", false},
+		{"server error", `{"summary":"Internal Server Error","detail":"boom","status_code":500}`, 500, true, "", false},
+		{"consent expired", `{"summary":"EUA expired","detail":"expired","type":"AccessExpiredError","status_code":401}`, 401, false, "", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := cannedServer(t, `{"transactions":{"booked":[],"pending":[]}}`, false)
+			mux := http.NewServeMux()
+			mux.HandleFunc("GET /api/v2/accounts/acc-1/details/", func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write([]byte(`{"account":{"currency":"EUR","name":"Main","cashAccountType":"CACC","iban":"LT000000000000001234"}}`))
+			})
+			mux.HandleFunc("GET /api/v2/accounts/acc-1/balances/", func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			})
+			mux.Handle("/", srv.Config.Handler)
+			both := httptest.NewServer(mux)
+			t.Cleanup(both.Close)
+			set, err := gocardless.New(both.Client()).Accounts(context.Background(), cannedConn(both))
+			if tc.fails {
+				if pe := providers.AsError(err); pe == nil || pe.Class != providers.ReauthRequired {
+					t.Fatalf("Accounts = %v, want ReauthRequired", err)
+				}
+				return
+			}
+			if err != nil || len(set.Accounts) != 1 {
+				t.Fatalf("Accounts = %+v, %v", set, err)
+			}
+			a := set.Accounts[0]
+			if a.BalancesUnknown != tc.unknown {
+				t.Fatalf("BalancesUnknown = %v, want %v (%+v)", a.BalancesUnknown, tc.unknown, a)
+			}
+			if tc.unknown && (a.CurrentBalance != nil || a.AvailableBalance != nil) {
+				t.Fatalf("unknown balances carry values: %+v", a)
+			}
+			if !tc.unknown && (a.CurrentBalance == nil || a.CurrentBalance.String() != tc.current || a.AvailableBalance != nil) {
+				t.Fatalf("balances = %v / %v, want %s / none", a.CurrentBalance, a.AvailableBalance, tc.current)
+			}
+		})
 	}
 }

@@ -12,7 +12,7 @@
 // API lives under /_sim/:
 //
 //	POST /_sim/advance     {"days": N}
-//	POST /_sim/faults      {"provider", "mode", "latencyMs", "institutionId"}
+//	POST /_sim/faults      {"provider", "mode", "latencyMs", "institutionId", "path"}
 //	POST /_sim/connections {"provider", "credential", "transactions", "historyDays"}
 //	GET  /_sim/state
 //

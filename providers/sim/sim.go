@@ -91,6 +91,10 @@ type Fault struct {
 	LatencyMs int `json:"latencyMs,omitempty"`
 	// InstitutionID limits institution_down to one Plaid institution.
 	InstitutionID string `json:"institutionId,omitempty"`
+	// Path, when set, limits outage, rate_limit, latency and malformed to
+	// requests whose path contains it (for example "/balances/": only
+	// GoCardless balance calls fail).
+	Path string `json:"path,omitempty"`
 }
 
 // ConnectionSettings sizes the history of one connection.
@@ -181,6 +185,9 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := s.fault(p)
+	if f.Path != "" && !strings.Contains(r.URL.Path, f.Path) {
+		f = Fault{}
+	}
 	if f.Mode == FaultLatency && f.LatencyMs > 0 {
 		t := time.NewTimer(time.Duration(f.LatencyMs) * time.Millisecond)
 		select {

@@ -73,7 +73,7 @@ func v2Account() Obj {
 		req("currency", currency()),
 		req("currentBalance", orNull(describe(number(), "For liabilities, the amount owed."))),
 		req("availableBalance", orNull(number())),
-		req("balanceAsOf", orNull(dateTime())),
+		req("balanceAsOf", orNull(describe(dateTime(), "When the balances were last fetched from the provider. When a provider cannot give them (a spent daily quota, a failed or partial answer) the last known balances stay, with this time unchanged."))),
 		req("status", enum("active", "closed")),
 		req("closedAt", orNull(dateTime())),
 		req("liability", orNull(ref("Liability"))),
