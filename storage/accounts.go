@@ -76,7 +76,7 @@ func (s *Store) ListAccounts(ctx context.Context, sc Scope, f AccountFilter, aft
 	}
 	q := `SELECT ` + accountColumns + ` FROM ` + accountFrom + ` WHERE ` + w.sql() +
 		` ORDER BY a.created_at, a.id LIMIT ` + w.arg(limit)
-	rows, err := s.pool.Query(ctx, q, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list accounts: %w", err)
 	}
@@ -94,7 +94,7 @@ func (s *Store) ListAccounts(ctx context.Context, sc Scope, f AccountFilter, aft
 
 // GetAccount loads one account within the scope.
 func (s *Store) GetAccount(ctx context.Context, sc Scope, id uuid.UUID) (AccountWithConnection, error) {
-	return getAccount(ctx, s.pool, sc, id, "")
+	return getAccount(ctx, s.reader(ctx), sc, id, "")
 }
 
 func getAccount(ctx context.Context, q Querier, sc Scope, id uuid.UUID, lock string) (AccountWithConnection, error) {
@@ -116,7 +116,7 @@ func (s *Store) AccountVisible(ctx context.Context, sc Scope, id uuid.UUID) (boo
 	w.add("a.user_id = ?", sc.UserID)
 	w.inScope("a.id", sc)
 	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM accounts a WHERE `+w.sql()+`)`, w.args...).Scan(&ok)
+	err := s.reader(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM accounts a WHERE `+w.sql()+`)`, w.args...).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("check account %s: %w", id, err)
 	}

@@ -38,7 +38,7 @@ func (s *Store) ListBalanceHistory(ctx context.Context, sc Scope, f BalanceFilte
 	q := `SELECT b.id, b.account_id, a.name, b.date, b.balance, b.currency
 		FROM balance_history b JOIN accounts a ON a.id = b.account_id
 		WHERE ` + w.sql() + ` ORDER BY b.date DESC, b.id DESC LIMIT ` + w.arg(limit)
-	rows, err := s.pool.Query(ctx, q, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list balance history: %w", err)
 	}

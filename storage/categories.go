@@ -30,7 +30,7 @@ func scanCategory(row pgx.Row) (domain.Category, error) {
 
 // ListCategories lists the user's categories by name.
 func (s *Store) ListCategories(ctx context.Context, userID uuid.UUID) ([]domain.Category, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+` WHERE c.user_id = $1 ORDER BY c.name, c.id`, userID)
+	rows, err := s.reader(ctx).Query(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+` WHERE c.user_id = $1 ORDER BY c.name, c.id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list categories: %w", err)
 	}
@@ -48,7 +48,7 @@ func (s *Store) ListCategories(ctx context.Context, userID uuid.UUID) ([]domain.
 
 // GetCategory loads one of the user's categories.
 func (s *Store) GetCategory(ctx context.Context, userID, id uuid.UUID) (domain.Category, error) {
-	c, err := scanCategory(s.pool.QueryRow(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+` WHERE c.id = $1 AND c.user_id = $2`, id, userID))
+	c, err := scanCategory(s.reader(ctx).QueryRow(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+` WHERE c.id = $1 AND c.user_id = $2`, id, userID))
 	if err != nil {
 		return c, fmt.Errorf("get category %s: %w", id, err)
 	}
@@ -57,7 +57,7 @@ func (s *Store) GetCategory(ctx context.Context, userID, id uuid.UUID) (domain.C
 
 // ListCategoryGroups lists the user's category groups by name.
 func (s *Store) ListCategoryGroups(ctx context.Context, userID uuid.UUID) ([]domain.CategoryGroup, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, user_id, name, provider FROM category_groups WHERE user_id = $1 ORDER BY name, id`, userID)
+	rows, err := s.reader(ctx).Query(ctx, `SELECT id, user_id, name, provider FROM category_groups WHERE user_id = $1 ORDER BY name, id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list category groups: %w", err)
 	}

@@ -59,7 +59,7 @@ func (s *Store) ListConnections(ctx context.Context, sc Scope, status string) ([
 
 // queryConnections lists the connections matching w in creation order.
 func (s *Store) queryConnections(ctx context.Context, w *where) ([]domain.BankConnection, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+connectionColumns+` FROM bank_connections c WHERE `+w.sql()+` ORDER BY c.created_at, c.id`, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, `SELECT `+connectionColumns+` FROM bank_connections c WHERE `+w.sql()+` ORDER BY c.created_at, c.id`, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list connections: %w", err)
 	}
@@ -80,7 +80,7 @@ func (s *Store) GetConnection(ctx context.Context, sc Scope, id uuid.UUID) (doma
 	var w where
 	w.add("c.id = ?", id)
 	connectionScope(&w, sc)
-	c, err := scanConnection(s.pool.QueryRow(ctx, `SELECT `+connectionColumns+` FROM bank_connections c WHERE `+w.sql(), w.args...))
+	c, err := scanConnection(s.reader(ctx).QueryRow(ctx, `SELECT `+connectionColumns+` FROM bank_connections c WHERE `+w.sql(), w.args...))
 	if err != nil {
 		return c, fmt.Errorf("get connection %s: %w", id, err)
 	}

@@ -44,7 +44,7 @@ func (s *Store) ListHoldings(ctx context.Context, sc Scope, f InvestmentFilter, 
 			h.institution_price, h.institution_value, h.currency, h.price_as_of
 		FROM holdings h JOIN accounts a ON a.id = h.account_id
 		WHERE ` + w.sql() + ` ORDER BY h.id LIMIT ` + w.arg(limit)
-	rows, err := s.pool.Query(ctx, q, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list holdings: %w", err)
 	}
@@ -78,7 +78,7 @@ func (s *Store) ListInvestmentTransactions(ctx context.Context, sc Scope, f Inve
 			it.quantity, it.price, it.amount, it.fees, it.currency, it.description
 		FROM investment_transactions it JOIN accounts a ON a.id = it.account_id
 		WHERE ` + w.sql() + ` ORDER BY it.date DESC, it.id DESC LIMIT ` + w.arg(limit)
-	rows, err := s.pool.Query(ctx, q, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list investment transactions: %w", err)
 	}
@@ -101,7 +101,7 @@ func (s *Store) ListSecurities(ctx context.Context, userID uuid.UUID, ids []uuid
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, provider_security_id, symbol, name, type, close_price, currency
+	rows, err := s.reader(ctx).Query(ctx, `SELECT id, provider_security_id, symbol, name, type, close_price, currency
 		FROM securities WHERE user_id = $1 AND id = ANY($2) ORDER BY id`, userID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("list securities: %w", err)
@@ -139,7 +139,7 @@ func (s *Store) DatasetStates(ctx context.Context, sc Scope, dataset string, con
 	q := `SELECT c.id, d.stored_at IS NOT NULL, COALESCE(d.last_error_class, '')
 		FROM bank_connections c LEFT JOIN connection_datasets d ON d.bank_connection_id = c.id AND d.dataset = ` + w.arg(dataset) +
 		` WHERE ` + w.sql()
-	rows, err := s.pool.Query(ctx, q, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("dataset states: %w", err)
 	}

@@ -88,7 +88,7 @@ func (s *Store) ListRules(ctx context.Context, sc Scope, includeArchived bool) (
 	if !includeArchived {
 		w.add("archived_at IS NULL")
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+ruleColumns+` FROM rules WHERE `+w.sql()+` ORDER BY priority, created_at, id`, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, `SELECT `+ruleColumns+` FROM rules WHERE `+w.sql()+` ORDER BY priority, created_at, id`, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list rules: %w", err)
 	}

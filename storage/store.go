@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,6 +26,10 @@ const DefaultStatementTimeout = 10 * time.Second
 // Store is finsync's PostgreSQL store.
 type Store struct {
 	pool *pgxpool.Pool
+	// replica, when set, serves the reads RouteRead allows (replica.go).
+	replica      *Replica
+	replicaReads atomic.Uint64
+	primaryReads atomic.Uint64
 }
 
 // Options tune a pool opened by Open.
@@ -33,6 +38,9 @@ type Options struct {
 	MaxConns int32
 	// StatementTimeout bounds every statement; 0 means DefaultStatementTimeout.
 	StatementTimeout time.Duration
+	// Lazy skips the connection check: the pool connects on first use, so
+	// a database that is down at start does not fail Open.
+	Lazy bool
 }
 
 // Open connects to PostgreSQL at url with a statement timeout on every query.
@@ -54,6 +62,9 @@ func Open(ctx context.Context, url string, opts Options) (*pgxpool.Pool, error) 
 	if err != nil {
 		return nil, fmt.Errorf("open database pool: %w", err)
 	}
+	if opts.Lazy {
+		return pool, nil
+	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
@@ -63,6 +74,13 @@ func Open(ctx context.Context, url string, opts Options) (*pgxpool.Pool, error) 
 
 // New wraps an open pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// NewWithReplica wraps an open primary pool and a watched streaming
+// replica: reads routed by RouteRead go to the replica, everything else to
+// the primary. A nil replica is New.
+func NewWithReplica(pool *pgxpool.Pool, replica *Replica) *Store {
+	return &Store{pool: pool, replica: replica}
+}
 
 // Pool returns the underlying pool (for River and health checks).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }

@@ -140,7 +140,7 @@ func (s *Store) ListTransactions(ctx context.Context, sc Scope, f TransactionFil
 	w.keyset("t.tx_date", "t.id", after)
 	q := `SELECT ` + transactionColumns + ` FROM transactions t WHERE ` + w.sql() +
 		` ORDER BY t.tx_date DESC, t.id DESC LIMIT ` + w.arg(limit)
-	rows, err := s.pool.Query(ctx, q, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
@@ -162,7 +162,7 @@ func (s *Store) GetTransaction(ctx context.Context, sc Scope, id uuid.UUID) (dom
 	w.add("t.id = ?", id)
 	w.scope("t", sc)
 	var t domain.Transaction
-	if err := scanTransaction(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE `+w.sql(), w.args...), &t); err != nil {
+	if err := scanTransaction(s.reader(ctx).QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE `+w.sql(), w.args...), &t); err != nil {
 		return t, fmt.Errorf("get transaction %s: %w", id, err)
 	}
 	return t, nil

@@ -88,7 +88,7 @@ func (s *Store) ListTransactionsAfter(ctx context.Context, sc Scope, f Connectio
 func (s *Store) queryTransactions(ctx context.Context, w *where, offset string, limit int) ([]domain.Transaction, error) {
 	q := `SELECT ` + transactionColumns + ` FROM transactions t WHERE ` + w.sql() +
 		` ORDER BY t.tx_date DESC, t.id DESC` + offset + ` LIMIT ` + w.arg(limit)
-	rows, err := s.pool.Query(ctx, q, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list connection transactions: %w", err)
 	}
@@ -116,7 +116,7 @@ func (s *Store) TransactionPosition(ctx context.Context, sc Scope, connectionID,
 	w.scope("t", sc)
 	var k Keyset
 	var day domain.Date
-	err := s.pool.QueryRow(ctx, `SELECT t.tx_date, t.id FROM transactions t WHERE `+w.sql(), w.args...).Scan(&day, &k.ID)
+	err := s.reader(ctx).QueryRow(ctx, `SELECT t.tx_date, t.id FROM transactions t WHERE `+w.sql(), w.args...).Scan(&day, &k.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return k, fmt.Errorf("transaction position %s: %w", id, ErrNotFound)
 	}
@@ -145,7 +145,7 @@ func (s *Store) ListHoldingsAtOffset(ctx context.Context, sc Scope, f Connection
 	q := `SELECT h.id, h.account_id, h.security_id, h.provider, h.quantity, h.cost_basis,
 			h.institution_price, h.institution_value, h.currency, h.price_as_of` + holdingFrom + w.sql() +
 		` ORDER BY h.id OFFSET ` + w.arg(offset) + ` LIMIT ` + w.arg(limit)
-	rows, err := s.pool.Query(ctx, q, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list connection holdings: %w", err)
 	}
@@ -190,7 +190,7 @@ func (s *Store) ListInvestmentTransactionsAtOffset(ctx context.Context, sc Scope
 			it.quantity, it.price, it.amount, it.fees, it.currency, it.description
 		FROM investment_transactions it WHERE ` + w.sql() +
 		` ORDER BY it.date DESC, it.id DESC OFFSET ` + w.arg(offset) + ` LIMIT ` + w.arg(limit)
-	rows, err := s.pool.Query(ctx, q, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list connection investment transactions: %w", err)
 	}
@@ -233,7 +233,7 @@ func (s *Store) CountAccounts(ctx context.Context, sc Scope, f AccountFilter) (i
 
 func (s *Store) count(ctx context.Context, what, q string, args []any) (int, error) {
 	var n int
-	if err := s.pool.QueryRow(ctx, q, args...).Scan(&n); err != nil {
+	if err := s.reader(ctx).QueryRow(ctx, q, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count %s: %w", what, err)
 	}
 	return n, nil
@@ -241,7 +241,7 @@ func (s *Store) count(ctx context.Context, what, q string, args []any) (int, err
 
 // CategoriesByID loads the user's categories with the given ids, by name.
 func (s *Store) CategoriesByID(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]domain.Category, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+
+	rows, err := s.reader(ctx).Query(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+
 		` WHERE c.user_id = $1 AND c.id = ANY($2) ORDER BY c.name, c.id`, userID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("categories by id: %w", err)

@@ -87,6 +87,9 @@ func Register(e *gin.Engine, cfg Config) *Server {
 		middleware.RequirePlan(resp, domain.PlanPro, domain.PlanTrial),
 		middleware.RateLimit(cfg.Limits, resp, s.limit),
 	)
+	if cfg.Store.Replica() != nil {
+		authed.Use(middleware.ReadRouting(cfg.Store, cfg.Log))
+	}
 	authed.GET("/accounts", s.listAccounts)
 	authed.GET("/bank-connections", s.listConnections)
 	authed.GET("/transactions", s.listTransactions)

@@ -68,6 +68,9 @@ func Register(e *gin.Engine, cfg Config) *Server {
 		middleware.RequireStorageMode(resp),
 		middleware.RateLimit(cfg.Limits, resp, s.generalLimit),
 	)
+	if cfg.Store.Replica() != nil {
+		authed.Use(middleware.ReadRouting(cfg.Store, cfg.Log))
+	}
 	authed.GET("/me", s.me)
 	authed.GET("/accounts", s.listAccounts)
 	authed.GET("/accounts/balance-history", s.balanceHistory)

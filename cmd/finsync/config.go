@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/finsync/finsync/api/cursor"
 	"github.com/finsync/finsync/secrets"
@@ -30,6 +31,13 @@ type config struct {
 	// the client (FINSYNC_TRUSTED_PROXIES: comma-separated IPs or CIDRs;
 	// empty trusts none).
 	TrustedProxies string
+	// ReadDatabaseURL names a PostgreSQL streaming replica of DatabaseURL
+	// that serve sends API reads to (FINSYNC_READ_DATABASE_URL; empty: all
+	// reads on the primary). See docs/replicas.md.
+	ReadDatabaseURL string
+	// ReadMaxLag is the replica's lag bound (FINSYNC_READ_MAX_LAG, a Go
+	// duration such as 5s; empty: storage.DefaultReplicaMaxLag).
+	ReadMaxLag string
 }
 
 func configFromEnv() config {
@@ -40,6 +48,8 @@ func configFromEnv() config {
 		SimURL:               os.Getenv("FINSYNC_SIM_URL"),
 		ReconnectURLTemplate: os.Getenv("FINSYNC_RECONNECT_URL"),
 		TrustedProxies:       os.Getenv("FINSYNC_TRUSTED_PROXIES"),
+		ReadDatabaseURL:      os.Getenv("FINSYNC_READ_DATABASE_URL"),
+		ReadMaxLag:           os.Getenv("FINSYNC_READ_MAX_LAG"),
 	}
 	switch strings.ToLower(os.Getenv("FINSYNC_LOG_LEVEL")) {
 	case "debug":
@@ -109,6 +119,18 @@ func (c config) databaseURL() string {
 		return c.DatabaseURL
 	}
 	return "postgres://postgres@127.0.0.1:5432/finsync?sslmode=disable"
+}
+
+// readMaxLag parses FINSYNC_READ_MAX_LAG; empty yields 0 (the default).
+func (c config) readMaxLag() (time.Duration, error) {
+	if c.ReadMaxLag == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.ReadMaxLag)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("FINSYNC_READ_MAX_LAG: %q is not a positive duration such as 5s", c.ReadMaxLag)
+	}
+	return d, nil
 }
 
 // trustedProxies parses FINSYNC_TRUSTED_PROXIES: comma-separated IP

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -49,17 +50,48 @@ func (a *app) serveCmd() *cobra.Command {
 			if _, err := a.requireKeys(); err != nil {
 				return err
 			}
+			if _, err := a.cfg.readMaxLag(); err != nil {
+				return err
+			}
 			pool, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			return a.runAPI(ctx, storage.New(pool), addr, metricsAddr)
+			st, rep, err := a.readReplica(ctx, pool)
+			if err != nil {
+				return err
+			}
+			if rep != nil {
+				defer rep.Pool().Close()
+				go rep.Run(ctx)
+			}
+			return a.runAPI(ctx, st, addr, metricsAddr)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "API listen address")
 	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9090", "ops address for /metrics, /livez and /readyz (empty disables)")
 	return cmd
+}
+
+// readReplica opens the read replica named by FINSYNC_READ_DATABASE_URL,
+// if any, and returns the store to serve with. The replica need not be up:
+// its pool connects lazily and, while it is down, reads go to the primary.
+func (a *app) readReplica(ctx context.Context, primary *pgxpool.Pool) (*storage.Store, *storage.Replica, error) {
+	if a.cfg.ReadDatabaseURL == "" {
+		return storage.New(primary), nil, nil
+	}
+	maxLag, err := a.cfg.readMaxLag()
+	if err != nil {
+		return nil, nil, err
+	}
+	rpool, err := storage.Open(ctx, a.cfg.ReadDatabaseURL, storage.Options{Lazy: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("FINSYNC_READ_DATABASE_URL: %w", err)
+	}
+	rep := storage.NewReplica(primary, rpool, storage.ReplicaOptions{MaxLag: maxLag, Log: a.logger()})
+	a.logger().Info("reads go to the replica while it is within the lag bound", "max_lag", rep.MaxLag().String())
+	return storage.NewWithReplica(primary, rep), rep, nil
 }
 
 // Waits between attempts to reach a database that is down at start-up.
@@ -111,6 +143,9 @@ func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr s
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), newPoolCollector(st))
+	if st.Replica() != nil {
+		reg.MustRegister(newReplicaCollector(st))
+	}
 	jobs, err := worker.NewInsertClient(st.Pool())
 	if err != nil {
 		return err
@@ -187,4 +222,43 @@ func (p *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(p.idle, prometheus.GaugeValue, float64(s.IdleConns()))
 	ch <- prometheus.MustNewConstMetric(p.total, prometheus.GaugeValue, float64(s.TotalConns()))
 	ch <- prometheus.MustNewConstMetric(p.wait, prometheus.CounterValue, float64(s.EmptyAcquireCount()))
+}
+
+// replicaCollector exports where reads went and the read replica's state.
+type replicaCollector struct {
+	st                 *storage.Store
+	reads, usable, lag *prometheus.Desc
+}
+
+func newReplicaCollector(st *storage.Store) *replicaCollector {
+	return &replicaCollector{st: st,
+		reads:  prometheus.NewDesc("finsync_db_reads_total", "API reads by the database that served them.", []string{"server"}, nil),
+		usable: prometheus.NewDesc("finsync_read_replica_usable", "1 while reads may go to the read replica.", nil, nil),
+		lag: prometheus.NewDesc("finsync_read_replica_lag_seconds",
+			"Upper bound of the read replica's lag at the last probe (-1 when unknown or past the samples kept).", nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (r *replicaCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- r.reads
+	ch <- r.usable
+	ch <- r.lag
+}
+
+// Collect implements prometheus.Collector.
+func (r *replicaCollector) Collect(ch chan<- prometheus.Metric) {
+	replica, primary := r.st.ReadCounts()
+	ch <- prometheus.MustNewConstMetric(r.reads, prometheus.CounterValue, float64(replica), "replica")
+	ch <- prometheus.MustNewConstMetric(r.reads, prometheus.CounterValue, float64(primary), "primary")
+	st := r.st.Replica().Status()
+	usable, lag := 0.0, -1.0
+	if st.Usable {
+		usable = 1
+	}
+	if st.Lag != math.MaxInt64 {
+		lag = st.Lag.Seconds()
+	}
+	ch <- prometheus.MustNewConstMetric(r.usable, prometheus.GaugeValue, usable)
+	ch <- prometheus.MustNewConstMetric(r.lag, prometheus.GaugeValue, lag)
 }
