@@ -16,10 +16,16 @@ import (
 	"github.com/finsync/finsync/internal/pgcluster"
 )
 
-// TestFleet runs two serve and two worker processes on one database and
-// checks, from the outside, what an operator of a fleet relies on.
+// TestFleet runs two serve and two worker processes on one database, with
+// a streaming standby for reads, and checks, from the outside, what an
+// operator of a fleet relies on.
 func TestFleet(t *testing.T) {
 	h := newHarness(t)
+	standby := h.db.Replica(context.Background(), t)
+	// The serve processes read from the standby; the bound is wide so that
+	// the replica test's paused replay does not send every read back to the
+	// primary on a loaded machine.
+	h.env = append(h.env, "FINSYNC_READ_DATABASE_URL="+standby.URL("postgres"), "FINSYNC_READ_MAX_LAG=60s")
 	a, b := h.Serve("serve-a"), h.Serve("serve-b")
 	h.Worker("worker-a")
 	h.Worker("worker-b")
@@ -64,6 +70,10 @@ func TestFleet(t *testing.T) {
 
 	t.Run("a scoped key's write is visible on the other replica at once", func(t *testing.T) {
 		testScopedReadYourWrites(t, h, replicas)
+	})
+
+	t.Run("reads on the replica see the caller's own writes", func(t *testing.T) {
+		testReadsOnReplica(t, h, replicas[0], replicas[1], standby)
 	})
 
 	t.Run("a spent GoCardless quota keeps the last balances", func(t *testing.T) {

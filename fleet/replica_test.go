@@ -12,21 +12,18 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/finsync/finsync/internal/pgcluster"
 )
 
-// TestFleetReadsOnReplica runs two `finsync serve` processes with
-// FINSYNC_READ_DATABASE_URL naming a streaming standby of the fleet's
-// database and checks from the outside: with replay paused, an account
-// created through one process is read back at once through the other
-// (served by the primary), while another user's reads stay on the replica;
-// with replay resumed, the writer's reads return to the replica.
-func TestFleetReadsOnReplica(t *testing.T) {
+// testReadsOnReplica checks, on the fleet's two serve processes reading
+// from a streaming standby (FINSYNC_READ_DATABASE_URL): with replay paused,
+// an account created through one process is read back at once through the
+// other (served by the primary), while another user's reads stay on the
+// replica; with replay resumed, the writer's reads return to the replica.
+func testReadsOnReplica(t *testing.T, h *harness, a, b *process, standby *pgcluster.Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	h := newHarness(t)
-	standby := h.db.Replica(ctx, t)
-	h.env = append(h.env, "FINSYNC_READ_DATABASE_URL="+standby.URL("postgres"), "FINSYNC_READ_MAX_LAG=60s")
-	a, b := h.Serve("serve-a"), h.Serve("serve-b")
 	_, writerKey, _ := h.User("replica-writer@example.com", "standard")
 	_, otherKey, _ := h.User("replica-reader@example.com", "standard")
 	writer, other := newClient(t, writerKey), newClient(t, otherKey)
