@@ -36,10 +36,13 @@ type SyncConnection struct {
 func (SyncConnection) Kind() string { return "sync_connection" }
 
 // InsertOpts makes the job unique per connection while queued or running.
+// A sync continues over many attempts' slices (snoozes, which use up no
+// attempt); each kill of a worker running it uses up one attempt, hence
+// room for a few kills on top of provider failures.
 func (SyncConnection) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		Queue:       QueueSync,
-		MaxAttempts: 8,
+		MaxAttempts: 20,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: activeStates},
 	}
 }
