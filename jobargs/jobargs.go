@@ -55,6 +55,11 @@ type ApplyRules struct {
 	UserID uuid.UUID `json:"user_id"`
 	// RuleID is the rule whose change caused the job (for logs).
 	RuleID uuid.UUID `json:"rule_id"`
+	// AfterDate and AfterID continue a pass that an earlier job ended at
+	// its time slice: the pass goes on after this keyset position (in
+	// descending transaction date and id). Empty starts from the newest.
+	AfterDate string    `json:"after_date,omitempty"`
+	AfterID   uuid.UUID `json:"after_id,omitempty"`
 }
 
 // Kind implements river.JobArgs.
