@@ -36,10 +36,13 @@ type SyncConnection struct {
 func (SyncConnection) Kind() string { return "sync_connection" }
 
 // InsertOpts makes the job unique per connection while queued or running.
+// A sync continues over many attempts' slices (snoozes, which use up no
+// attempt); each kill of a worker running it uses up one attempt, hence
+// room for a few kills on top of provider failures.
 func (SyncConnection) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		Queue:       QueueSync,
-		MaxAttempts: 8,
+		MaxAttempts: 20,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: activeStates},
 	}
 }
@@ -52,6 +55,11 @@ type ApplyRules struct {
 	UserID uuid.UUID `json:"user_id"`
 	// RuleID is the rule whose change caused the job (for logs).
 	RuleID uuid.UUID `json:"rule_id"`
+	// AfterDate and AfterID continue a pass that an earlier job ended at
+	// its time slice: the pass goes on after this keyset position (in
+	// descending transaction date and id). Empty starts from the newest.
+	AfterDate string    `json:"after_date,omitempty"`
+	AfterID   uuid.UUID `json:"after_id,omitempty"`
 }
 
 // Kind implements river.JobArgs.

@@ -6,6 +6,7 @@ package worker
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -37,7 +38,17 @@ type Config struct {
 	// SyncWorkers and RuleWorkers size the queues; zero uses defaults.
 	SyncWorkers int
 	RuleWorkers int
+	// Stopping closes when the process begins to stop; running syncs then
+	// end their slice after the batch in hand. Nil never closes.
+	Stopping <-chan struct{}
 }
+
+// RescueStuckJobsAfter is how long a job may run before River considers its
+// worker dead and retries it elsewhere. It exceeds every job timeout (a
+// sliced sync's, a rule pass's and a delivery drain's, each about a minute);
+// with River's rescuer checking every 30 s, a killed worker's job runs again
+// within about 110 s.
+const RescueStuckJobsAfter = 75 * time.Second
 
 // NewClient returns a River client that runs every finsync worker. Start it
 // with Start and stop it with Stop (running jobs finish) on shutdown.
@@ -60,8 +71,9 @@ func NewClient(cfg Config) (*river.Client[pgx.Tx], error) {
 			jobargs.QueueSync:  {MaxWorkers: syncN},
 			jobargs.QueueRules: {MaxWorkers: ruleN},
 		},
-		Workers:      workers,
-		PeriodicJobs: periodic(cfg),
+		Workers:              workers,
+		PeriodicJobs:         periodic(cfg),
+		RescueStuckJobsAfter: RescueStuckJobsAfter,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
@@ -82,7 +94,10 @@ func NewInsertClient(pool *pgxpool.Pool) (*river.Client[pgx.Tx], error) {
 // addWorkers registers every worker; each job kind adds one line here.
 func addWorkers(workers *river.Workers, cfg Config) error {
 	if cfg.Syncer != nil {
-		river.AddWorker(workers, &SyncWorker{Syncer: cfg.Syncer})
+		if timeout := syncJobTimeout(cfg.Syncer.slice()); timeout >= RescueStuckJobsAfter {
+			return fmt.Errorf("sync slice %s: its job timeout %s must stay below the rescue of %s", cfg.Syncer.slice(), timeout, RescueStuckJobsAfter)
+		}
+		river.AddWorker(workers, &SyncWorker{Syncer: cfg.Syncer, Stopping: cfg.Stopping})
 	}
 	river.AddWorker(workers, &ScheduleWorker{Store: cfg.Store})
 	river.AddWorker(workers, newApplyRulesWorker(cfg))

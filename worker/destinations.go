@@ -27,8 +27,14 @@ const DefaultDeliverRetryCap = time.Minute
 // deliverBatch is how many pending events one drain reads at a time.
 const deliverBatch = 100
 
-// deliverJobTimeout bounds one drain.
-const deliverJobTimeout = 15 * time.Minute
+// A drain works for at most deliverJobSlice, then snoozes to go on in a new
+// attempt (events are marked delivered one by one, so it continues with
+// the next); deliverJobTimeout bounds one attempt, below
+// RescueStuckJobsAfter so that a killed worker's drain is retried soon.
+const (
+	deliverJobSlice   = 30 * time.Second
+	deliverJobTimeout = time.Minute
+)
 
 // Destinations configures the delivery of account changes to destinations.
 type Destinations struct {
@@ -78,7 +84,7 @@ func NewDeliverWorker(st *storage.Store, cfg Destinations, log *slog.Logger) *De
 	return w
 }
 
-// Timeout lets a drain of a long outbox run longer than River's default.
+// Timeout bounds one attempt: a slice and the batch in hand.
 func (w *DeliverWorker) Timeout(*river.Job[jobargs.DeliverDestination]) time.Duration {
 	return deliverJobTimeout
 }
@@ -113,6 +119,7 @@ func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[jobargs.Deliver
 	if err != nil {
 		return err
 	}
+	until := time.Now().Add(deliverJobSlice)
 	for {
 		events, err := w.store.PendingEvents(ctx, id, deliverBatch)
 		if err != nil {
@@ -126,6 +133,9 @@ func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[jobargs.Deliver
 			continue
 		}
 		for _, ev := range events {
+			if !time.Now().Before(until) {
+				return river.JobSnooze(0)
+			}
 			if err := w.deliverOne(ctx, target, ev); err != nil {
 				return err
 			}

@@ -22,9 +22,14 @@ import (
 // writes per database transaction.
 const RuleBatchSize = 5000
 
-// ruleJobTimeout bounds one run of the rule job; a user with millions of
-// transactions needs more than River's default minute.
-const ruleJobTimeout = time.Hour
+// A rule job works for at most ruleJobSlice, then enqueues a job that
+// continues the pass after the last batch it committed; ruleJobTimeout
+// bounds one job (the slice and the batch in hand), below
+// RescueStuckJobsAfter so that a killed worker's job is retried soon.
+const (
+	ruleJobSlice   = 30 * time.Second
+	ruleJobTimeout = time.Minute
+)
 
 // ApplyRulesWorker runs jobargs.ApplyRules: it re-evaluates the user's
 // active rules on every stored transaction of the user.
@@ -48,12 +53,34 @@ func (w *ApplyRulesWorker) Timeout(*river.Job[jobargs.ApplyRules]) time.Duration
 	return ruleJobTimeout
 }
 
-// Work applies the user's rules to all their stored transactions.
+// Work applies the user's rules to their stored transactions from the
+// job's keyset position on, for at most a slice; a pass that is not done
+// then continues in a new job (re-applying rules is idempotent, so a job
+// killed and retried from its own start gives the same result).
 func (w *ApplyRulesWorker) Work(ctx context.Context, job *river.Job[jobargs.ApplyRules]) error {
 	start := time.Now()
-	st, err := ApplyRulesToUser(ctx, w.Pool, job.Args.UserID, w.BatchSize)
+	var after *txKey
+	if job.Args.AfterDate != "" {
+		day, err := time.Parse(time.DateOnly, job.Args.AfterDate)
+		if err != nil {
+			return river.JobCancel(fmt.Errorf("apply rules: bad continuation date %q: %w", job.Args.AfterDate, err))
+		}
+		after = &txKey{day: day, id: job.Args.AfterID}
+	}
+	st, next, err := applyRulesFrom(ctx, w.Pool, job.Args.UserID, w.BatchSize, after, start.Add(ruleJobSlice))
 	if err != nil {
 		return fmt.Errorf("apply rules of user %s: %w", job.Args.UserID, err)
+	}
+	if next != nil {
+		client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+		if err != nil {
+			return fmt.Errorf("continue rules of user %s: %w", job.Args.UserID, err)
+		}
+		cont := job.Args
+		cont.AfterDate, cont.AfterID = next.day.Format(time.DateOnly), next.id
+		if _, err := client.Insert(ctx, cont, nil); err != nil {
+			return fmt.Errorf("continue rules of user %s: %w", job.Args.UserID, err)
+		}
 	}
 	if w.Log != nil {
 		w.Log.Info("rules applied", "user_id", job.Args.UserID, "rule_id", job.Args.RuleID,
@@ -74,11 +101,18 @@ type ApplyStats struct {
 // not positive), each batch in its own database transaction with the rules
 // as they stand at that moment, so memory stays bounded by one batch.
 func ApplyRulesToUser(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, batchSize int) (ApplyStats, error) {
+	st, _, err := applyRulesFrom(ctx, pool, userID, batchSize, nil, time.Time{})
+	return st, err
+}
+
+// applyRulesFrom is ApplyRulesToUser from after on (nil: the start). Past
+// until (zero: never) it stops after a committed batch and returns the
+// keyset position to continue after; nil when the pass is done.
+func applyRulesFrom(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, batchSize int, after *txKey, until time.Time) (ApplyStats, *txKey, error) {
 	if batchSize <= 0 {
 		batchSize = RuleBatchSize
 	}
 	var st ApplyStats
-	var after *txKey
 	for {
 		var rows []ruleRow
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -94,14 +128,17 @@ func ApplyRulesToUser(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID,
 			return err
 		})
 		if err != nil {
-			return st, err
+			return st, nil, err
 		}
 		st.Seen += len(rows)
 		if len(rows) < batchSize {
-			return st, nil
+			return st, nil, nil
 		}
 		last := rows[len(rows)-1]
 		after = &txKey{day: last.day, id: last.id}
+		if !until.IsZero() && !time.Now().Before(until) {
+			return st, after, nil
+		}
 	}
 }
 

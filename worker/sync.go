@@ -46,7 +46,22 @@ type Syncer struct {
 	ApplyRules ApplyRulesFunc
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Slice bounds the work of one sync_connection job attempt: once it has
+	// passed, the sync commits the batch in hand and its cursor, and the job
+	// snoozes to continue from that cursor in a new attempt, so that a short
+	// job timeout (and River's rescue of a killed worker's job soon after it)
+	// is safe for a sync of any size. Zero means DefaultSlice; Sync itself
+	// (outside River) is never sliced.
+	Slice time.Duration
 }
+
+// DefaultSlice is the slice of a sync job that NewClient's timeouts assume.
+const DefaultSlice = 30 * time.Second
+
+// errSliceEnded marks a sync that stopped after a committed batch because
+// its slice ran out or its worker is stopping; it continues from the stored
+// cursor in its job's next attempt.
+var errSliceEnded = errors.New("sync slice ended")
 
 // CodeCredentialsUnreadable is recorded on a connection whose stored
 // credentials the configured encryption key cannot open.
@@ -67,6 +82,32 @@ func (s *Syncer) now() time.Time {
 // cursor in one database transaction, and records the outcome on the
 // connection.
 func (s *Syncer) Sync(ctx context.Context, id uuid.UUID) error {
+	return s.sync(ctx, id, sliceEnd{})
+}
+
+// sliceEnd says when a sliced sync stops after its current batch: at the
+// deadline (zero: none) or when stop closes (nil: never).
+type sliceEnd struct {
+	deadline time.Time
+	stop     <-chan struct{}
+}
+
+// over reports whether the slice has ended.
+func (e sliceEnd) over(now time.Time) bool {
+	if !e.deadline.IsZero() && !now.Before(e.deadline) {
+		return true
+	}
+	select {
+	case <-e.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// sync is Sync, ending early with errSliceEnded after a committed batch
+// once end is over.
+func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd) error {
 	target, err := s.Store.SyncTarget(ctx, id)
 	if err != nil {
 		return err
@@ -87,8 +128,15 @@ func (s *Syncer) Sync(ctx context.Context, id uuid.UUID) error {
 			Code: CodeCredentialsUnreadable, Message: "stored credentials cannot be decrypted with the configured key", Err: err})
 	}
 	pc := providers.Connection{ID: id.String(), Provider: conn.Provider, InstitutionID: conn.InstitutionID, BaseURL: conn.BaseURL, Credentials: creds}
-	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), fresh: !target.HasTransactions}
+	// A first sync that an earlier slice (or a killed worker) left half done
+	// is still fresh: the pages after its cursor only add rows, and a row
+	// stored after all turns the copy into upserts (see insertFresh).
+	fresh := !target.HasTransactions || conn.LastSyncedAt == nil
+	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), fresh: fresh, end: end}
 	outcome, err := run.all(ctx, target.Cursor)
+	if errors.Is(err, errSliceEnded) {
+		return err
+	}
 	if err != nil {
 		return s.fail(ctx, conn, run.dataset, err)
 	}
@@ -159,22 +207,69 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 // className is the stored name of a failure class.
 func className(c providers.Class) string { return c.String() }
 
-// SyncWorker runs sync_connection jobs.
+// SyncWorker runs sync_connection jobs, one slice per attempt (see
+// Syncer.Slice).
 type SyncWorker struct {
 	river.WorkerDefaults[jobargs.SyncConnection]
 	Syncer *Syncer
+	// Stopping closes when the process begins to stop: a running sync ends
+	// its slice after the batch in hand, so the job snoozes at once and
+	// another worker continues it.
+	Stopping <-chan struct{}
 }
 
-// Timeout allows a first sync of a very large history.
-func (w *SyncWorker) Timeout(*river.Job[jobargs.SyncConnection]) time.Duration { return time.Hour }
+// slice is the Syncer's slice, DefaultSlice when unset.
+func (s *Syncer) slice() time.Duration {
+	if s.Slice > 0 {
+		return s.Slice
+	}
+	return DefaultSlice
+}
 
-// Work syncs the job's connection.
+// syncJobTimeout is a sliced sync attempt's timeout: the slice, plus the
+// accounts call at its start and the batch in hand when it ends.
+func syncJobTimeout(slice time.Duration) time.Duration {
+	return slice + 30*time.Second
+}
+
+// Timeout bounds one attempt: a slice and the batch that ends it.
+func (w *SyncWorker) Timeout(*river.Job[jobargs.SyncConnection]) time.Duration {
+	return syncJobTimeout(w.Syncer.slice())
+}
+
+// NextRetry retries at once a job that River rescued from a worker that
+// died (its attempt began longer than the timeout ago): a kill is no reason
+// to back off, and each kill would otherwise add to the backoff. Other
+// failures use River's default backoff.
+func (w *SyncWorker) NextRetry(job *river.Job[jobargs.SyncConnection]) time.Time {
+	if job.AttemptedAt != nil && time.Since(*job.AttemptedAt) >= w.Timeout(job) {
+		return time.Now()
+	}
+	return time.Time{}
+}
+
+// Work syncs the job's connection for one slice. A sync whose slice ended,
+// or whose worker is stopping (River cancelled its context), snoozes for no
+// time: snoozes do not count as attempts, and the next attempt continues
+// from the stored cursor.
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[jobargs.SyncConnection]) error {
-	err := w.Syncer.Sync(ctx, job.Args.ConnectionID)
-	if errors.Is(err, errSkipped) {
+	end := sliceEnd{stop: w.Stopping, deadline: time.Now().Add(w.Syncer.slice())}
+	err := w.Syncer.sync(ctx, job.Args.ConnectionID, end)
+	switch {
+	case errors.Is(err, errSkipped):
 		return nil
+	case errors.Is(err, errSliceEnded):
+		return river.JobSnooze(0)
+	case err != nil && stopping(ctx):
+		return river.JobSnooze(0)
 	}
 	return err
+}
+
+// stopping reports whether ctx was cancelled by the client stopping (not by
+// the job's timeout nor by a cancellation of the job).
+func stopping(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled) && !errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely)
 }
 
 // datasetsFrom lists the dataset a sync failed on and those it would have

@@ -32,6 +32,8 @@ type syncRun struct {
 	// knownCategories are the provider categories copied in this sync, by
 	// provider id.
 	knownCategories map[string]knownCategory
+	// end is when the sync stops after a committed batch (errSliceEnded).
+	end sliceEnd
 }
 
 // knownCategory is a provider category copied for the user in this sync:
@@ -131,6 +133,11 @@ func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 		}
 		if err != nil {
 			return err
+		}
+		// A slice ends after a stored batch, unless that batch held the
+		// last page (its continuation would only fetch the end again).
+		if more && !batch[len(batch)-1].Done && r.end.over(time.Now()) {
+			return errSliceEnded
 		}
 		if !more {
 			// The fetcher also stops, without a page, when ctx ends.

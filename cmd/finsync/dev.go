@@ -57,11 +57,12 @@ func (a *app) devCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, err := a.newWorkerClient(st, box, a.logger(), workerOptions{unlimited: true, periodic: true}, nil)
+			stopping := make(chan struct{})
+			client, err := a.newWorkerClient(st, box, a.logger(), workerOptions{unlimited: true, periodic: true, stopping: stopping}, nil)
 			if err != nil {
 				return err
 			}
-			g.Go(func() error { return runWorkers(gctx, client) })
+			g.Go(func() error { return runWorkers(gctx, client, stopping) })
 			logf("syncing %d demo connections from the simulator", len(demo.Connections))
 			if _, err := a.waitSyncs(ctx, st, client, demo.Jobs, demo.Asked); err != nil {
 				logf("%v", err)

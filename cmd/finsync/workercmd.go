@@ -95,6 +95,8 @@ func demoKey(path string) (string, error) {
 type workerOptions struct {
 	unlimited bool
 	periodic  bool
+	// stopping closes when the process begins to stop (nil: never).
+	stopping <-chan struct{}
 }
 
 // newWorkerClient builds the River client with every worker.
@@ -112,7 +114,7 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	}
 	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: worker.ApplyRulesTx}
 	return worker.NewClient(worker.Config{Pool: st.Pool(), Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
-		Destinations: &worker.Destinations{Box: box}})
+		Destinations: &worker.Destinations{Box: box}, Stopping: opts.stopping})
 }
 
 func (a *app) workerCmd() *cobra.Command {
@@ -139,6 +141,8 @@ func (a *app) workerCmd() *cobra.Command {
 			st := storage.New(pool)
 			reg := prometheus.NewRegistry()
 			opts.periodic = true
+			stopping := make(chan struct{})
+			opts.stopping = stopping
 			client, err := a.newWorkerClient(st, box, log, opts, reg)
 			if err != nil {
 				return err
@@ -147,7 +151,7 @@ func (a *app) workerCmd() *cobra.Command {
 			if metricsAddr != "" {
 				g.Go(func() error { return api.Serve(gctx, metricsAddr, opsHandler(st, reg), log) })
 			}
-			g.Go(func() error { return runWorkers(gctx, client) })
+			g.Go(func() error { return runWorkers(gctx, client, stopping) })
 			return g.Wait()
 		},
 	}
@@ -156,16 +160,35 @@ func (a *app) workerCmd() *cobra.Command {
 	return cmd
 }
 
-// runWorkers starts the client and, when ctx ends, stops fetching new jobs
-// and lets running ones finish (or be rescued by another worker later).
-func runWorkers(ctx context.Context, client *river.Client[pgx.Tx]) error {
-	if err := client.Start(ctx); err != nil {
+// Stopping a worker: running jobs get softStopTimeout to end (a sync ends
+// its slice after the batch in hand and snoozes), then their contexts are
+// cancelled (a sync's uncommitted batch rolls back and the job snoozes)
+// and the client gets hardStopTimeout more to record their outcomes. Their
+// sum stays under the 30 s a supervisor usually allows after SIGTERM.
+const (
+	softStopTimeout = 15 * time.Second
+	hardStopTimeout = 10 * time.Second
+)
+
+// runWorkers starts the client and, when ctx ends, stops fetching new jobs,
+// closes stopping so running syncs checkpoint, and stops the client: softly
+// first, then by cancelling the jobs still running. A job whose outcome
+// could not be recorded is rescued by another worker later.
+func runWorkers(ctx context.Context, client *river.Client[pgx.Tx], stopping chan<- struct{}) error {
+	// Job contexts must not end with ctx: the soft stop below decides when.
+	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}
 	<-ctx.Done()
-	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := client.Stop(stopCtx); err != nil {
+	close(stopping)
+	softCtx, cancelSoft := context.WithTimeout(context.Background(), softStopTimeout)
+	defer cancelSoft()
+	if err := client.Stop(softCtx); err == nil {
+		return nil
+	}
+	hardCtx, cancelHard := context.WithTimeout(context.Background(), hardStopTimeout)
+	defer cancelHard()
+	if err := client.StopAndCancel(hardCtx); err != nil {
 		return fmt.Errorf("stop workers: %w", err)
 	}
 	return nil
