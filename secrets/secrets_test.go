@@ -2,13 +2,12 @@ package secrets
 
 import (
 	"bytes"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/finsync/finsync/secrets/secretstest"
 )
 
 var (
@@ -24,26 +23,6 @@ func mustBox(t *testing.T, list string) *Box {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// sealLegacy seals msg the way values were sealed before key ids existed:
-// nonce | ciphertext and tag, no additional data.
-func sealLegacy(t *testing.T, keyHex string, msg []byte) []byte {
-	t.Helper()
-	key, _ := hex.DecodeString(keyHex)
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nonce := make([]byte, aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		t.Fatal(err)
-	}
-	return aead.Seal(nonce, nonce, msg, nil)
 }
 
 func TestSealOpen(t *testing.T) {
@@ -113,7 +92,7 @@ func TestRotation(t *testing.T) {
 }
 
 func TestOldFormatOpens(t *testing.T) {
-	legacy := sealLegacy(t, oldHex, msg)
+	legacy := secretstest.SealWithoutKeyID(t, oldHex, msg)
 	for _, list := range []string{oldHex, newHex + "," + oldHex} {
 		if got, err := mustBox(t, list).Open(legacy); err != nil || !bytes.Equal(got, msg) {
 			t.Fatalf("keys %s: %s %v", list, got, err)
@@ -143,7 +122,7 @@ func TestUnknownKeyIsNamed(t *testing.T) {
 func TestReseal(t *testing.T) {
 	both := mustBox(t, newHex+","+oldHex)
 	sealedOld, _ := mustBox(t, oldHex).Seal(msg)
-	for name, sealed := range map[string][]byte{"old key": sealedOld, "old format": sealLegacy(t, newHex, msg)} {
+	for name, sealed := range map[string][]byte{"old key": sealedOld, "old format": secretstest.SealWithoutKeyID(t, newHex, msg)} {
 		out, changed, err := both.Reseal(sealed)
 		if err != nil || !changed {
 			t.Fatalf("%s: changed=%v err=%v", name, changed, err)

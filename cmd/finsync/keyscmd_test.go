@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -22,6 +19,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/secrets"
+	"github.com/finsync/finsync/secrets/secretstest"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -130,26 +128,6 @@ func openAll(box *secrets.Box, sealed map[string][]byte) (map[string]string, int
 	return plain, len(plain)
 }
 
-// sealWithoutKeyID seals msg in the format of databases written before
-// sealed values named their key: nonce | ciphertext and tag.
-func sealWithoutKeyID(t *testing.T, keyHex string, msg []byte) []byte {
-	t.Helper()
-	key, _ := hex.DecodeString(keyHex)
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nonce := make([]byte, aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		t.Fatal(err)
-	}
-	return aead.Seal(nonce, nonce, msg, nil)
-}
-
 // cancelOnWrite cancels a context at the first progress line it receives.
 type cancelOnWrite struct {
 	once   sync.Once
@@ -207,7 +185,7 @@ func TestRotateEncryption(t *testing.T) {
 		run(t, dbURL, "destinations", "add", "--user", uid, "--kind", "webhook", "--name", name,
 			"--config", `{"url":"https://hooks.example.com/`+name+`","secret":"s3cret-`+name+`"}`)
 	}
-	legacy := sealWithoutKeyID(t, oldKey, []byte(`{"api_key":"from an older database"}`))
+	legacy := secretstest.SealWithoutKeyID(t, oldKey, []byte(`{"api_key":"from an older database"}`))
 	if _, err := pool.Exec(ctx, `UPDATE bank_connections SET credentials_encrypted = $2 WHERE id = $1`, conns[0], legacy); err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +275,7 @@ func TestDevKeysNeedNoConfiguration(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "dev-encryption-key"), []byte(earlier+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sealed := sealWithoutKeyID(t, earlier, []byte("demo credentials"))
+	sealed := secretstest.SealWithoutKeyID(t, earlier, []byte("demo credentials"))
 	first := &app{cfg: configFromEnv()}
 	box, err := first.devKeys(dir)
 	if err != nil {
