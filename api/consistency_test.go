@@ -122,15 +122,9 @@ func waitStatus(t *testing.T, url, key string, want int, since time.Time) time.D
 // within the stated bound.
 func TestRevocationReachesEveryReplicaWithoutNotify(t *testing.T) {
 	f := newFleet(t)
-	a, _ := f.instance()
-	b, _ := f.instance()
+	a, b := f.instancePair()
 	ctx := context.Background()
-
-	u := f.fx.User(domain.PlanPro, true)
-	id, key := f.fx.KeyWithID(u.ID, nil, nil)
-	for _, url := range []string{a, b} {
-		waitStatus(t, url+"/v2/accounts", key, http.StatusOK, time.Now())
-	}
+	id, key := f.warmKey(a, b)
 	changed := time.Now()
 	if _, err := f.pool.Exec(ctx, `UPDATE credentials SET enabled = false WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
@@ -156,14 +150,9 @@ func TestRevocationReachesEveryReplicaWithoutNotify(t *testing.T) {
 // storage path the CLI uses: each replica refuses it within the bound.
 func TestRevocationReachesReplicaWhoseListenerWasKilled(t *testing.T) {
 	f := newFleet(t)
-	a, _ := f.instance()
-	b, _ := f.instance()
+	a, b := f.instancePair()
 	ctx := context.Background()
-	u := f.fx.User(domain.PlanPro, true)
-	id, key := f.fx.KeyWithID(u.ID, nil, nil)
-	for _, url := range []string{a, b} {
-		waitStatus(t, url+"/v2/accounts", key, http.StatusOK, time.Now())
-	}
+	id, key := f.warmKey(a, b)
 	// Both listeners connected (each process starts its own at Run).
 	listeners := func() int {
 		t.Helper()
@@ -196,4 +185,23 @@ func TestRevocationReachesReplicaWhoseListenerWasKilled(t *testing.T) {
 		took := waitStatus(t, url+"/v2/accounts", key, http.StatusUnauthorized, changed)
 		t.Logf("listeners killed, key disabled: %s refuses after %s", url, took)
 	}
+}
+
+// instancePair starts two API processes over the fleet's database.
+func (f *fleet) instancePair() (a, b string) {
+	a, _ = f.instance()
+	b, _ = f.instance()
+	return a, b
+}
+
+// warmKey issues a key of a new pro user and waits until every process
+// at urls has accepted it (so each holds it in its credential cache).
+func (f *fleet) warmKey(urls ...string) (id uuid.UUID, key string) {
+	f.t.Helper()
+	u := f.fx.User(domain.PlanPro, true)
+	id, key = f.fx.KeyWithID(u.ID, nil, nil)
+	for _, url := range urls {
+		waitStatus(f.t, url+"/v2/accounts", key, http.StatusOK, time.Now())
+	}
+	return id, key
 }
