@@ -1,8 +1,8 @@
 // Package providers defines what finsync asks of an upstream financial data
 // provider: the Provider interface every adapter implements, the four classes
-// every provider failure falls into, the resilience layer (circuit breakers,
-// rate limits and retries) shared by all adapters, and the registry that maps
-// a provider name to its adapter.
+// every provider failure falls into (those of the resilience package), the
+// wrapper that puts an adapter behind a resilience.Guard, and the registry
+// that maps a provider name to its adapter.
 package providers
 
 import (

@@ -5,7 +5,21 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/finsync/finsync/resilience"
 )
+
+// QuotaStore keeps the quotas a provider grants per resource of its own,
+// shared by every worker (an alias of resilience.QuotaStore).
+type QuotaStore = resilience.QuotaStore
+
+// MemoryQuotas is a QuotaStore in one process's memory (an alias of
+// resilience.MemoryQuotas): its quotas are lost on restart and not seen by
+// other processes.
+type MemoryQuotas = resilience.MemoryQuotas
+
+// NewMemoryQuotas returns an empty in-memory quota store.
+func NewMemoryQuotas() *MemoryQuotas { return resilience.NewMemoryQuotas() }
 
 // Deps is what a Factory may use to build an adapter.
 type Deps struct {

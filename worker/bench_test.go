@@ -36,6 +36,7 @@ import (
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/mercury"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
@@ -200,7 +201,7 @@ func newBenchEnv(tb testing.TB, mercuryOpts ...mercury.Option) *benchEnv {
 		return day.Add(12 * time.Hour)
 	}
 	mercuryOpts = append(mercuryOpts, mercury.WithClock(clock))
-	provs[domain.ProviderMercury] = providers.NewResilient(mercury.New(client, mercuryOpts...), providers.Config{Limits: &providers.Limits{}})
+	provs[domain.ProviderMercury] = providers.NewResilient(mercury.New(client, mercuryOpts...), resilience.Config{Limits: &resilience.Limits{}})
 	for name, p := range provs {
 		c := &countingProvider{Provider: p}
 		e.counts[name], provs[name] = c, c

@@ -22,8 +22,8 @@ import (
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/destinations"
 	"github.com/finsync/finsync/domain"
-	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
@@ -151,8 +151,8 @@ func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // retries one second apart, breakers opening for half a second.
 func (w *destWorld) start() {
 	w.t.Helper()
-	guard := providers.Config{Limits: &providers.Limits{}, Retries: -1,
-		Provider: providers.BreakerConfig{Failures: 3, OpenFor: 500 * time.Millisecond}}
+	guard := resilience.Config{Limits: &resilience.Limits{}, Retries: -1,
+		Provider: resilience.BreakerConfig{Failures: 3, OpenFor: 500 * time.Millisecond}}
 	client, err := worker.NewClient(worker.Config{Pool: w.pool, Store: w.store, Log: discard(),
 		Destinations: &worker.Destinations{Box: w.box, RetryCap: time.Second,
 			Deliverer: destinations.NewDeliverer(destinations.Options{Guard: &guard})}})
