@@ -9,28 +9,6 @@ import (
 	"github.com/finsync/finsync/resilience"
 )
 
-// DefaultLimits returns the limits the providers document (REFERENCE §1.6,
-// §2.4, §3, §4); unknown providers get none.
-func DefaultLimits(provider string) resilience.Limits {
-	switch provider {
-	case domain.ProviderPlaid:
-		// /transactions/sync: 2,500 per client and 50 per Item a minute.
-		return resilience.Limits{Provider: resilience.PerMinute(2500, 100), Credential: resilience.PerMinute(50, 10)}
-	case domain.ProviderGoCardless:
-		// accounts/* endpoints: 100 a minute company-wide; per-account daily
-		// quotas are tracked by the adapter from response headers.
-		return resilience.Limits{Provider: resilience.PerMinute(100, 20)}
-	case domain.ProviderStripe:
-		// 100 req/s live; 25 req/s per account in test mode.
-		return resilience.Limits{Provider: resilience.PerSecond(100, 100), Credential: resilience.PerSecond(25, 25)}
-	case domain.ProviderMercury:
-		// Unpublished; stay polite.
-		return resilience.Limits{Provider: resilience.PerSecond(20, 20)}
-	default:
-		return resilience.Limits{}
-	}
-}
-
 // Resilient wraps a Provider with the shared resilience layer
 // (resilience.Guard): rate limiters (per provider and per credential), a
 // provider-wide circuit breaker, one breaker per institution, and bounded
@@ -43,10 +21,11 @@ type Resilient struct {
 
 var _ Provider = (*Resilient)(nil)
 
-// NewResilient wraps p. A nil cfg.Limits takes DefaultLimits(p.Name()).
+// NewResilient wraps p. A nil cfg.Limits takes the limits p declares
+// (Description.Limits).
 func NewResilient(p Provider, cfg resilience.Config) *Resilient {
 	if cfg.Limits == nil {
-		l := DefaultLimits(p.Name())
+		l := p.Describe().Limits
 		cfg.Limits = &l
 	}
 	return &Resilient{p: p, g: resilience.NewGuard(p.Name(), cfg)}
@@ -57,6 +36,9 @@ func (r *Resilient) Unwrap() Provider { return r.p }
 
 // Name returns the wrapped provider's name.
 func (r *Resilient) Name() string { return r.p.Name() }
+
+// Describe returns the wrapped provider's description.
+func (r *Resilient) Describe() Description { return r.p.Describe() }
 
 // Accounts calls the wrapped provider through the resilience layer.
 func (r *Resilient) Accounts(ctx context.Context, conn Connection) (AccountSet, error) {

@@ -17,11 +17,15 @@ import (
 
 // fake is a Provider whose Accounts answers with the next scripted error.
 type fake struct {
-	calls atomic.Int32
-	errs  func(conn providers.Connection, n int) error
+	limits resilience.Limits
+	calls  atomic.Int32
+	errs   func(conn providers.Connection, n int) error
 }
 
 func (f *fake) Name() string { return "fake" }
+func (f *fake) Describe() providers.Description {
+	return providers.Description{ProviderProfile: domain.ProviderProfile{Name: "fake"}, Limits: f.limits}
+}
 func (f *fake) Accounts(_ context.Context, conn providers.Connection) (providers.AccountSet, error) {
 	n := int(f.calls.Add(1))
 	return providers.AccountSet{}, f.errs(conn, n)
@@ -99,5 +103,24 @@ func TestLocalLimiterReturnsRateLimited(t *testing.T) {
 	other := providers.Connection{Credentials: []byte(`{"token":"b"}`)}
 	if _, err := r.Accounts(context.Background(), other); err != nil {
 		t.Fatalf("other credential limited: %v", err)
+	}
+}
+
+func TestResilientTakesTheDeclaredLimits(t *testing.T) {
+	f := &fake{errs: func(providers.Connection, int) error { return nil },
+		limits: resilience.Limits{Credential: resilience.PerMinute(1, 1)}}
+	cfg := testConfig()
+	cfg.Limits = nil
+	cfg.MaxLimiterWait = 10 * time.Millisecond
+	r := providers.NewResilient(f, cfg)
+	conn := providers.Connection{Credentials: []byte(`{"token":"a"}`)}
+	if _, err := r.Accounts(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Accounts(context.Background(), conn); !providers.IsClass(err, providers.RateLimited) {
+		t.Fatalf("second call within the declared limit's minute: %v, want RateLimited", err)
+	}
+	if got := r.Describe().Name; got != "fake" {
+		t.Fatalf("Describe().Name = %q through the wrapper", got)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/destinations"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/secrets"
@@ -138,7 +139,7 @@ func newDestWorld(t *testing.T) *destWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := api.New(api.Config{Store: w.store, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!"), Jobs: inserter})
+	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: w.store, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!"), Jobs: inserter})
 	w.api = httptest.NewServer(a.Handler)
 	t.Cleanup(w.api.Close)
 	t.Cleanup(w.stop)

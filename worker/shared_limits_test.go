@@ -131,7 +131,7 @@ func TestGoCardlessQuotaSharedByWorkers(t *testing.T) {
 	srv := httptest.NewServer(counter)
 	t.Cleanup(srv.Close)
 	conn := providers.Connection{
-		Provider: domain.ProviderGoCardless, BaseURL: srv.URL + "/api/v2",
+		Provider: "gocardless", BaseURL: srv.URL + "/api/v2",
 		Credentials: sim.Credentials(sim.GoCardless, "quota"),
 	}
 	today, err := domain.ParseDate(sm.State().Today)

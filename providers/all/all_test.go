@@ -3,14 +3,13 @@ package all_test
 import (
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/all"
 )
 
 func TestRegistryHoldsEveryProvider(t *testing.T) {
 	r := all.NewRegistry()
-	want := []string{domain.ProviderGoCardless, domain.ProviderMercury, domain.ProviderPlaid, domain.ProviderStripe}
+	want := []string{"gocardless", "mercury", "plaid", "stripe"}
 	got := r.Names()
 	if len(got) != len(want) {
 		t.Fatalf("names = %v, want %v", got, want)

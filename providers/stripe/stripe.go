@@ -14,6 +14,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 // APIVersion is the Stripe-Version header the adapter pins.
@@ -26,7 +27,32 @@ const PageSize = 100
 // lists again, to catch rows that arrive late.
 const DefaultOverlap = 48 * time.Hour
 
-const name = domain.ProviderStripe
+// Name is the provider's name, its registry key.
+const Name = "stripe"
+
+const name = Name
+
+// Describe returns what finsync needs to know of Stripe outside this
+// package.
+func Describe() providers.Description {
+	return providers.Description{
+		ProviderProfile: domain.ProviderProfile{
+			Name:   Name,
+			V1Name: "Stripe",
+			// v1 pages Stripe transactions by id (starting_after), as Stripe does.
+			V1PagesAfterID: true,
+			// Stripe reports no removals: stored pending ids are re-checked.
+			RechecksPending: true,
+		},
+		DefaultBaseURL: "https://api.stripe.com",
+		Credentials: []providers.CredentialField{
+			{Key: "api_key", Required: true, Doc: "secret API key"},
+			{Key: "account", Required: false, Doc: "connected account id (Stripe-Account)"},
+		},
+		// 100 req/s live; 25 req/s per account in test mode.
+		Limits: resilience.Limits{Provider: resilience.PerSecond(100, 100), Credential: resilience.PerSecond(25, 25)},
+	}
+}
 
 // Adapter talks to Stripe. It holds no per-connection state.
 type Adapter struct {
@@ -58,6 +84,9 @@ func New(client *http.Client, opts ...Option) providers.Provider {
 
 // Name returns "stripe".
 func (a *Adapter) Name() string { return name }
+
+// Describe returns the package's Describe().
+func (a *Adapter) Describe() providers.Description { return Describe() }
 
 type credentials struct {
 	APIKey  string `json:"api_key"`
