@@ -25,6 +25,13 @@ func TestRegistryHoldsEveryProvider(t *testing.T) {
 		if p.Name() != name {
 			t.Errorf("adapter for %q calls itself %q", name, p.Name())
 		}
+		d, ok := r.Describe(name)
+		if !ok || p.Describe().Name != name || d.Name != name {
+			t.Errorf("adapter for %q describes itself as %q, registered as %q", name, p.Describe().Name, d.Name)
+		}
+		if d.V1Name == "" || d.DefaultBaseURL == "" || len(d.Credentials) == 0 || d.Limits.Provider.Rate == 0 {
+			t.Errorf("%s declares too little: %+v", name, d)
+		}
 	}
 	if _, err := r.New("nope", providers.Deps{}); err == nil {
 		t.Error("unknown provider built")

@@ -18,7 +18,6 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
-	"github.com/finsync/finsync/resilience"
 )
 
 // OverlapDays is how many days before the last booked date a sync re-reads.
@@ -49,7 +48,7 @@ func Describe() providers.Description {
 		},
 		// accounts/* endpoints: 100 a minute company-wide; per-account daily
 		// quotas are tracked by the adapter from response headers.
-		Limits: resilience.Limits{Provider: resilience.PerMinute(100, 20)},
+		Limits: providers.Limits{Provider: providers.PerMinute(100, 20)},
 	}
 }
 

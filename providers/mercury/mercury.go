@@ -14,7 +14,6 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
-	"github.com/finsync/finsync/resilience"
 )
 
 // PageSize is the limit asked of transaction lists: Mercury's maximum (and
@@ -47,7 +46,7 @@ func Describe() providers.Description {
 			{Key: "token", Required: true, Doc: "API token"},
 		},
 		// Unpublished; stay polite.
-		Limits: resilience.Limits{Provider: resilience.PerSecond(20, 20)},
+		Limits: providers.Limits{Provider: providers.PerSecond(20, 20)},
 	}
 }
 

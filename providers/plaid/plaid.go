@@ -13,7 +13,6 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
-	"github.com/finsync/finsync/resilience"
 )
 
 // APIVersion is the Plaid-Version header the adapter pins.
@@ -43,7 +42,7 @@ func Describe() providers.Description {
 			{Key: "access_token", Required: true, Doc: "the Item's access token"},
 		},
 		// /transactions/sync: 2,500 per client and 50 per Item a minute.
-		Limits: resilience.Limits{Provider: resilience.PerMinute(2500, 100), Credential: resilience.PerMinute(50, 10)},
+		Limits: providers.Limits{Provider: providers.PerMinute(2500, 100), Credential: providers.PerMinute(50, 10)},
 	}
 }
 

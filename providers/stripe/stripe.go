@@ -14,7 +14,6 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
-	"github.com/finsync/finsync/resilience"
 )
 
 // APIVersion is the Stripe-Version header the adapter pins.
@@ -50,7 +49,7 @@ func Describe() providers.Description {
 			{Key: "account", Required: false, Doc: "connected account id (Stripe-Account)"},
 		},
 		// 100 req/s live; 25 req/s per account in test mode.
-		Limits: resilience.Limits{Provider: resilience.PerSecond(100, 100), Credential: resilience.PerSecond(25, 25)},
+		Limits: providers.Limits{Provider: providers.PerSecond(100, 100), Credential: providers.PerSecond(25, 25)},
 	}
 }
 
