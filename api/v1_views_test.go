@@ -22,7 +22,7 @@ func TestV1ProviderNames(t *testing.T) {
 	}
 	for in, want := range tests {
 		if got := v1.NewProviderNames(all.NewRegistry().Profiles()).Of(in); got != want {
-			t.Errorf("ProviderName(%q) = %q, want %q", in, got, want)
+			t.Errorf("v1 name of %q = %q, want %q", in, got, want)
 		}
 	}
 }
