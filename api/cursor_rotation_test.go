@@ -12,6 +12,7 @@ import (
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -25,13 +26,13 @@ func TestCursorsAcrossReplicasAndRotation(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
 	fx := storagetest.NewFixtures(t, pool)
 	user := fx.User(domain.PlanPro, true)
-	conn := fx.Connection(user.ID, domain.ProviderPlaid, "active")
+	conn := fx.Connection(user.ID, "plaid", "active")
 	for _, name := range []string{"checking", "savings", "card"} {
-		fx.Account(user.ID, conn, domain.ProviderPlaid, name)
+		fx.Account(user.ID, conn, "plaid", name)
 	}
 	key := fx.Key(user.ID, nil)
 	replica := func(signing []byte, previous ...[]byte) string {
-		a := api.New(api.Config{Store: storage.New(pool), Log: slog.New(slog.DiscardHandler), CursorKey: signing, PreviousCursorKeys: previous})
+		a := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: storage.New(pool), Log: slog.New(slog.DiscardHandler), CursorKey: signing, PreviousCursorKeys: previous})
 		ctx, cancel := context.WithCancel(context.Background())
 		go a.Run(ctx)
 		srv := httptest.NewServer(a.Handler)

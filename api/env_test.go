@@ -15,6 +15,7 @@ import (
 	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/openapitest"
 	v2 "github.com/finsync/finsync/api/v2"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -37,6 +38,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	pool, _ := storagetest.NewDB(t)
 	st := storage.New(pool)
 	cfg := api.Config{
+		Providers: all.NewRegistry().Profiles(),
 		Store:     st,
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),

@@ -20,6 +20,7 @@ import (
 	"github.com/finsync/finsync/api/openapi/openapitest"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -90,7 +91,7 @@ func newFuzzServer(f *testing.F) (*httptest.Server, ownIDs, string, *logCounter)
 	f.Helper()
 	pool, _ := storagetest.NewDB(f)
 	logs := &logCounter{}
-	a := api.New(api.Config{
+	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(),
 		Store:     storage.New(pool),
 		Log:       slog.New(logs),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),
@@ -106,10 +107,10 @@ func newFuzzServer(f *testing.F) (*httptest.Server, ownIDs, string, *logCounter)
 	u := fx.User(domain.PlanPro, true)
 	key := fx.Key(u.ID, nil)
 	var own ownIDs
-	own.connection = fx.Connection(u.ID, domain.ProviderPlaid, "active")
-	own.account = fx.Account(u.ID, own.connection, domain.ProviderPlaid, "Checking")
+	own.connection = fx.Connection(u.ID, "plaid", "active")
+	own.account = fx.Account(u.ID, own.connection, "plaid", "Checking")
 	own.category = fx.Category(u.ID, "Coffee", "Food")
-	own.transaction = fx.Transactions(u.ID, own.connection, own.account, domain.ProviderPlaid,
+	own.transaction = fx.Transactions(u.ID, own.connection, own.account, "plaid",
 		[]storagetest.Tx{{Date: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}})[0]
 	own.manualAccount = createForFuzz(f, srv, key, "/v2/accounts", `{"name":"Cash","type":"cash","currency":"USD"}`, "account")
 	own.rule = createForFuzz(f, srv, key, "/v2/rules", `{"priority":1,"conditions":[{"field":"Summary",`+

@@ -131,11 +131,11 @@ func (p *subjectPool) next() *subject {
 	fx := p.e.fx
 	u := fx.User(domain.PlanPro, true)
 	s := &subject{key: fx.Key(u.ID, nil)}
-	s.ids.connection = fx.Connection(u.ID, domain.ProviderPlaid, "active")
-	s.ids.account = fx.Account(u.ID, s.ids.connection, domain.ProviderPlaid, "Checking")
+	s.ids.connection = fx.Connection(u.ID, "plaid", "active")
+	s.ids.account = fx.Account(u.ID, s.ids.connection, "plaid", "Checking")
 	s.ids.category = fx.Category(u.ID, "Coffee", "Food")
 	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	s.ids.transaction = fx.Transactions(u.ID, s.ids.connection, s.ids.account, domain.ProviderPlaid,
+	s.ids.transaction = fx.Transactions(u.ID, s.ids.connection, s.ids.account, "plaid",
 		[]storagetest.Tx{{Date: day, CategoryID: &s.ids.category}, {Date: day.AddDate(0, 0, 1)}})[0]
 	fx.Holding(u.ID, s.ids.connection, s.ids.account, "AAPL")
 	fx.InvestmentTransaction(u.ID, s.ids.connection, s.ids.account, day)

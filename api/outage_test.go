@@ -22,6 +22,7 @@ import (
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/internal/pgcluster"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 	"github.com/finsync/finsync/worker"
@@ -70,6 +71,7 @@ func newOutageEnv(t *testing.T, opts ...envOption) *outageEnv {
 		t.Fatal(err)
 	}
 	cfg := api.Config{
+		Providers: all.NewRegistry().Profiles(),
 		Jobs:      jobs,
 		Store:     storage.New(pool),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -97,9 +99,9 @@ func newOutageEnv(t *testing.T, opts ...envOption) *outageEnv {
 	}
 	user := e.fx.User(domain.PlanPro, true)
 	e.key = e.fx.Key(user.ID, nil)
-	conn := e.fx.Connection(user.ID, domain.ProviderPlaid, "active")
-	acct := e.fx.Account(user.ID, conn, domain.ProviderPlaid, "Checking")
-	txs := e.fx.Transactions(user.ID, conn, acct, domain.ProviderPlaid, make([]storagetest.Tx, 5))
+	conn := e.fx.Connection(user.ID, "plaid", "active")
+	acct := e.fx.Account(user.ID, conn, "plaid", "Checking")
+	txs := e.fx.Transactions(user.ID, conn, acct, "plaid", make([]storagetest.Tx, 5))
 	category := e.fx.Category(user.ID, "Coffee", "Food")
 	var n atomic.Int64
 	newCategory := func() string { return fmt.Sprintf(`{"name":"Outage %d"}`, n.Add(1)) }

@@ -19,6 +19,7 @@ import (
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/internal/pgcluster"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -67,7 +68,7 @@ func newReplicaEnv(t *testing.T, ctx context.Context, maxLag time.Duration) *rep
 		// replica.
 		rep := storage.NewReplica(pool, rpool, storage.ReplicaOptions{MaxLag: maxLag, StaleAfter: 10 * time.Second})
 		st := storage.NewWithReplica(pool, rep)
-		a := api.New(api.Config{
+		a := api.New(api.Config{Providers: all.NewRegistry().Profiles(),
 			Store:     st,
 			Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 			CursorKey: []byte("test cursor key, 32 bytes long!!"),
@@ -167,8 +168,8 @@ func TestReadsOnReplica(t *testing.T) {
 	writerKey := e.fx.Key(writer.ID, nil)
 	other := e.fx.User(domain.PlanPro, true)
 	otherKey := e.fx.Key(other.ID, nil)
-	conn := e.fx.Connection(other.ID, domain.ProviderPlaid, "active")
-	checking := e.fx.Account(other.ID, conn, domain.ProviderPlaid, "Checking").String()
+	conn := e.fx.Connection(other.ID, "plaid", "active")
+	checking := e.fx.Account(other.ID, conn, "plaid", "Checking").String()
 
 	waitUntil(t, "the replica is usable and has the fixtures", func() bool {
 		return e.replicaW.Status().Usable && e.other.replicaW.Status().Usable && slices.Contains(e.accountIDs(otherKey), checking)
@@ -218,7 +219,7 @@ func TestReadsOnReplica(t *testing.T) {
 		// Written straight on the primary, so no write position is
 		// recorded: the other user's reads still go to the paused replica,
 		// which does not have it.
-		savings := e.fx.Account(other.ID, conn, domain.ProviderPlaid, "Savings").String()
+		savings := e.fx.Account(other.ID, conn, "plaid", "Savings").String()
 		rep, prim = e.served(func() {
 			got := e.accountIDs(otherKey)
 			if !slices.Contains(got, checking) || slices.Contains(got, savings) {
@@ -252,7 +253,7 @@ func TestReadsOnReplica(t *testing.T) {
 		if err := e.replica.Stop(ctx, pgcluster.Fast); err != nil {
 			t.Fatal(err)
 		}
-		direct := e.fx.Account(other.ID, conn, domain.ProviderPlaid, "Brokerage").String()
+		direct := e.fx.Account(other.ID, conn, "plaid", "Brokerage").String()
 		// Every read answers at once, from the primary: the first ones
 		// fall back on the replica's connection error, the later ones are
 		// routed to the primary by the failed probes.
@@ -291,13 +292,13 @@ func TestReplicaLagBound(t *testing.T) {
 	e := newReplicaEnv(t, ctx, bound)
 	user := e.fx.User(domain.PlanPro, true)
 	key := e.fx.Key(user.ID, nil)
-	conn := e.fx.Connection(user.ID, domain.ProviderPlaid, "active")
+	conn := e.fx.Connection(user.ID, "plaid", "active")
 	waitUntil(t, "the replica is usable", func() bool { return e.replicaW.Status().Usable })
 	e.pauseReplay(ctx)
 	paused := time.Now()
 	var last string
 	waitUntil(t, "the paused replica is bypassed", func() bool {
-		last = e.fx.Account(user.ID, conn, domain.ProviderPlaid, "Account").String()
+		last = e.fx.Account(user.ID, conn, "plaid", "Account").String()
 		return !e.replicaW.Status().Usable
 	})
 	t.Logf("replica bypassed %v after replay paused (bound %v)", time.Since(paused).Round(time.Millisecond), bound)

@@ -20,6 +20,7 @@ import (
 	"github.com/finsync/finsync/api/openapi"
 	v1 "github.com/finsync/finsync/api/v1"
 	v2 "github.com/finsync/finsync/api/v2"
+	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -56,6 +57,10 @@ type Config struct {
 	// RateLimits tunes the per-user limits shared by every API process
 	// through PostgreSQL (docs/rate-limits.md); zero uses the defaults.
 	RateLimits middleware.SharedConfig
+	// Providers are what the adapters declare (providers.Registry's
+	// Profiles): v1 needs their capitalised names and paging. The API
+	// itself never imports the adapters.
+	Providers []domain.ProviderProfile
 }
 
 // API is the assembled HTTP handler and the background work it needs.
@@ -106,11 +111,12 @@ func New(cfg Config) *API {
 		Jobs:    cfg.Jobs,
 	})
 	v1.Register(e, v1.Config{
-		Store:   cfg.Store,
-		Auth:    auth,
-		Limits:  limits,
-		Log:     cfg.Log,
-		OpenAPI: openapi.V1(),
+		Store:     cfg.Store,
+		Auth:      auth,
+		Limits:    limits,
+		Log:       cfg.Log,
+		OpenAPI:   openapi.V1(),
+		Providers: cfg.Providers,
 	})
 	e.NoRoute(func(c *gin.Context) {
 		if isV1(c) {

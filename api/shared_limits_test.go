@@ -16,6 +16,7 @@ import (
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -37,7 +38,7 @@ func newFleet(t *testing.T) *fleet {
 // ends its background work (a process stopping), as its cleanup does.
 func (f *fleet) instance() (url string, stop func()) {
 	f.t.Helper()
-	a := api.New(api.Config{
+	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(),
 		Store:     storage.New(f.pool),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),
@@ -142,7 +143,7 @@ func TestSharedLimitsAcrossInstances(t *testing.T) {
 func TestSharedLimitsV1HourlyBudgetSurvivesRestart(t *testing.T) {
 	f := newFleet(t)
 	u := f.fx.User(domain.PlanTrial, true)
-	conn := f.fx.Connection(u.ID, domain.ProviderPlaid, "active")
+	conn := f.fx.Connection(u.ID, "plaid", "active")
 	key := f.fx.Key(u.ID, nil)
 	path := "/v1/holdings?bankConnectionId=" + conn.String()
 	a, stopA := f.instance()

@@ -17,6 +17,7 @@ import (
 	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/openapitest"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -25,7 +26,7 @@ func TestV1BadRequests(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	w := seedWorld(e.fx)
-	stripe := e.fx.Connection(w.a.ID, domain.ProviderStripe, "active")
+	stripe := e.fx.Connection(w.a.ID, "stripe", "active")
 	key := e.fx.Key(w.a.ID, nil)
 	conn := "bankConnectionId=" + w.connA1.String()
 	tx := "/v1/transactions?" + conn + "&startDate=2026-03-01&endDate=2026-03-31"
@@ -103,8 +104,8 @@ func TestV1ProviderServiceUnavailable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	u := e.fx.User(domain.PlanPro, true)
-	conn := e.fx.Connection(u.ID, domain.ProviderPlaid, "error")
-	acct := e.fx.Account(u.ID, conn, domain.ProviderPlaid, "brokerage")
+	conn := e.fx.Connection(u.ID, "plaid", "error")
+	acct := e.fx.Account(u.ID, conn, "plaid", "brokerage")
 	key := e.fx.Key(u.ID, nil)
 	holdings := "/v1/holdings?bankConnectionId=" + conn.String()
 	invest := "/v1/investment-transactions?bankConnectionId=" + conn.String()
@@ -247,7 +248,7 @@ func newDownEnv(t *testing.T) downEnv {
 	fx := storagetest.NewFixtures(t, pool)
 	key := fx.Key(fx.User(domain.PlanPro, true).ID, nil)
 	pool.Close()
-	a := api.New(api.Config{
+	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(),
 		Store:     storage.New(pool),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),

@@ -74,9 +74,9 @@ func walkFixture(e *env, provider string, n int) (user domain.User, conn uuid.UU
 func TestV1TransactionIDCursorWalk(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	user, conn, want := walkFixture(e, domain.ProviderStripe, 137)
+	user, conn, want := walkFixture(e, "stripe", 137)
 	key := e.fx.Key(user.ID, nil)
-	acct := e.fx.Account(user.ID, conn, domain.ProviderStripe, "later")
+	acct := e.fx.Account(user.ID, conn, "stripe", "later")
 	path := "/v1/transactions?bankConnectionId=" + conn.String() + "&startDate=2026-03-01&endDate=2026-03-31&limit=10"
 	var got []string
 	for pages := 0; path != ""; pages++ {
@@ -90,7 +90,7 @@ func TestV1TransactionIDCursorWalk(t *testing.T) {
 		}
 		// Rows synced meanwhile, newer than the walk's position, neither
 		// shift nor repeat the remaining pages.
-		e.fx.Transactions(user.ID, conn, acct, domain.ProviderStripe, []storagetest.Tx{{Date: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}})
+		e.fx.Transactions(user.ID, conn, acct, "stripe", []storagetest.Tx{{Date: time.Date(2026, 3, 25, 0, 0, 0, 0, time.UTC)}})
 		path = next
 	}
 	if !slices.Equal(got, want) {
@@ -101,7 +101,7 @@ func TestV1TransactionIDCursorWalk(t *testing.T) {
 func TestV1OffsetCursorWalk(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	user, conn, want := walkFixture(e, domain.ProviderPlaid, 123)
+	user, conn, want := walkFixture(e, "plaid", 123)
 	key := e.fx.Key(user.ID, nil)
 	pages := e.v1Walk("/v1/transactions?bankConnectionId="+conn.String()+"&startDate=2026-03-01&endDate=2026-03-31&limit=25", key, "transactions")
 	sizes := make([]int, len(pages))
@@ -130,8 +130,8 @@ func TestV1InvestmentOffsetWalks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	u := e.fx.User(domain.PlanPro, true)
-	conn := e.fx.Connection(u.ID, domain.ProviderPlaid, "active")
-	acct := e.fx.Account(u.ID, conn, domain.ProviderPlaid, "brokerage")
+	conn := e.fx.Connection(u.ID, "plaid", "active")
+	acct := e.fx.Account(u.ID, conn, "plaid", "brokerage")
 	for i := 0; i < 7; i++ {
 		e.fx.Holding(u.ID, conn, acct, fmt.Sprintf("SYM%d", i))
 	}

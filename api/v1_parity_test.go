@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/finsync/finsync/api/v1"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage/storagetest"
 )
 
@@ -84,13 +85,13 @@ func parityWorld(t *testing.T, e *env) (world, uuid.UUID) {
 	exec(`UPDATE transactions SET posted_at = '2026-03-05T22:15:00Z', merchant_name = 'Acme', fees = 0.3,
 		fee_type = 'card', net_amount = 999.8, sub_account = 'main', source = 'pos', type = 'debit' WHERE id = $1`, w.txA1[4])
 	exec(`UPDATE transactions SET amount = -0.0100, merchant_name = 'Beans' WHERE id = $1`, w.txA1[0])
-	card := e.fx.Account(w.a.ID, w.connA1, domain.ProviderPlaid, "A1 card")
+	card := e.fx.Account(w.a.ID, w.connA1, "plaid", "A1 card")
 	exec(`UPDATE accounts SET type = 'credit', subtype = 'credit card', current_balance = 640.1200, available_balance = NULL,
 		liability = $2 WHERE id = $1`, card, `{"type":"credit","interestRate":21.5,"lastPaymentAmount":100,
 		"lastPaymentDate":"2026-02-20","nextPaymentDueDate":"2026-03-20","minimumPaymentAmount":25.5,"lastStatementBalance":640.12}`)
-	stripe := e.fx.Connection(w.a.ID, domain.ProviderStripe, "active")
-	acct := e.fx.Account(w.a.ID, stripe, domain.ProviderStripe, "Stripe balance")
-	ids := e.fx.Transactions(w.a.ID, stripe, acct, domain.ProviderStripe, []storagetest.Tx{
+	stripe := e.fx.Connection(w.a.ID, "stripe", "active")
+	acct := e.fx.Account(w.a.ID, stripe, "stripe", "Stripe balance")
+	ids := e.fx.Transactions(w.a.ID, stripe, acct, "stripe", []storagetest.Tx{
 		{Date: time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), Amount: "250.00", CategoryID: &w.catA},
 		{Date: time.Date(2026, 3, 11, 0, 0, 0, 0, time.UTC), Amount: "-3.1415", Status: domain.TxPending},
 	})
@@ -128,7 +129,7 @@ func TestV1AndV2ReportTheSameFacts(t *testing.T) {
 				"payment.nextPaymentDueDate": "liability.nextPaymentDueDate", "payment.lastStatementBalance": "liability.lastStatementBalance",
 				"payment.minimumPaymentAmount": "liability.minimumPaymentAmount", "payment.nextMonthlyPayment": "liability.nextMonthlyPayment",
 			})
-			if got, want := v1Str(t, a["provider"]), v1.ProviderName(v1Str(t, b["provider"])); got != want {
+			if got, want := v1Str(t, a["provider"]), v1.NewProviderNames(all.NewRegistry().Profiles()).Of(v1Str(t, b["provider"])); got != want {
 				t.Errorf("provider %s, v2 says %s", got, want)
 			}
 		}

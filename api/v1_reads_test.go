@@ -19,7 +19,7 @@ func TestV1Accounts(t *testing.T) {
 	w := seedWorld(e.fx)
 	key := e.fx.Key(w.a.ID, nil)
 	manual := v1ManualAccount(t, e.fx, w.a.ID, "Cash jar")
-	credit := e.fx.Account(w.a.ID, w.connA1, domain.ProviderPlaid, "A1 card")
+	credit := e.fx.Account(w.a.ID, w.connA1, "plaid", "A1 card")
 	_, err := e.fx.Pool.Exec(t.Context(), `UPDATE accounts SET type = 'credit', subtype = 'credit card', credit_limit = 5000,
 		mask = NULL, liability = $2 WHERE id = $1`, credit,
 		`{"type":"credit","interestRate":19.99,"lastPaymentAmount":120.5,"lastPaymentDate":"2026-02-15",
@@ -27,7 +27,7 @@ func TestV1Accounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := e.fx.Account(w.a.ID, w.connA2, domain.ProviderMercury, "closed")
+	closed := e.fx.Account(w.a.ID, w.connA2, "mercury", "closed")
 	if _, err := e.fx.Pool.Exec(t.Context(), `UPDATE accounts SET status = 'closed', closed_at = now() WHERE id = $1`, closed); err != nil {
 		t.Fatal(err)
 	}
@@ -95,13 +95,13 @@ func TestV1BankConnections(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	w := seedWorld(e.fx)
-	broken := e.fx.Connection(w.a.ID, domain.ProviderGoCardless, "error")
+	broken := e.fx.Connection(w.a.ID, "gocardless", "error")
 	_, err := e.fx.Pool.Exec(t.Context(), `UPDATE bank_connections SET last_provider_error_code = 'EUA_EXPIRED',
 		last_provider_error_message = 'Consent expired' WHERE id = $1`, broken)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.fx.Connection(w.a.ID, domain.ProviderStripe, "disabled")
+	e.fx.Connection(w.a.ID, "stripe", "disabled")
 	r := e.get("/v1/bank-connections", e.fx.Key(w.a.ID, nil))
 	e.expect(r, http.StatusOK, "")
 	b := decodeV1(t, r)

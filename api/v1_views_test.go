@@ -6,22 +6,23 @@ import (
 
 	v1 "github.com/finsync/finsync/api/v1"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all"
 )
 
-func TestV1ProviderName(t *testing.T) {
+func TestV1ProviderNames(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
-		domain.ProviderPlaid:      "Plaid",
-		domain.ProviderGoCardless: "GoCardless",
-		domain.ProviderStripe:     "Stripe",
-		domain.ProviderMercury:    "Mercury",
-		domain.ProviderManual:     "Manual",
-		"teller":                  "Teller",
-		"":                        "",
+		"plaid":               "Plaid",
+		"gocardless":          "GoCardless",
+		"stripe":              "Stripe",
+		"mercury":             "Mercury",
+		domain.ProviderManual: "Manual",
+		"teller":              "Teller",
+		"":                    "",
 	}
 	for in, want := range tests {
-		if got := v1.ProviderName(in); got != want {
-			t.Errorf("ProviderName(%q) = %q, want %q", in, got, want)
+		if got := v1.NewProviderNames(all.NewRegistry().Profiles()).Of(in); got != want {
+			t.Errorf("v1 name of %q = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -33,12 +33,12 @@ func seedWorld(fx *storagetest.Fixtures) world {
 	var w world
 	w.a = fx.User(domain.PlanPro, true)
 	w.b = fx.User(domain.PlanPro, true)
-	w.connA1 = fx.Connection(w.a.ID, domain.ProviderPlaid, "active")
-	w.connA2 = fx.Connection(w.a.ID, domain.ProviderMercury, "active")
-	w.connB = fx.Connection(w.b.ID, domain.ProviderPlaid, "active")
-	w.acctA1 = fx.Account(w.a.ID, w.connA1, domain.ProviderPlaid, "A1 checking")
-	w.acctA2 = fx.Account(w.a.ID, w.connA2, domain.ProviderMercury, "A2 checking")
-	w.acctB = fx.Account(w.b.ID, w.connB, domain.ProviderPlaid, "B checking")
+	w.connA1 = fx.Connection(w.a.ID, "plaid", "active")
+	w.connA2 = fx.Connection(w.a.ID, "mercury", "active")
+	w.connB = fx.Connection(w.b.ID, "plaid", "active")
+	w.acctA1 = fx.Account(w.a.ID, w.connA1, "plaid", "A1 checking")
+	w.acctA2 = fx.Account(w.a.ID, w.connA2, "mercury", "A2 checking")
+	w.acctB = fx.Account(w.b.ID, w.connB, "plaid", "B checking")
 	w.catA = fx.Category(w.a.ID, "Coffee", "Food")
 	w.catB = fx.Category(w.b.ID, "Coffee", "Food")
 	day := func(i int) time.Time { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i) }
@@ -246,8 +246,8 @@ func TestScopeIsolation(t *testing.T) {
 func TestPaginationWalkUnderConcurrentInserts(t *testing.T) {
 	e := newEnv(t)
 	u := e.fx.User(domain.PlanPro, true)
-	conn := e.fx.Connection(u.ID, domain.ProviderPlaid, "active")
-	acct := e.fx.Account(u.ID, conn, domain.ProviderPlaid, "checking")
+	conn := e.fx.Connection(u.ID, "plaid", "active")
+	acct := e.fx.Account(u.ID, conn, "plaid", "checking")
 	txs := make([]storagetest.Tx, 600)
 	for i := range txs {
 		txs[i] = storagetest.Tx{Date: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i%90)}
@@ -412,15 +412,15 @@ func TestReadsOfEveryResource(t *testing.T) {
 func TestProviderUnavailableOnlyWhenNeverStored(t *testing.T) {
 	e := newEnv(t)
 	u := e.fx.User(domain.PlanPro, true)
-	conn := e.fx.Connection(u.ID, domain.ProviderPlaid, "error")
-	acct := e.fx.Account(u.ID, conn, domain.ProviderPlaid, "brokerage")
+	conn := e.fx.Connection(u.ID, "plaid", "error")
+	acct := e.fx.Account(u.ID, conn, "plaid", "brokerage")
 	key := e.fx.Key(u.ID, nil)
 	e.fx.Dataset(conn, "holdings", false, "unavailable")
 	e.expect(e.get("/v2/holdings", key), http.StatusBadGateway, "PROVIDER_UNAVAILABLE")
 	e.expect(e.get("/v2/holdings?bankConnectionId="+conn.String(), key), http.StatusBadGateway, "PROVIDER_UNAVAILABLE")
 	// A second connection with stored holdings makes the listing serve what is stored.
-	conn2 := e.fx.Connection(u.ID, domain.ProviderPlaid, "active")
-	acct2 := e.fx.Account(u.ID, conn2, domain.ProviderPlaid, "brokerage 2")
+	conn2 := e.fx.Connection(u.ID, "plaid", "active")
+	acct2 := e.fx.Account(u.ID, conn2, "plaid", "brokerage 2")
 	e.fx.Holding(u.ID, conn2, acct2, "VTI")
 	e.expect(e.get("/v2/holdings", key), http.StatusOK, "")
 	// Once stored, stale data is served even while the provider is down.

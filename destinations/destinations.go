@@ -2,7 +2,7 @@
 // user linked them to: Airtable (records upserted through its REST API),
 // Google Sheets (one row per account through the Sheets API v4) and signed
 // JSON webhooks. Every call goes through the shared resilience layer of the
-// provider adapters (providers.Guard): a rate limiter and a circuit breaker
+// provider adapters (resilience.Guard): a rate limiter and a circuit breaker
 // per destination, and bounded retries of transient failures.
 package destinations
 
@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 )
 
 // Kinds of destination.
@@ -55,7 +55,7 @@ type Options struct {
 	Client *http.Client
 	// Guard overrides the resilience settings of every destination
 	// (default: DefaultGuardConfig of its kind).
-	Guard *providers.Config
+	Guard *resilience.Config
 	// Now is the clock of webhook signatures (default time.Now).
 	Now func() time.Time
 }
@@ -67,7 +67,7 @@ type Deliverer struct {
 	opts Options
 
 	mu     sync.Mutex
-	guards map[uuid.UUID]*providers.Guard
+	guards map[uuid.UUID]*resilience.Guard
 	tokens map[uuid.UUID]accessToken
 }
 
@@ -79,7 +79,7 @@ func NewDeliverer(opts Options) *Deliverer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Deliverer{opts: opts, guards: map[uuid.UUID]*providers.Guard{}, tokens: map[uuid.UUID]accessToken{}}
+	return &Deliverer{opts: opts, guards: map[uuid.UUID]*resilience.Guard{}, tokens: map[uuid.UUID]accessToken{}}
 }
 
 // DefaultGuardConfig is the resilience layer of one destination of the
@@ -87,33 +87,33 @@ func NewDeliverer(opts Options) *Deliverer {
 // per base; Google Sheets 60 writes a minute per user; webhooks 10 a
 // second), a breaker opened by 5 consecutive failures for 30 seconds, and
 // one quick retry.
-func DefaultGuardConfig(kind string) providers.Config {
-	var l providers.Limits
+func DefaultGuardConfig(kind string) resilience.Config {
+	var l resilience.Limits
 	switch kind {
 	case KindAirtable:
-		l.Provider = providers.PerSecond(5, 5)
+		l.Provider = resilience.PerSecond(5, 5)
 	case KindGoogleSheets:
-		l.Provider = providers.PerMinute(60, 10)
+		l.Provider = resilience.PerMinute(60, 10)
 	default:
-		l.Provider = providers.PerSecond(10, 10)
+		l.Provider = resilience.PerSecond(10, 10)
 	}
-	return providers.Config{
+	return resilience.Config{
 		Limits:   &l,
 		Retries:  1,
-		Provider: providers.BreakerConfig{Failures: 5, OpenFor: 30 * time.Second},
+		Provider: resilience.BreakerConfig{Failures: 5, OpenFor: 30 * time.Second},
 	}
 }
 
 // Deliver sends the event to the target through the target's guard. A nil
 // error means the destination acknowledged the event. Failures are
-// *providers.Error values: Unavailable (retry later; CIRCUIT_OPEN while
+// *resilience.Error values: Unavailable (retry later; CIRCUIT_OPEN while
 // the breaker is open), RateLimited (with RetryAfter) or Permanent.
 func (d *Deliverer) Deliver(ctx context.Context, t Target, ev Event) error {
 	send, err := d.sender(t)
 	if err != nil {
 		return err
 	}
-	return d.guard(t).Do(ctx, providers.GuardKey{}, func(ctx context.Context) error {
+	return d.guard(t).Do(ctx, resilience.GuardKey{}, func(ctx context.Context) error {
 		return send(ctx, ev)
 	})
 }
@@ -145,7 +145,7 @@ func (d *Deliverer) sender(t Target) (func(context.Context, Event) error, error)
 }
 
 // guard returns the target's guard, creating it on first use.
-func (d *Deliverer) guard(t Target) *providers.Guard {
+func (d *Deliverer) guard(t Target) *resilience.Guard {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	g, ok := d.guards[t.ID]
@@ -154,17 +154,17 @@ func (d *Deliverer) guard(t Target) *providers.Guard {
 		if d.opts.Guard != nil {
 			cfg = *d.opts.Guard
 		}
-		g = providers.NewGuard(t.Kind+":"+t.ID.String(), cfg)
+		g = resilience.NewGuard(t.Kind+":"+t.ID.String(), cfg)
 		d.guards[t.ID] = g
 	}
 	return g
 }
 
 // States reports the breaker of every destination used so far, by id.
-func (d *Deliverer) States() map[uuid.UUID]providers.BreakerState {
+func (d *Deliverer) States() map[uuid.UUID]resilience.BreakerState {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make(map[uuid.UUID]providers.BreakerState, len(d.guards))
+	out := make(map[uuid.UUID]resilience.BreakerState, len(d.guards))
 	for id, g := range d.guards {
 		out[id] = g.States()[0]
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/finsync/finsync/destinations"
-	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/resilience"
 )
 
 func TestSignVerify(t *testing.T) {
@@ -105,7 +105,7 @@ func newFixture(t *testing.T) *fixture {
 	s := sim.New(sim.Options{Seed: 1})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	cfg := providers.Config{Limits: &providers.Limits{}, Retries: -1, Provider: providers.BreakerConfig{Failures: 3, OpenFor: time.Minute}}
+	cfg := resilience.Config{Limits: &resilience.Limits{}, Retries: -1, Provider: resilience.BreakerConfig{Failures: 3, OpenFor: time.Minute}}
 	return &fixture{sim: s, url: srv.URL, d: destinations.NewDeliverer(destinations.Options{Guard: &cfg})}
 }
 
@@ -212,17 +212,17 @@ func TestDeliveryFailuresAreClassified(t *testing.T) {
 		kind      string
 		config    string
 		fault     string
-		class     providers.Class
+		class     resilience.Class
 		retryWait time.Duration
 	}{
-		{name: "airtable outage", kind: "airtable", fault: sim.FaultOutage, class: providers.Unavailable},
-		{name: "airtable rate limit", kind: "airtable", fault: sim.FaultRateLimit, class: providers.RateLimited, retryWait: 30 * time.Second},
-		{name: "airtable bad token", kind: "airtable", config: `{"baseUrl":"%s","baseId":"a","table":"t","token":" "}`, class: providers.ReauthRequired},
-		{name: "sheets rate limit", kind: "google_sheets", fault: sim.FaultRateLimit, class: providers.RateLimited, retryWait: 5 * time.Second},
-		{name: "sheets outage", kind: "google_sheets", fault: sim.FaultOutage, class: providers.Unavailable},
-		{name: "webhook 4xx is retried", kind: "webhook", config: `{"url":"` + hook.URL + `/gone","secret":"s"}`, class: providers.Unavailable},
-		{name: "webhook rate limit", kind: "webhook", config: `{"url":"` + hook.URL + `/slow","secret":"s"}`, class: providers.RateLimited, retryWait: 7 * time.Second},
-		{name: "webhook down", kind: "webhook", config: `{"url":"http://127.0.0.1:1/x","secret":"s"}`, class: providers.Unavailable},
+		{name: "airtable outage", kind: "airtable", fault: sim.FaultOutage, class: resilience.Unavailable},
+		{name: "airtable rate limit", kind: "airtable", fault: sim.FaultRateLimit, class: resilience.RateLimited, retryWait: 30 * time.Second},
+		{name: "airtable bad token", kind: "airtable", config: `{"baseUrl":"%s","baseId":"a","table":"t","token":" "}`, class: resilience.ReauthRequired},
+		{name: "sheets rate limit", kind: "google_sheets", fault: sim.FaultRateLimit, class: resilience.RateLimited, retryWait: 5 * time.Second},
+		{name: "sheets outage", kind: "google_sheets", fault: sim.FaultOutage, class: resilience.Unavailable},
+		{name: "webhook 4xx is retried", kind: "webhook", config: `{"url":"` + hook.URL + `/gone","secret":"s"}`, class: resilience.Unavailable},
+		{name: "webhook rate limit", kind: "webhook", config: `{"url":"` + hook.URL + `/slow","secret":"s"}`, class: resilience.RateLimited, retryWait: 7 * time.Second},
+		{name: "webhook down", kind: "webhook", config: `{"url":"http://127.0.0.1:1/x","secret":"s"}`, class: resilience.Unavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -243,7 +243,7 @@ func TestDeliveryFailuresAreClassified(t *testing.T) {
 				}
 			}
 			err := f.d.Deliver(context.Background(), f.target(t, tt.kind, cfg), event("account.created", uuid.NewString(), "X", "active"))
-			pe := providers.AsError(err)
+			pe := resilience.AsError(err)
 			if pe == nil || pe.Class != tt.class || pe.RetryAfter != tt.retryWait {
 				t.Fatalf("err = %#v, want class %v retry %v", err, tt.class, tt.retryWait)
 			}
@@ -263,8 +263,8 @@ func TestBreakerOpensPerDestination(t *testing.T) {
 	}
 	before := len(f.sim.DestinationRequests(sim.Airtable))
 	err := f.d.Deliver(ctx, bad, event("account.created", uuid.NewString(), "X", "active"))
-	var pe *providers.Error
-	if !errors.As(err, &pe) || pe.Code != providers.CodeCircuitOpen || pe.RetryAfter <= 0 {
+	var pe *resilience.Error
+	if !errors.As(err, &pe) || pe.Code != resilience.CodeCircuitOpen || pe.RetryAfter <= 0 {
 		t.Fatalf("err = %v, want an open breaker", err)
 	}
 	if after := len(f.sim.DestinationRequests(sim.Airtable)); after != before {
@@ -314,7 +314,7 @@ func TestSheetsRefreshesAccessTokens(t *testing.T) {
 
 	revoked := f.target(t, "google_sheets", fmt.Sprintf(cfg, f.url, "revoked-1", f.url+"/token"))
 	err := f.d.Deliver(ctx, revoked, event("account.updated", uuid.NewString(), "X", "active"))
-	if pe := providers.AsError(err); pe == nil || pe.Class != providers.ReauthRequired || pe.Code != "invalid_grant" {
+	if pe := resilience.AsError(err); pe == nil || pe.Class != resilience.ReauthRequired || pe.Code != "invalid_grant" {
 		t.Fatalf("revoked refresh token: %v", err)
 	}
 }

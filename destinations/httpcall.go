@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 )
 
 // maxBody bounds how much of a response is read.
@@ -29,7 +29,7 @@ type request struct {
 }
 
 // do sends the request and decodes a 2xx JSON answer into out (when not
-// nil). Any other outcome is a classified *providers.Error; errorCode
+// nil). Any other outcome is a classified *resilience.Error; errorCode
 // extracts the service's error code and message from an error body.
 func do(ctx context.Context, client *http.Client, r request, out any, errorCode func([]byte) (string, string)) error {
 	req, err := http.NewRequestWithContext(ctx, r.method, r.url, bytes.NewReader(r.body))
@@ -65,7 +65,7 @@ func do(ctx context.Context, client *http.Client, r request, out any, errorCode 
 		return nil
 	}
 	if err := json.Unmarshal(body, out); err != nil {
-		return &providers.Error{Provider: r.service, Class: providers.Unavailable, Code: providers.CodeMalformed,
+		return &resilience.Error{Provider: r.service, Class: resilience.Unavailable, Code: resilience.CodeMalformed,
 			Message: "response is not the documented JSON", HTTPStatus: resp.StatusCode, Err: err}
 	}
 	return nil
@@ -73,11 +73,11 @@ func do(ctx context.Context, client *http.Client, r request, out any, errorCode 
 
 // transportError classifies a failure without a response.
 func transportError(service string, err error) error {
-	code := providers.CodeNetwork
+	code := resilience.CodeNetwork
 	if errors.Is(err, context.DeadlineExceeded) {
-		code = providers.CodeTimeout
+		code = resilience.CodeTimeout
 	}
-	return &providers.Error{Provider: service, Class: providers.Unavailable, Code: code,
+	return &resilience.Error{Provider: service, Class: resilience.Unavailable, Code: code,
 		Message: "request failed: " + err.Error(), Err: err}
 }
 
@@ -91,16 +91,16 @@ func statusError(service string, resp *http.Response, code, msg string) error {
 	if msg == "" {
 		msg = fmt.Sprintf("HTTP %d", resp.StatusCode)
 	}
-	e := &providers.Error{Provider: service, Code: code, Message: msg, HTTPStatus: resp.StatusCode}
+	e := &resilience.Error{Provider: service, Code: code, Message: msg, HTTPStatus: resp.StatusCode}
 	switch s := resp.StatusCode; {
 	case s == http.StatusTooManyRequests:
-		e.Class, e.RetryAfter = providers.RateLimited, retryAfter(resp.Header, service)
+		e.Class, e.RetryAfter = resilience.RateLimited, retryAfter(resp.Header, service)
 	case s == http.StatusRequestTimeout || s >= 500:
-		e.Class = providers.Unavailable
+		e.Class = resilience.Unavailable
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		e.Class = providers.ReauthRequired
+		e.Class = resilience.ReauthRequired
 	default:
-		e.Class = providers.Permanent
+		e.Class = resilience.Permanent
 	}
 	return e
 }
@@ -119,5 +119,5 @@ func retryAfter(h http.Header, service string) time.Duration {
 
 // permanent is a Permanent failure raised before any call.
 func permanent(service, code, msg string) error {
-	return &providers.Error{Provider: service, Class: providers.Permanent, Code: code, Message: msg}
+	return &resilience.Error{Provider: service, Class: resilience.Permanent, Code: code, Message: msg}
 }

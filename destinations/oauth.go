@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 )
 
 // accessToken is a cached OAuth 2.0 access token.
@@ -32,7 +32,7 @@ func (d *Deliverer) sheetsSender(id uuid.UUID, c SheetsConfig) func(context.Cont
 				return err
 			}
 			err = writeSheetRow(ctx, d.opts.Client, c, tok, ev)
-			pe := providers.AsError(err)
+			pe := resilience.AsError(err)
 			if attempt == 0 && c.RefreshToken != "" && pe != nil && pe.HTTPStatus == http.StatusUnauthorized {
 				continue
 			}
@@ -81,15 +81,15 @@ func refreshAccessToken(ctx context.Context, client *http.Client, c SheetsConfig
 		TokenType   string `json:"token_type"`
 	}
 	err := do(ctx, client, request{service: KindGoogleSheets, method: http.MethodPost, url: c.TokenURL, body: []byte(form.Encode()), form: true}, &out, oauthError)
-	if pe := providers.AsError(err); pe != nil && (pe.HTTPStatus == http.StatusBadRequest || pe.HTTPStatus == http.StatusUnauthorized) {
-		pe.Class = providers.ReauthRequired
+	if pe := resilience.AsError(err); pe != nil && (pe.HTTPStatus == http.StatusBadRequest || pe.HTTPStatus == http.StatusUnauthorized) {
+		pe.Class = resilience.ReauthRequired
 		return accessToken{}, pe
 	}
 	if err != nil {
 		return accessToken{}, err
 	}
 	if out.AccessToken == "" {
-		return accessToken{}, &providers.Error{Provider: KindGoogleSheets, Class: providers.Unavailable, Code: providers.CodeMalformed,
+		return accessToken{}, &resilience.Error{Provider: KindGoogleSheets, Class: resilience.Unavailable, Code: resilience.CodeMalformed,
 			Message: "token endpoint answered no access_token"}
 	}
 	return accessToken{token: out.AccessToken, expires: now.Add(time.Duration(out.ExpiresIn) * time.Second)}, nil

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 )
 
 // SignatureHeader carries a webhook's signature.
@@ -81,10 +81,10 @@ func sendWebhook(ctx context.Context, client *http.Client, now func() time.Time,
 // limit, as transient: a receiver answering 4xx is usually misconfigured or
 // deploying, and the event must not be lost.
 func webhookRetryable(err error) error {
-	pe := providers.AsError(err)
+	pe := resilience.AsError(err)
 	if pe == nil || pe.HTTPStatus == 0 || pe.HTTPStatus == http.StatusTooManyRequests {
 		return err
 	}
-	pe.Class = providers.Unavailable
+	pe.Class = resilience.Unavailable
 	return pe
 }

@@ -8,15 +8,10 @@ import (
 	"github.com/google/uuid"
 )
 
-// Provider names, lowercase as the v2 API shows them.
-const (
-	ProviderPlaid      = "plaid"
-	ProviderGoCardless = "gocardless"
-	ProviderStripe     = "stripe"
-	ProviderMercury    = "mercury"
-	// ProviderManual marks accounts and categories the user keeps by hand.
-	ProviderManual = "manual"
-)
+// ProviderManual is the provider name of accounts and categories the user
+// keeps by hand. The names of real providers are declared by their adapters
+// (providers.Description).
+const ProviderManual = "manual"
 
 // Plans a user can be on.
 const (

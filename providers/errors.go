@@ -2,135 +2,66 @@ package providers
 
 import (
 	"errors"
-	"fmt"
-	"time"
+
+	"github.com/finsync/finsync/resilience"
 )
 
-// Class is the kind of a provider failure; it decides what the caller does
-// next.
-type Class int
+// Class is the kind of a provider failure (an alias of resilience.Class, so
+// that adapters, the guard and the worker speak of one type).
+type Class = resilience.Class
 
-// The four failure classes. The zero value is ClassUnknown, which no adapter
-// returns.
+// Error is a classified provider failure (an alias of resilience.Error).
+// Adapters return it (possibly wrapped) for every failure; use errors.As or
+// AsError to read it.
+type Error = resilience.Error
+
+// The four failure classes (see resilience.Class).
 const (
 	// ClassUnknown marks an error that is not a classified provider error.
-	ClassUnknown Class = iota
+	ClassUnknown = resilience.ClassUnknown
 	// Unavailable: 5xx, timeout, connection error, malformed response,
 	// institution down. Retried with backoff; counted by the breakers.
-	Unavailable
+	Unavailable = resilience.Unavailable
 	// RateLimited: 429 and quota errors. Carries RetryAfter; the caller
 	// snoozes the job. Never counted as an outage.
-	RateLimited
-	// ReauthRequired: the user must act (ITEM_LOGIN_REQUIRED, consent
-	// expired, key expired). No retries.
-	ReauthRequired
+	RateLimited = resilience.RateLimited
+	// ReauthRequired: the user must act (consent expired, key expired). No
+	// retries.
+	ReauthRequired = resilience.ReauthRequired
 	// Permanent: bad credentials or a bad request. No retries.
-	Permanent
+	Permanent = resilience.Permanent
 )
 
-// String names the class.
-func (c Class) String() string {
-	switch c {
-	case Unavailable:
-		return "unavailable"
-	case RateLimited:
-		return "rate_limited"
-	case ReauthRequired:
-		return "reauth_required"
-	case Permanent:
-		return "permanent"
-	default:
-		return "unknown"
-	}
-}
-
-// Codes set by the shared layers rather than by a provider.
+// Codes set by the shared layers rather than by a provider (see the
+// resilience package).
 const (
-	// CodeCircuitOpen is the Code of the error returned without calling the
-	// provider while a circuit breaker is open.
-	CodeCircuitOpen = "CIRCUIT_OPEN"
-	// CodeRateLimit is the Code of the error returned without calling the
-	// provider when a local rate limiter would wait too long.
-	CodeRateLimit = "LOCAL_RATE_LIMIT"
-	// CodeMalformed is the Code of a response body that is not the JSON the
-	// provider documents.
-	CodeMalformed = "MALFORMED_RESPONSE"
-	// CodeTimeout is the Code of a call that ran out of time.
-	CodeTimeout = "TIMEOUT"
-	// CodeNetwork is the Code of a connection-level failure.
-	CodeNetwork = "NETWORK_ERROR"
-	// CodeQuotaExhausted is the Code of a call refused locally because the
-	// provider's quota cannot afford it.
-	CodeQuotaExhausted = "QUOTA_EXHAUSTED"
+	// CodeCircuitOpen: refused without calling while a breaker is open.
+	CodeCircuitOpen = resilience.CodeCircuitOpen
+	// CodeRateLimit: refused without calling when a local rate limiter
+	// would wait too long.
+	CodeRateLimit = resilience.CodeRateLimit
+	// CodeMalformed: a response body that is not the JSON the provider
+	// documents.
+	CodeMalformed = resilience.CodeMalformed
+	// CodeTimeout: a call that ran out of time.
+	CodeTimeout = resilience.CodeTimeout
+	// CodeNetwork: a connection-level failure.
+	CodeNetwork = resilience.CodeNetwork
+	// CodeQuotaExhausted: refused locally because the provider's quota
+	// cannot afford the call.
+	CodeQuotaExhausted = resilience.CodeQuotaExhausted
 )
-
-// Error is a classified provider failure. Adapters return it (possibly
-// wrapped) for every failure; use errors.As to read it.
-type Error struct {
-	// Provider is the provider name.
-	Provider string
-	// Class is the failure class.
-	Class Class
-	// Code is the provider's error code (e.g. ITEM_LOGIN_REQUIRED) or one
-	// of the Code* constants.
-	Code string
-	// Message is a human-readable description; it never holds secrets.
-	Message string
-	// HTTPStatus is the provider's HTTP status, 0 when there was no response.
-	HTTPStatus int
-	// RetryAfter is how long to wait before trying again (RateLimited, and
-	// Unavailable when known, e.g. an open breaker).
-	RetryAfter time.Duration
-	// InstitutionID is set when the failure is one institution's outage
-	// (it then counts toward that institution's breaker only).
-	InstitutionID string
-	// Err is the underlying cause, if any (a transport error, a JSON
-	// syntax error); it is reachable with errors.Is and errors.As.
-	Err error
-}
-
-// Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// Error implements error.
-func (e *Error) Error() string {
-	s := fmt.Sprintf("%s: %s", e.Provider, e.Class)
-	if e.Code != "" {
-		s += " " + e.Code
-	}
-	if e.HTTPStatus != 0 {
-		s += fmt.Sprintf(" (HTTP %d)", e.HTTPStatus)
-	}
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	if e.RetryAfter > 0 {
-		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
-	}
-	return s
-}
 
 // ErrNotSupported is returned by Holdings and InvestmentTransactions on a
 // provider without investments.
 var ErrNotSupported = errors.New("not supported by this provider")
 
 // AsError returns the *Error inside err, or nil.
-func AsError(err error) *Error {
-	var pe *Error
-	if errors.As(err, &pe) {
-		return pe
-	}
-	return nil
-}
+func AsError(err error) *Error { return resilience.AsError(err) }
 
 // ClassOf returns the class of err, or ClassUnknown when err is not a
 // provider error.
-func ClassOf(err error) Class {
-	if pe := AsError(err); pe != nil {
-		return pe.Class
-	}
-	return ClassUnknown
-}
+func ClassOf(err error) Class { return resilience.ClassOf(err) }
 
 // IsClass reports whether err is a provider error of class c.
-func IsClass(err error, c Class) bool { return ClassOf(err) == c }
+func IsClass(err error, c Class) bool { return resilience.IsClass(err, c) }

@@ -1,8 +1,8 @@
 // Package providers defines what finsync asks of an upstream financial data
 // provider: the Provider interface every adapter implements, the four classes
-// every provider failure falls into, the resilience layer (circuit breakers,
-// rate limits and retries) shared by all adapters, and the registry that maps
-// a provider name to its adapter.
+// every provider failure falls into (those of the resilience package), the
+// wrapper that puts an adapter behind a resilience.Guard, and the registry
+// that maps a provider name to its adapter.
 package providers
 
 import (
@@ -17,7 +17,7 @@ import (
 type Connection struct {
 	// ID is the finsync bank connection id, for logs and error context.
 	ID string
-	// Provider is the provider name (domain.ProviderPlaid, ...).
+	// Provider is the provider name (Description.Name).
 	Provider string
 	// InstitutionID names the bank behind an aggregator connection; it scopes
 	// the per-institution circuit breaker. Empty when the provider is the bank.
@@ -198,8 +198,11 @@ type InvestmentTransactions struct {
 // Provider is one upstream provider's adapter. Every method classifies its
 // failures as an *Error (see Class); a nil error means the data is complete.
 type Provider interface {
-	// Name is the provider name (domain.ProviderPlaid, ...).
+	// Name is the provider name, Describe().Name.
 	Name() string
+	// Describe returns what the adapter declares about its provider (the
+	// same value it is registered with).
+	Describe() Description
 	// Accounts fetches the connection's accounts with current balances and
 	// liability details.
 	Accounts(ctx context.Context, conn Connection) (AccountSet, error)

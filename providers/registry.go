@@ -5,7 +5,22 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/resilience"
 )
+
+// QuotaStore keeps the quotas a provider grants per resource of its own,
+// shared by every worker (an alias of resilience.QuotaStore).
+type QuotaStore = resilience.QuotaStore
+
+// MemoryQuotas is a QuotaStore in one process's memory (an alias of
+// resilience.MemoryQuotas): its quotas are lost on restart and not seen by
+// other processes.
+type MemoryQuotas = resilience.MemoryQuotas
+
+// NewMemoryQuotas returns an empty in-memory quota store.
+func NewMemoryQuotas() *MemoryQuotas { return resilience.NewMemoryQuotas() }
 
 // Deps is what a Factory may use to build an adapter.
 type Deps struct {
@@ -23,10 +38,14 @@ type Deps struct {
 // Factory builds one provider's adapter.
 type Factory func(Deps) Provider
 
-// Registry maps a provider name to the factory of its adapter. Build one
-// with NewRegistry and Register (providers/all registers every adapter).
+// Registry maps a provider name to what its adapter declares and to the
+// factory of its adapter. Build one with NewRegistry and Register
+// (providers/all registers every adapter). It is not safe for concurrent
+// Register calls; register everything before use.
 type Registry struct {
 	factories map[string]Factory
+	// descs keeps the descriptions in registration order.
+	descs []Description
 }
 
 // NewRegistry returns an empty registry.
@@ -34,13 +53,44 @@ func NewRegistry() *Registry {
 	return &Registry{factories: map[string]Factory{}}
 }
 
-// Register adds a provider. Registering a name twice is a programming
-// error and panics.
-func (r *Registry) Register(name string, f Factory) {
-	if _, dup := r.factories[name]; dup {
-		panic(fmt.Sprintf("providers: %q registered twice", name))
+// Register adds a provider under d.Name. An empty name or a name
+// registered twice is a programming error and panics.
+func (r *Registry) Register(d Description, f Factory) {
+	if d.Name == "" {
+		panic("providers: Register with an empty provider name")
 	}
-	r.factories[name] = f
+	if _, dup := r.factories[d.Name]; dup {
+		panic(fmt.Sprintf("providers: %q registered twice", d.Name))
+	}
+	r.factories[d.Name] = f
+	r.descs = append(r.descs, d)
+}
+
+// Describe returns what the named provider declares; ok is false when it
+// is not registered.
+func (r *Registry) Describe(name string) (d Description, ok bool) {
+	for _, d := range r.descs {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Description{}, false
+}
+
+// Descriptions returns every provider's description in registration order
+// (a fresh slice; the order documents use, so that they stay stable).
+func (r *Registry) Descriptions() []Description {
+	return append([]Description(nil), r.descs...)
+}
+
+// Profiles returns every provider's profile in registration order: the
+// plain data handed to the layers that must not import the adapters.
+func (r *Registry) Profiles() []domain.ProviderProfile {
+	out := make([]domain.ProviderProfile, len(r.descs))
+	for i, d := range r.descs {
+		out[i] = d.ProviderProfile
+	}
+	return out
 }
 
 // New builds the adapter registered under name.

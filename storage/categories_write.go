@@ -57,7 +57,7 @@ func (s *Store) UpdateCategory(ctx context.Context, userID, id uuid.UUID, in Cat
 		if err != nil {
 			return err
 		}
-		if cur.ReadOnly || cur.Provider == domain.ProviderMercury {
+		if cur.ReadOnly {
 			return fmt.Errorf("update category %s: %w", id, ErrReadOnly)
 		}
 		groupID := cur.CategoryGroupID

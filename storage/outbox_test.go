@@ -124,7 +124,7 @@ func TestUnlinkAndFollowAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	synced := fx.Account(user, fx.Connection(user, domain.ProviderPlaid, "active"), domain.ProviderPlaid, "Checking")
+	synced := fx.Account(user, fx.Connection(user, "plaid", "active"), "plaid", "Checking")
 	d, err := fx.St.CreateDestination(ctx, storage.NewDestination{UserID: user, Kind: storage.DestinationAirtable, SealedSecret: []byte("x")})
 	if err != nil {
 		t.Fatal(err)

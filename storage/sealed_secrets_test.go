@@ -20,10 +20,10 @@ func TestSealedValuesWalkAndCompareAndSet(t *testing.T) {
 	fx := storagetest.NewFixtures(t, pool)
 	ctx := context.Background()
 	user := fx.User(domain.PlanPro, true).ID
-	fx.Connection(user, domain.ProviderMercury, "active") // no credentials: never listed
+	fx.Connection(user, "mercury", "active") // no credentials: never listed
 	var ids []uuid.UUID
 	for i := range 5 {
-		c, err := fx.St.CreateConnection(ctx, storage.NewConnection{UserID: user, Provider: domain.ProviderMercury, SealedCredentials: []byte{byte(i)}})
+		c, err := fx.St.CreateConnection(ctx, storage.NewConnection{UserID: user, Provider: "mercury", SealedCredentials: []byte{byte(i)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,8 +21,8 @@ func TestUpsertAccountsKeepsUnknownBalances(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
 	f := storagetest.NewFixtures(t, pool)
 	u := f.User(domain.PlanPro, true)
-	connID := f.Connection(u.ID, domain.ProviderGoCardless, domain.ConnectionActive)
-	conn := domain.BankConnection{ID: connID, UserID: u.ID, Provider: domain.ProviderGoCardless}
+	connID := f.Connection(u.ID, "gocardless", domain.ConnectionActive)
+	conn := domain.BankConnection{ID: connID, UserID: u.ID, Provider: "gocardless"}
 	day := domain.DateOf(time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC))
 	money := func(s string) *domain.Money { m := domain.MustMoney(s); return &m }
 	upsert := func(a storage.SyncedAccount) {

@@ -28,9 +28,9 @@ func newWriterEnv(t *testing.T) *writerEnv {
 	pool, _ := storagetest.NewDB(t)
 	f := storagetest.NewFixtures(t, pool)
 	u := f.User(domain.PlanPro, true)
-	connID := f.Connection(u.ID, domain.ProviderPlaid, domain.ConnectionActive)
-	conn := domain.BankConnection{ID: connID, UserID: u.ID, Provider: domain.ProviderPlaid}
-	return &writerEnv{f: f, conn: conn, account: f.Account(u.ID, connID, domain.ProviderPlaid, "Checking")}
+	connID := f.Connection(u.ID, "plaid", domain.ConnectionActive)
+	conn := domain.BankConnection{ID: connID, UserID: u.ID, Provider: "plaid"}
+	return &writerEnv{f: f, conn: conn, account: f.Account(u.ID, connID, "plaid", "Checking")}
 }
 
 // synced returns n posted transactions p0, p1, … of amount -1.25.

@@ -86,13 +86,14 @@ type ProviderCategory struct {
 // UpsertProviderCategories copies provider categories for the user the
 // first time they are seen (a user's edit is never overwritten: rows the
 // user edited keep their name, group and description) and returns category
-// ids by provider id. Business-bank categories are marked read-only.
-func UpsertProviderCategories(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider string, cats []ProviderCategory) (map[string]uuid.UUID, error) {
+// ids by provider id. New categories are marked read-only when readOnly is
+// set (the provider declares its categories read-only, as a business bank
+// does); a category's read-only mark never changes after it is created.
+func UpsertProviderCategories(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider string, readOnly bool, cats []ProviderCategory) (map[string]uuid.UUID, error) {
 	ids := make(map[string]uuid.UUID, len(cats))
 	if len(cats) == 0 {
 		return ids, nil
 	}
-	readOnly := provider == domain.ProviderMercury
 	groups := map[string]struct{}{}
 	pids, names, grps, descs := make([]string, 0, len(cats)), make([]string, 0, len(cats)), make([]string, 0, len(cats)), make([]string, 0, len(cats))
 	for _, c := range cats {

@@ -80,7 +80,7 @@ func (e *syncEnv) apiBalances() map[string][3]string {
 	e.t.Helper()
 	fx := storagetest.NewFixtures(e.t, e.pool)
 	key := fx.Key(e.user.ID, nil)
-	a := api.New(api.Config{Store: e.st, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!")})
+	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: e.st, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!")})
 	srv := httptest.NewServer(a.Handler)
 	defer srv.Close()
 	var body struct {
@@ -119,7 +119,7 @@ func TestGoCardlessBalancesSurviveASpentQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.syncer.Providers = provs
-	c := e.connect(domain.ProviderGoCardless, "six-a-day")
+	c := e.connect("gocardless", "six-a-day")
 
 	var afterFour map[string]storedBalance
 	var apiAfterFour map[string][3]string
@@ -196,14 +196,14 @@ func TestFailedBalanceCallKeepsBalances(t *testing.T) {
 	for _, mode := range []string{sim.FaultOutage, sim.FaultRateLimit} {
 		t.Run(mode, func(t *testing.T) {
 			e := newSyncEnv(t)
-			c := e.connect(domain.ProviderGoCardless, "balance-"+mode)
+			c := e.connect("gocardless", "balance-"+mode)
 			e.mustSync(c)
 			first := e.balances(c)
 			if err := e.sim.Advance(1); err != nil {
 				t.Fatal(err)
 			}
 			e.syncer.Now = func() time.Time { return time.Date(2026, 6, 16, 12, 0, 0, 0, time.UTC) }
-			if err := e.sim.SetFault(sim.Fault{Provider: domain.ProviderGoCardless, Mode: mode, Path: "/balances/"}); err != nil {
+			if err := e.sim.SetFault(sim.Fault{Provider: "gocardless", Mode: mode, Path: "/balances/"}); err != nil {
 				t.Fatal(err)
 			}
 			stored := e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, c.ID)
@@ -225,7 +225,7 @@ func TestFailedBalanceCallKeepsBalances(t *testing.T) {
 			}
 
 			// Once the endpoint answers again, fresh balances replace the kept ones.
-			if err := e.sim.SetFault(sim.Fault{Provider: domain.ProviderGoCardless, Mode: sim.FaultNone}); err != nil {
+			if err := e.sim.SetFault(sim.Fault{Provider: "gocardless", Mode: sim.FaultNone}); err != nil {
 				t.Fatal(err)
 			}
 			if mode == sim.FaultRateLimit {

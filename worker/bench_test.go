@@ -36,6 +36,7 @@ import (
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/mercury"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
@@ -200,7 +201,7 @@ func newBenchEnv(tb testing.TB, mercuryOpts ...mercury.Option) *benchEnv {
 		return day.Add(12 * time.Hour)
 	}
 	mercuryOpts = append(mercuryOpts, mercury.WithClock(clock))
-	provs[domain.ProviderMercury] = providers.NewResilient(mercury.New(client, mercuryOpts...), providers.Config{Limits: &providers.Limits{}})
+	provs["mercury"] = providers.NewResilient(mercury.New(client, mercuryOpts...), resilience.Config{Limits: &resilience.Limits{}})
 	for name, p := range provs {
 		c := &countingProvider{Provider: p}
 		e.counts[name], provs[name] = c, c
@@ -293,7 +294,7 @@ func BenchmarkSyncFirstPlaid(b *testing.B) {
 	var rows int64
 	for i := range b.N {
 		b.StopTimer()
-		c := e.connect(domain.ProviderPlaid, fmt.Sprintf("first-%d", i), size, 365)
+		c := e.connect("plaid", fmt.Sprintf("first-%d", i), size, 365)
 		b.StartTimer()
 		d, n := e.sync(c)
 		elapsed, rows = elapsed+d, rows+n
@@ -316,7 +317,7 @@ func BenchmarkSyncResyncMercuryWholeWindow(b *testing.B) {
 	size := benchSize(b)
 	const days = 90
 	e := newBenchEnv(b, mercury.WithHistoryDays(days+10), mercury.WithOverlapDays(days+10))
-	c := e.connect(domain.ProviderMercury, "resync", size, days)
+	c := e.connect("mercury", "resync", size, days)
 	e.sync(c)
 	e.settle()
 	stored := e.stored(c)
@@ -355,7 +356,7 @@ func BenchmarkSyncIncrementalPlaid(b *testing.B) {
 	conns := make([]domain.BankConnection, len(sizes))
 	for k, n := range sizes {
 		envs[k] = newBenchEnv(b)
-		conns[k] = envs[k].connect(domain.ProviderPlaid, "incremental", n, n/newPerDay)
+		conns[k] = envs[k].connect("plaid", "incremental", n, n/newPerDay)
 		envs[k].sync(conns[k])
 		envs[k].settle()
 		envs[k].tracer.report(b)
@@ -400,7 +401,7 @@ func TestWholeWindowResyncWritesNothing(t *testing.T) {
 		applied = append(applied, len(ids))
 		return nil
 	}
-	c := e.connect(domain.ProviderMercury, "whole-window", 3000, 30)
+	c := e.connect("mercury", "whole-window", 3000, 30)
 	e.sync(c)
 	stored := e.stored(c)
 	if stored == 0 || len(applied) == 0 {

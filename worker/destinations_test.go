@@ -22,8 +22,9 @@ import (
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/destinations"
 	"github.com/finsync/finsync/domain"
-	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
@@ -138,7 +139,7 @@ func newDestWorld(t *testing.T) *destWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := api.New(api.Config{Store: w.store, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!"), Jobs: inserter})
+	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: w.store, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!"), Jobs: inserter})
 	w.api = httptest.NewServer(a.Handler)
 	t.Cleanup(w.api.Close)
 	t.Cleanup(w.stop)
@@ -151,8 +152,8 @@ func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // retries one second apart, breakers opening for half a second.
 func (w *destWorld) start() {
 	w.t.Helper()
-	guard := providers.Config{Limits: &providers.Limits{}, Retries: -1,
-		Provider: providers.BreakerConfig{Failures: 3, OpenFor: 500 * time.Millisecond}}
+	guard := resilience.Config{Limits: &resilience.Limits{}, Retries: -1,
+		Provider: resilience.BreakerConfig{Failures: 3, OpenFor: 500 * time.Millisecond}}
 	client, err := worker.NewClient(worker.Config{Pool: w.pool, Store: w.store, Log: discard(),
 		Destinations: &worker.Destinations{Box: w.box, RetryCap: time.Second,
 			Deliverer: destinations.NewDeliverer(destinations.Options{Guard: &guard})}})

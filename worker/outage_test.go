@@ -37,14 +37,14 @@ func TestSyncSurvivesDatabaseRestarts(t *testing.T) {
 	}
 	e := newSyncEnvOn(t, pool)
 	const name = "restart"
-	key, err := sim.CredentialKey(domain.ProviderPlaid, sim.Credentials(domain.ProviderPlaid, name))
+	key, err := sim.CredentialKey("plaid", sim.Credentials("plaid", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: domain.ProviderPlaid, Credential: key, Transactions: 30000, HistoryDays: 200}); err != nil {
+	if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: "plaid", Credential: key, Transactions: 30000, HistoryDays: 200}); err != nil {
 		t.Fatal(err)
 	}
-	whole := e.connect(domain.ProviderPlaid, name)
+	whole := e.connect("plaid", name)
 	e.mustSync(whole)
 
 	client, err := worker.NewClient(worker.Config{Pool: pool, Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
@@ -68,7 +68,7 @@ func TestSyncSurvivesDatabaseRestarts(t *testing.T) {
 		down time.Duration
 	}{{pgcluster.Fast, 0}, {pgcluster.Immediate, 15 * time.Second}}
 	for _, o := range outages {
-		cut := e.connect(domain.ProviderPlaid, name)
+		cut := e.connect("plaid", name)
 		job, err := client.Insert(ctx, syncArgs(cut.ID), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 )
 
 // ProviderOptions tune the adapters the worker builds.
@@ -17,7 +18,7 @@ type ProviderOptions struct {
 	Unlimited bool
 	// Rates keeps the providers' rate limits for every worker together
 	// (storage.Store); nil limits each process on its own.
-	Rates providers.RateStore
+	Rates resilience.RateStore
 	// Quotas keeps the providers' quotas (GoCardless daily calls per
 	// account) for every worker together and across restarts
 	// (storage.Store); nil keeps them in each adapter's memory.
@@ -39,9 +40,9 @@ func NewProviders(reg *providers.Registry, opts ProviderOptions) (map[string]pro
 		if err != nil {
 			return nil, fmt.Errorf("build %s adapter: %w", name, err)
 		}
-		cfg := providers.Config{Store: opts.Rates}
+		cfg := resilience.Config{Store: opts.Rates}
 		if opts.Unlimited {
-			cfg.Limits = &providers.Limits{}
+			cfg.Limits = &resilience.Limits{}
 		}
 		out[name] = providers.NewResilient(p, cfg)
 	}

@@ -34,9 +34,9 @@ func newRuleWorld(t *testing.T) *ruleWorld {
 	fx := storagetest.NewFixtures(t, pool)
 	w := &ruleWorld{pool: pool, fx: fx}
 	w.user = fx.User(domain.PlanPro, true).ID
-	conn := fx.Connection(w.user, domain.ProviderPlaid, "active")
-	w.acct1 = fx.Account(w.user, conn, domain.ProviderPlaid, "one")
-	w.acc2 = fx.Account(w.user, conn, domain.ProviderPlaid, "two")
+	conn := fx.Connection(w.user, "plaid", "active")
+	w.acct1 = fx.Account(w.user, conn, "plaid", "one")
+	w.acc2 = fx.Account(w.user, conn, "plaid", "two")
 	w.cat = fx.Category(w.user, "Coffee", "Food")
 	d := func(day int) time.Time { return time.Date(2026, 3, day, 0, 0, 0, 0, time.UTC) }
 	w.txs = append(fx.Transactions(w.user, conn, w.acct1, "plaid", []storagetest.Tx{
@@ -199,7 +199,7 @@ func TestApplyRulesTxTouchesOnlyTheGivenTransactions(t *testing.T) {
 
 func TestBatchesWalkEveryTransaction(t *testing.T) {
 	w := newRuleWorld(t)
-	conn := w.fx.Connection(w.user, domain.ProviderPlaid, "active")
+	conn := w.fx.Connection(w.user, "plaid", "active")
 	same := time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)
 	more := make([]storagetest.Tx, 9)
 	for i := range more {
@@ -255,7 +255,7 @@ func BenchmarkApplyRulesMillion(b *testing.B) {
 	pool, _ := storagetest.NewDB(b)
 	fx := storagetest.NewFixtures(b, pool)
 	user := fx.User(domain.PlanPro, true).ID
-	conn := fx.Connection(user, domain.ProviderPlaid, "active")
+	conn := fx.Connection(user, "plaid", "active")
 	accts := []uuid.UUID{fx.Account(user, conn, "plaid", "a"), fx.Account(user, conn, "plaid", "b"), fx.Account(user, conn, "plaid", "c")}
 	seedStart := time.Now()
 	seedMillion(b, pool, user, conn, accts, n)

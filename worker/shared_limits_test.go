@@ -13,6 +13,7 @@ import (
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/gocardless"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -25,29 +26,29 @@ func TestProviderRateLimitSharedByWorkers(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
 	st := storage.New(pool)
 	ctx := context.Background()
-	newGuard := func(limits providers.Limits) *providers.Guard {
-		return providers.NewGuard("plaid", providers.Config{
+	newGuard := func(limits resilience.Limits) *resilience.Guard {
+		return resilience.NewGuard("plaid", resilience.Config{
 			Limits: &limits, Store: st, Retries: -1, MaxLimiterWait: time.Millisecond,
 		})
 	}
 	// Six a minute (one token every 10 s), bursts of 5.
 	cases := []struct {
 		name   string
-		limits providers.Limits
-		key    providers.GuardKey
+		limits resilience.Limits
+		key    resilience.GuardKey
 	}{
-		{"provider", providers.Limits{Provider: providers.PerMinute(6, 5)}, providers.GuardKey{}},
-		{"credential", providers.Limits{Credential: providers.PerMinute(6, 5)}, providers.GuardKey{Credential: "item-1"}},
+		{"provider", resilience.Limits{Provider: resilience.PerMinute(6, 5)}, resilience.GuardKey{}},
+		{"credential", resilience.Limits{Credential: resilience.PerMinute(6, 5)}, resilience.GuardKey{Credential: "item-1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			guards := []*providers.Guard{newGuard(c.limits), newGuard(c.limits)}
+			guards := []*resilience.Guard{newGuard(c.limits), newGuard(c.limits)}
 			var mu sync.Mutex
 			ran, limited := 0, 0
 			var wg sync.WaitGroup
 			for i := 0; i < 12; i++ {
 				wg.Add(1)
-				go func(g *providers.Guard) {
+				go func(g *resilience.Guard) {
 					defer wg.Done()
 					err := g.Do(ctx, c.key, func(context.Context) error { return nil })
 					mu.Lock()
@@ -72,7 +73,7 @@ func TestProviderRateLimitSharedByWorkers(t *testing.T) {
 			}
 			// Another credential has its own budget.
 			if c.key.Credential != "" {
-				if err := restarted.Do(ctx, providers.GuardKey{Credential: "item-2"}, func(context.Context) error { return nil }); err != nil {
+				if err := restarted.Do(ctx, resilience.GuardKey{Credential: "item-2"}, func(context.Context) error { return nil }); err != nil {
 					t.Fatalf("another credential: %v", err)
 				}
 			}
@@ -130,7 +131,7 @@ func TestGoCardlessQuotaSharedByWorkers(t *testing.T) {
 	srv := httptest.NewServer(counter)
 	t.Cleanup(srv.Close)
 	conn := providers.Connection{
-		Provider: domain.ProviderGoCardless, BaseURL: srv.URL + "/api/v2",
+		Provider: "gocardless", BaseURL: srv.URL + "/api/v2",
 		Credentials: sim.Credentials(sim.GoCardless, "quota"),
 	}
 	today, err := domain.ParseDate(sm.State().Today)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/worker"
 )
@@ -20,7 +19,7 @@ func TestSlicedSyncEqualsUninterrupted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	e := newSyncEnv(t)
-	for _, provider := range []string{domain.ProviderPlaid, domain.ProviderMercury} {
+	for _, provider := range []string{"plaid", "mercury"} {
 		const name = "sliced"
 		key, err := sim.CredentialKey(provider, sim.Credentials(provider, name))
 		if err != nil {

@@ -20,14 +20,10 @@ import (
 	"github.com/finsync/finsync/storage"
 )
 
-// Default intervals between periodic syncs. GoCardless banks allow as few as
-// four successful calls per account per day for each of details, balances
-// and transactions; syncing every eight hours spends three and leaves one
-// for a sync on demand.
-const (
-	DefaultSyncInterval    = 6 * time.Hour
-	GoCardlessSyncInterval = 8 * time.Hour
-)
+// DefaultSyncInterval is the time between periodic syncs of a connection
+// that sets none, for a provider that declares none (a provider whose daily
+// quota affords fewer syncs declares a longer ProviderProfile.SyncInterval).
+const DefaultSyncInterval = 6 * time.Hour
 
 // ApplyRulesFunc applies a user's active rules to the given transactions
 // inside the caller's transaction.
@@ -146,14 +142,23 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd) error {
 	return s.Store.FinishSync(ctx, id, outcome)
 }
 
+// profile returns what the provider declares; the zero profile when this
+// process has no adapter of that name.
+func (s *Syncer) profile(provider string) domain.ProviderProfile {
+	if p, ok := s.Providers[provider]; ok {
+		return p.Describe().ProviderProfile
+	}
+	return domain.ProviderProfile{}
+}
+
 // nextSync spreads periodic syncs over a tenth of the interval, by
 // connection id, so that connections added together do not all fire together.
 func (s *Syncer) nextSync(conn domain.BankConnection, notBefore time.Time) time.Time {
 	interval := conn.SyncInterval
 	if interval == 0 {
-		interval = DefaultSyncInterval
-		if conn.Provider == domain.ProviderGoCardless {
-			interval = GoCardlessSyncInterval
+		interval = s.profile(conn.Provider).SyncInterval
+		if interval == 0 {
+			interval = DefaultSyncInterval
 		}
 	}
 	h := fnv.New32a()
@@ -182,7 +187,7 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 		next := s.now().Add(pe.RetryAfter)
 		o.NextSyncAt = &next
 	}
-	for _, d := range datasetsFrom(conn.Provider, dataset) {
+	for _, d := range datasetsFrom(s.profile(conn.Provider).HasInvestments, dataset) {
 		if mErr := storage.MarkDataset(ctx, s.Store.Pool(), conn.ID, d, false, o.ErrorClass); mErr != nil {
 			s.Log.Error("record dataset failure", "connection_id", conn.ID, "error", mErr)
 		}
@@ -276,9 +281,9 @@ func stopping(ctx context.Context) bool {
 // fetched after it, which this failure kept from being stored: an
 // aggregator connection whose first sync fails at its accounts has not
 // stored its holdings either.
-func datasetsFrom(provider, failed string) []string {
+func datasetsFrom(hasInvestments bool, failed string) []string {
 	order := []string{"accounts", "transactions"}
-	if provider == domain.ProviderPlaid {
+	if hasInvestments {
 		order = append(order, "holdings", "investment_transactions")
 	}
 	for i, d := range order {

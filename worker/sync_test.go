@@ -146,7 +146,7 @@ func (e *syncEnv) snapshot(c domain.BankConnection) map[string]string {
 
 func TestFirstSyncOfEachProvider(t *testing.T) {
 	e := newSyncEnv(t)
-	for _, provider := range []string{domain.ProviderPlaid, domain.ProviderGoCardless, domain.ProviderStripe, domain.ProviderMercury} {
+	for _, provider := range []string{"plaid", "gocardless", "stripe", "mercury"} {
 		t.Run(provider, func(t *testing.T) {
 			c := e.connect(provider, "first-"+provider)
 			e.mustSync(c)
@@ -191,7 +191,7 @@ func TestFirstSyncOfEachProvider(t *testing.T) {
 // wire values for one transaction each.
 func TestSignsAndMinorUnits(t *testing.T) {
 	e := newSyncEnv(t)
-	plaid := e.connect(domain.ProviderPlaid, "signs")
+	plaid := e.connect("plaid", "signs")
 	e.mustSync(plaid)
 	// Plaid: positive amount = money out, so a stored outflow is the negated wire amount.
 	var raw struct {
@@ -201,7 +201,7 @@ func TestSignsAndMinorUnits(t *testing.T) {
 		} `json:"added"`
 	}
 	creds := map[string]string{}
-	_ = json.Unmarshal(sim.Credentials(domain.ProviderPlaid, "signs"), &creds)
+	_ = json.Unmarshal(sim.Credentials("plaid", "signs"), &creds)
 	body := `{"client_id":"` + creds["client_id"] + `","secret":"` + creds["secret"] + `","access_token":"` + creds["access_token"] + `","count":5}`
 	resp := post(t, e.root+"/transactions/sync", body)
 	if err := json.Unmarshal(resp, &raw); err != nil || len(raw.Added) == 0 {
@@ -218,13 +218,13 @@ func TestSignsAndMinorUnits(t *testing.T) {
 		}
 	}
 	// Stripe: integer minor units, negative = out; stored in major units.
-	stripe := e.connect(domain.ProviderStripe, "signs")
+	stripe := e.connect("stripe", "signs")
 	e.mustSync(stripe)
 	var key struct {
 		APIKey  string `json:"api_key"`
 		Account string `json:"account"`
 	}
-	_ = json.Unmarshal(sim.Credentials(domain.ProviderStripe, "signs"), &key)
+	_ = json.Unmarshal(sim.Credentials("stripe", "signs"), &key)
 	var list struct {
 		Data []struct {
 			ID       string `json:"id"`
@@ -256,7 +256,7 @@ func TestSignsAndMinorUnits(t *testing.T) {
 
 func TestAdvancePostsPendingAndDeletesRemoved(t *testing.T) {
 	e := newSyncEnv(t)
-	c := e.connect(domain.ProviderPlaid, "advance")
+	c := e.connect("plaid", "advance")
 	e.mustSync(c)
 	pendingBefore := e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1 AND status = 'pending'`, c.ID)
 	if pendingBefore == 0 {
@@ -304,7 +304,7 @@ func TestAdvancePostsPendingAndDeletesRemoved(t *testing.T) {
 func TestInterruptedSyncResumesToTheSameState(t *testing.T) {
 	e := newSyncEnv(t)
 	const name = "resume"
-	for _, p := range []string{domain.ProviderPlaid} {
+	for _, p := range []string{"plaid"} {
 		cs := sim.ConnectionSettings{Provider: p, Transactions: 3000, HistoryDays: 200}
 		key, err := sim.CredentialKey(p, sim.Credentials(p, name))
 		if err != nil {
@@ -315,11 +315,11 @@ func TestInterruptedSyncResumesToTheSameState(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	whole := e.connect(domain.ProviderPlaid, name)
+	whole := e.connect("plaid", name)
 	e.mustSync(whole)
 	// A second connection with the same credentials is interrupted after
 	// a couple of pages (its context is cancelled), then resumed.
-	cut := e.connect(domain.ProviderPlaid, name)
+	cut := e.connect("plaid", name)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, cut.ID) < 1000 {
@@ -347,30 +347,30 @@ func TestInterruptedSyncResumesToTheSameState(t *testing.T) {
 func TestFirstSyncRestartedByAMutationStoresEachRowOnce(t *testing.T) {
 	e := newSyncEnv(t)
 	const name = "mutation"
-	key, err := sim.CredentialKey(domain.ProviderPlaid, sim.Credentials(domain.ProviderPlaid, name))
+	key, err := sim.CredentialKey("plaid", sim.Credentials("plaid", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 60 pages: the fetcher runs at most 16 pages ahead of the writer, so
 	// the mutation lands while pages are still being fetched.
-	if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: domain.ProviderPlaid, Credential: key, Transactions: 30000, HistoryDays: 200}); err != nil {
+	if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: "plaid", Credential: key, Transactions: 30000, HistoryDays: 200}); err != nil {
 		t.Fatal(err)
 	}
-	whole := e.connect(domain.ProviderPlaid, name)
+	whole := e.connect("plaid", name)
 	e.mustSync(whole)
-	restarted := e.connect(domain.ProviderPlaid, name)
+	restarted := e.connect("plaid", name)
 	injected := make(chan error, 1)
 	go func() {
 		for e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, restarted.ID) < 1000 {
 			time.Sleep(time.Millisecond)
 		}
-		injected <- e.sim.SetFault(sim.Fault{Provider: domain.ProviderPlaid, Mode: sim.FaultMutation})
+		injected <- e.sim.SetFault(sim.Fault{Provider: "plaid", Mode: sim.FaultMutation})
 	}()
 	e.mustSync(restarted)
 	if err := <-injected; err != nil {
 		t.Fatal(err)
 	}
-	if f, pending := e.sim.State().Faults[domain.ProviderPlaid]; pending {
+	if f, pending := e.sim.State().Faults["plaid"]; pending {
 		t.Fatalf("the sync finished before the mutation (%+v) was answered", f)
 	}
 	e.requireSameRows(whole, restarted)
@@ -378,7 +378,7 @@ func TestFirstSyncRestartedByAMutationStoresEachRowOnce(t *testing.T) {
 
 func TestConcurrentEnqueuesRunOneSync(t *testing.T) {
 	e := newSyncEnv(t)
-	c := e.connect(domain.ProviderMercury, "concurrent")
+	c := e.connect("mercury", "concurrent")
 	client, err := worker.NewClient(worker.Config{Pool: e.pool, Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
 	if err != nil {
 		t.Fatal(err)
@@ -417,8 +417,8 @@ func TestConcurrentEnqueuesRunOneSync(t *testing.T) {
 
 func TestLoginRequiredRecordsReconnectWithoutRetry(t *testing.T) {
 	e := newSyncEnv(t)
-	c := e.connect(domain.ProviderPlaid, "login")
-	if err := e.sim.SetFault(sim.Fault{Provider: domain.ProviderPlaid, Mode: sim.FaultLoginRequired}); err != nil {
+	c := e.connect("plaid", "login")
+	if err := e.sim.SetFault(sim.Fault{Provider: "plaid", Mode: sim.FaultLoginRequired}); err != nil {
 		t.Fatal(err)
 	}
 	err := e.sync(c)
@@ -432,7 +432,7 @@ func TestLoginRequiredRecordsReconnectWithoutRetry(t *testing.T) {
 		t.Fatalf("connection: %+v", got)
 	}
 	// Once the user re-links, the next sync clears the error.
-	if err := e.sim.SetFault(sim.Fault{Provider: domain.ProviderPlaid, Mode: sim.FaultNone}); err != nil {
+	if err := e.sim.SetFault(sim.Fault{Provider: "plaid", Mode: sim.FaultNone}); err != nil {
 		t.Fatal(err)
 	}
 	e.mustSync(c)
@@ -444,10 +444,10 @@ func TestLoginRequiredRecordsReconnectWithoutRetry(t *testing.T) {
 
 func TestOutageSnoozesKeepsDataAndRecovers(t *testing.T) {
 	e := newSyncEnv(t)
-	c := e.connect(domain.ProviderStripe, "outage")
+	c := e.connect("stripe", "outage")
 	e.mustSync(c)
 	stored := e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, c.ID)
-	if err := e.sim.SetFault(sim.Fault{Provider: domain.ProviderStripe, Mode: sim.FaultOutage}); err != nil {
+	if err := e.sim.SetFault(sim.Fault{Provider: "stripe", Mode: sim.FaultOutage}); err != nil {
 		t.Fatal(err)
 	}
 	var snoozed bool
@@ -469,7 +469,7 @@ func TestOutageSnoozesKeepsDataAndRecovers(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, c.ID); n != stored {
 		t.Fatalf("stored data changed during outage: %d -> %d", stored, n)
 	}
-	if err := e.sim.SetFault(sim.Fault{Provider: domain.ProviderStripe, Mode: sim.FaultNone}); err != nil {
+	if err := e.sim.SetFault(sim.Fault{Provider: "stripe", Mode: sim.FaultNone}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Minute)
@@ -491,8 +491,8 @@ func TestOutageSnoozesKeepsDataAndRecovers(t *testing.T) {
 
 func TestRateLimitIsHonoured(t *testing.T) {
 	e := newSyncEnv(t)
-	c := e.connect(domain.ProviderMercury, "ratelimit")
-	if err := e.sim.SetFault(sim.Fault{Provider: domain.ProviderMercury, Mode: sim.FaultRateLimit}); err != nil {
+	c := e.connect("mercury", "ratelimit")
+	if err := e.sim.SetFault(sim.Fault{Provider: "mercury", Mode: sim.FaultRateLimit}); err != nil {
 		t.Fatal(err)
 	}
 	err := e.sync(c)
@@ -508,8 +508,8 @@ func TestRateLimitIsHonoured(t *testing.T) {
 
 func TestHoldingsNeverStoredWhileProviderDown(t *testing.T) {
 	e := newSyncEnv(t)
-	c := e.connect(domain.ProviderPlaid, "holdings-down")
-	if err := e.sim.SetFault(sim.Fault{Provider: domain.ProviderPlaid, Mode: sim.FaultOutage}); err != nil {
+	c := e.connect("plaid", "holdings-down")
+	if err := e.sim.SetFault(sim.Fault{Provider: "plaid", Mode: sim.FaultOutage}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.sync(c); err == nil {
@@ -526,7 +526,7 @@ func TestHoldingsNeverStoredWhileProviderDown(t *testing.T) {
 	if err != nil || !down {
 		t.Fatalf("holdings should answer 502 while never stored and the provider is down: %v %v", down, err)
 	}
-	if err := e.sim.SetFault(sim.Fault{Provider: domain.ProviderPlaid, Mode: sim.FaultNone}); err != nil {
+	if err := e.sim.SetFault(sim.Fault{Provider: "plaid", Mode: sim.FaultNone}); err != nil {
 		t.Fatal(err)
 	}
 	// Wait out the breaker, then sync: holdings are stored.
@@ -547,12 +547,12 @@ func TestHoldingsNeverStoredWhileProviderDown(t *testing.T) {
 
 func TestUnreadableCredentialsAreRecordedWithoutRetry(t *testing.T) {
 	e := newSyncEnv(t)
-	c := e.connect(domain.ProviderMercury, "other-key")
+	c := e.connect("mercury", "other-key")
 	other, err := secrets.FromHex(strings.Repeat("2e", 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := other.Seal(sim.Credentials(domain.ProviderMercury, "other-key"))
+	sealed, err := other.Seal(sim.Credentials("mercury", "other-key"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ const (
 // fetched ahead while earlier ones are written.
 func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 	var pending []string
-	if r.conn.Provider == domain.ProviderStripe {
+	if r.p.Describe().RechecksPending {
 		var err error
 		if pending, err = r.Store.PendingProviderIDs(ctx, r.conn.ID); err != nil {
 			return err
@@ -374,7 +374,7 @@ func (r *syncRun) categories(ctx context.Context, tx pgx.Tx, txs []providers.Tra
 	if len(cats) == 0 {
 		return nil
 	}
-	ids, err := storage.UpsertProviderCategories(ctx, tx, r.conn.UserID, r.conn.Provider, cats)
+	ids, err := storage.UpsertProviderCategories(ctx, tx, r.conn.UserID, r.conn.Provider, r.p.Describe().ReadOnlyCategories, cats)
 	if err != nil {
 		return err
 	}

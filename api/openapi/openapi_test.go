@@ -10,6 +10,7 @@ import (
 
 	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/internal/spec"
+	"github.com/finsync/finsync/providers/all"
 )
 
 func docs() []struct {
@@ -26,8 +27,8 @@ func docs() []struct {
 		version string
 		server  string
 	}{
-		{"v1", openapi.V1(), spec.V1(), "1.0.0", "/v1"},
-		{"v2", openapi.V2(), spec.V2(), "2.0.0", "/v2"},
+		{"v1", openapi.V1(), spec.V1(all.NewRegistry().Profiles()), "1.0.0", "/v1"},
+		{"v2", openapi.V2(), spec.V2(all.NewRegistry().Profiles()), "2.0.0", "/v2"},
 	}
 }
 

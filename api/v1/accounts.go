@@ -41,7 +41,7 @@ func (s *Server) listAccounts(c *gin.Context) {
 	}
 	views := make([]accountView, len(rows))
 	for i, a := range rows {
-		views[i] = newAccountView(a)
+		views[i] = newAccountView(a, s.names)
 	}
 	c.JSON(http.StatusOK, gin.H{
 		"data": views,
@@ -57,7 +57,7 @@ func (s *Server) listConnections(c *gin.Context) {
 	}
 	views := make([]connectionView, len(rows))
 	for i, bc := range rows {
-		views[i] = newConnectionView(bc)
+		views[i] = newConnectionView(bc, s.names)
 	}
 	c.JSON(http.StatusOK, gin.H{
 		"bank_connections": views,

@@ -73,7 +73,7 @@ func (s *Server) listHoldings(c *gin.Context) {
 	out := make([]holdingView, len(rows))
 	ids := make([]uuid.UUID, 0, len(rows))
 	for i, h := range rows {
-		out[i] = newHoldingView(h)
+		out[i] = newHoldingView(h, s.names)
 		ids = append(ids, h.SecurityID)
 	}
 	secs, err := s.securities(ctx, sc.UserID, ids)
@@ -113,7 +113,7 @@ func (s *Server) listInvestmentTransactions(c *gin.Context) {
 	out := make([]investmentTransactionView, len(rows))
 	ids := make([]uuid.UUID, 0, len(rows))
 	for i, t := range rows {
-		out[i] = newInvestmentTransactionView(t)
+		out[i] = newInvestmentTransactionView(t, s.names)
 		if t.SecurityID != nil {
 			ids = append(ids, *t.SecurityID)
 		}

@@ -1,9 +1,10 @@
 package v1
 
 import (
-	"github.com/finsync/finsync/api/params"
 	"strconv"
 	"strings"
+
+	"github.com/finsync/finsync/api/params"
 
 	"github.com/google/uuid"
 

@@ -2,11 +2,12 @@ package v1
 
 import (
 	"errors"
-	"github.com/finsync/finsync/api/apierr"
-	"github.com/finsync/finsync/api/params"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/finsync/finsync/api/apierr"
+	"github.com/finsync/finsync/api/params"
 
 	"github.com/gin-gonic/gin"
 

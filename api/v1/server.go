@@ -51,11 +51,17 @@ type Config struct {
 	Plans PlanLimits
 	// OpenAPI is the document served at /v1/openapi.json.
 	OpenAPI []byte
+	// Providers are what the adapters declare (their v1 names, how v1
+	// pages their transactions); a provider missing here is shown with its
+	// name capitalised and paged by offset.
+	Providers []domain.ProviderProfile
 }
 
 // Server holds the version 1 handlers.
 type Server struct {
-	cfg Config
+	cfg      Config
+	names    ProviderNames
+	profiles map[string]domain.ProviderProfile
 }
 
 // hourlyLimit names the budget of an endpoint with its own hourly limit.
@@ -76,7 +82,10 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	if cfg.Plans == nil {
 		cfg.Plans = DefaultPlanLimits()
 	}
-	s := &Server{cfg: cfg}
+	s := &Server{cfg: cfg, names: NewProviderNames(cfg.Providers), profiles: map[string]domain.ProviderProfile{}}
+	for _, p := range cfg.Providers {
+		s.profiles[p.Name] = p
+	}
 	var resp Responder
 	g := e.Group("/v1", middleware.Recover(cfg.Log, endpointResponder{resp}))
 	g.GET("/health", s.health)

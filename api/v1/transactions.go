@@ -44,7 +44,7 @@ func (s *Server) listTransactions(c *gin.Context) {
 		return
 	}
 	var page transactionPage
-	if provider == domain.ProviderStripe {
+	if s.profiles[provider].V1PagesAfterID {
 		page, err = s.transactionsAfterID(ctx, sc, f, q, limit)
 	} else {
 		page, err = s.transactionsAtOffset(ctx, sc, f, q, limit)
@@ -58,7 +58,7 @@ func (s *Server) listTransactions(c *gin.Context) {
 		s.handle(c, err)
 		return
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", transactionsBody(c, page, cats))
+	c.Data(http.StatusOK, "application/json; charset=utf-8", s.transactionsBody(c, page, cats))
 }
 
 // transactionsAfterID pages by transaction id: the cursor names the last
@@ -121,14 +121,14 @@ func (s *Server) referencedCategories(ctx context.Context, userID uuid.UUID, row
 }
 
 // transactionsBody writes {data: {transactions, categories}, meta: {count, nextPage}}.
-func transactionsBody(c *gin.Context, page transactionPage, cats []domain.Category) []byte {
+func (s *Server) transactionsBody(c *gin.Context, page transactionPage, cats []domain.Category) []byte {
 	b := make([]byte, 0, 128+len(page.rows)*560+len(cats)*160)
 	b = append(b, `{"data":{"transactions":[`...)
 	for i := range page.rows {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendTransaction(b, &page.rows[i])
+		b = appendTransaction(b, &page.rows[i], s.names)
 	}
 	b = append(b, `],"categories":[`...)
 	for i := range cats {

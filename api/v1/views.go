@@ -11,20 +11,28 @@ import (
 	"github.com/finsync/finsync/storage"
 )
 
-// ProviderName is a provider's name in version 1's capitalised form
-// (Plaid, GoCardless, Stripe, Mercury, Manual).
-func ProviderName(p string) string {
-	switch p {
-	case domain.ProviderPlaid:
-		return "Plaid"
-	case domain.ProviderGoCardless:
-		return "GoCardless"
-	case domain.ProviderStripe:
-		return "Stripe"
-	case domain.ProviderMercury:
-		return "Mercury"
-	case domain.ProviderManual:
-		return "Manual"
+// ProviderNames gives providers their names in version 1's capitalised
+// form, as the adapters declare them (domain.ProviderProfile.V1Name). It is
+// read-only once built and safe for concurrent use.
+type ProviderNames map[string]string
+
+// NewProviderNames returns the v1 names of the given providers, plus
+// Manual for hand-kept accounts.
+func NewProviderNames(profiles []domain.ProviderProfile) ProviderNames {
+	n := ProviderNames{domain.ProviderManual: "Manual"}
+	for _, p := range profiles {
+		if p.V1Name != "" {
+			n[p.Name] = p.V1Name
+		}
+	}
+	return n
+}
+
+// Of returns p's version 1 name. A provider that declared none is shown
+// with its first letter capitalised.
+func (n ProviderNames) Of(p string) string {
+	if v, ok := n[p]; ok {
+		return v
 	}
 	if p == "" {
 		return p
@@ -78,7 +86,7 @@ type accountView struct {
 	LoanOrigination  *loanOriginationView `json:"loanOrigination"`
 }
 
-func newAccountView(a storage.AccountWithConnection) accountView {
+func newAccountView(a storage.AccountWithConnection, names ProviderNames) accountView {
 	v := accountView{
 		ID:               a.ID.String(),
 		BankConnectionID: a.BankConnectionID,
@@ -88,7 +96,7 @@ func newAccountView(a storage.AccountWithConnection) accountView {
 		Mask:             optional(a.Mask),
 		Type:             optional(a.Type),
 		Subtype:          optional(a.Subtype),
-		Provider:         ProviderName(a.Provider),
+		Provider:         names.Of(a.Provider),
 	}
 	if l := a.Liability; l != nil {
 		v.Balance.InterestRate = l.InterestRate
@@ -127,8 +135,8 @@ const (
 	defaultConnectionErrorMessage = "The connection could not be synced"
 )
 
-func newConnectionView(bc domain.BankConnection) connectionView {
-	v := connectionView{ID: bc.ID, Name: bc.InstitutionName, Provider: ProviderName(bc.Provider)}
+func newConnectionView(bc domain.BankConnection, names ProviderNames) connectionView {
+	v := connectionView{ID: bc.ID, Name: bc.InstitutionName, Provider: names.Of(bc.Provider)}
 	if v.Name == "" {
 		v.Name = v.Provider
 	}
@@ -160,7 +168,7 @@ func PostedAt(t *domain.Transaction) *time.Time {
 }
 
 // appendTransaction appends the version 1 Transaction object.
-func appendTransaction(b []byte, t *domain.Transaction) []byte {
+func appendTransaction(b []byte, t *domain.Transaction, names ProviderNames) []byte {
 	o := jsonw.Start(b)
 	o.UUID("id", t.ID)
 	o.String("summary", t.Summary)
@@ -177,7 +185,7 @@ func appendTransaction(b []byte, t *domain.Transaction) []byte {
 	o.MoneyPtr("netAmount", t.NetAmount)
 	o.StringPtr("source", t.Source)
 	o.StringPtr("type", t.Type)
-	o.String("provider", ProviderName(t.Provider))
+	o.String("provider", names.Of(t.Provider))
 	o.UUID("accountId", t.AccountID)
 	return o.End()
 }
@@ -207,13 +215,13 @@ type holdingView struct {
 	Provider         string        `json:"provider"`
 }
 
-func newHoldingView(h domain.Holding) holdingView {
+func newHoldingView(h domain.Holding, names ProviderNames) holdingView {
 	acct, sec := h.AccountID.String(), h.SecurityID.String()
 	return holdingView{
 		ID: acct + ":" + sec, AccountID: acct, SecurityID: sec,
 		Quantity: h.Quantity, CostBasis: h.CostBasis,
 		InstitutionPrice: h.InstitutionPrice, InstitutionValue: h.InstitutionValue,
-		Currency: h.Currency, PriceAsOf: h.PriceAsOf, Provider: ProviderName(h.Provider),
+		Currency: h.Currency, PriceAsOf: h.PriceAsOf, Provider: names.Of(h.Provider),
 	}
 }
 
@@ -242,10 +250,10 @@ type investmentTransactionView struct {
 	Provider    string        `json:"provider"`
 }
 
-func newInvestmentTransactionView(t domain.InvestmentTransaction) investmentTransactionView {
+func newInvestmentTransactionView(t domain.InvestmentTransaction, names ProviderNames) investmentTransactionView {
 	return investmentTransactionView{
 		ID: t.ID, AccountID: t.AccountID, SecurityID: t.SecurityID, Type: t.Type, Subtype: t.Subtype,
 		Date: t.Date, Quantity: t.Quantity, Price: t.Price, Amount: t.Amount, Fees: t.Fees,
-		Currency: t.Currency, Description: t.Description, Provider: ProviderName(t.Provider),
+		Currency: t.Currency, Description: t.Description, Provider: names.Of(t.Provider),
 	}
 }

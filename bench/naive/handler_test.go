@@ -14,6 +14,7 @@ import (
 	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/openapitest"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage/storagetest"
 )
 
@@ -114,7 +115,7 @@ func TestNaiveMatchesRealServer(t *testing.T) {
 	unpaidKey := f.Key(unpaid.ID, nil)
 
 	naive := &handler{pool: pool}
-	real := api.New(api.Config{Store: f.St, Log: slog.New(slog.DiscardHandler), CursorKey: []byte("0123456789abcdef0123456789abcdef")}).Handler
+	real := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: f.St, Log: slog.New(slog.DiscardHandler), CursorKey: []byte("0123456789abcdef0123456789abcdef")}).Handler
 	v := openapitest.New(t, openapi.V2())
 
 	tests := []struct {

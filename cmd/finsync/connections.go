@@ -4,31 +4,65 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
 
-var providerNames = []string{domain.ProviderPlaid, domain.ProviderGoCardless, domain.ProviderStripe, domain.ProviderMercury}
+// registry is every adapter finsync ships, with what each declares.
+func registry() *providers.Registry { return all.NewRegistry() }
 
-// defaultBaseURLs are the providers' production API roots.
-var defaultBaseURLs = map[string]string{
-	domain.ProviderPlaid:      "https://production.plaid.com",
-	domain.ProviderGoCardless: "https://bankaccountdata.gocardless.com/api/v2",
-	domain.ProviderStripe:     "https://api.stripe.com",
-	domain.ProviderMercury:    "https://api.mercury.com/api/v1",
+// providerHelp documents --provider and --credentials from what the adapters
+// declare.
+func providerHelp(reg *providers.Registry) (names, creds, intervals string) {
+	var n, c, iv []string
+	for _, d := range reg.Descriptions() {
+		n = append(n, d.Name)
+		keys := make([]string, 0, len(d.Credentials))
+		for _, f := range d.Credentials {
+			k := f.Key
+			if !f.Required {
+				k += "?"
+			}
+			keys = append(keys, k)
+		}
+		c = append(c, d.Name+": "+strings.Join(keys, ", "))
+		if d.SyncInterval > 0 {
+			iv = append(iv, fmt.Sprintf("%s %s", d.Name, shortDuration(d.SyncInterval)))
+		}
+	}
+	return strings.Join(n, ", "), strings.Join(c, "; "), strings.Join(iv, ", ")
+}
+
+// intervalHelp documents --interval: the default and the providers' own.
+func intervalHelp(providerIntervals string) string {
+	h := "time between periodic syncs (default " + shortDuration(worker.DefaultSyncInterval)
+	if providerIntervals != "" {
+		h += "; " + providerIntervals
+	}
+	return h + ")"
+}
+
+// shortDuration writes d without trailing zero units (8h, not 8h0m0s).
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	s = strings.TrimSuffix(s, "0s")
+	return strings.TrimSuffix(s, "0m")
 }
 
 func connectionJSON(c domain.BankConnection) map[string]any {
@@ -52,8 +86,11 @@ func (ac *addConnection) build(a *app) (storage.NewConnection, error) {
 	if nc.UserID, err = uuid.Parse(ac.user); err != nil {
 		return nc, fmt.Errorf("--user: %w", err)
 	}
-	if !contains(providerNames, ac.provider) {
-		return nc, fmt.Errorf("--provider must be one of %s", strings.Join(providerNames, ", "))
+	reg := registry()
+	desc, ok := reg.Describe(ac.provider)
+	if !ok {
+		names, _, _ := providerHelp(reg)
+		return nc, fmt.Errorf("--provider must be one of %s", names)
 	}
 	nc.Provider, nc.InstitutionName = ac.provider, ac.institution
 	creds := []byte(ac.credentials)
@@ -78,7 +115,10 @@ func (ac *addConnection) build(a *app) (storage.NewConnection, error) {
 		if err := json.Unmarshal(creds, &obj); err != nil {
 			return nc, fmt.Errorf("--credentials must be a JSON object: %w", err)
 		}
-		nc.BaseURL = defaultBaseURLs[ac.provider]
+		if missing := desc.MissingCredentials(obj); len(missing) > 0 {
+			return nc, fmt.Errorf("--credentials for %s lack %s", ac.provider, strings.Join(missing, ", "))
+		}
+		nc.BaseURL = desc.DefaultBaseURL
 	}
 	if ac.baseURL != "" {
 		nc.BaseURL = ac.baseURL
@@ -123,14 +163,15 @@ func (a *app) connectionsCmd() *cobra.Command {
 	}
 	f := add.Flags()
 	f.StringVar(&ac.user, "user", "", "user id (required)")
-	f.StringVar(&ac.provider, "provider", "", "plaid, gocardless, stripe or mercury (required)")
-	f.StringVar(&ac.credentials, "credentials", "", "provider credentials as a JSON object")
+	names, creds, intervals := providerHelp(registry())
+	f.StringVar(&ac.provider, "provider", "", names+" (required)")
+	f.StringVar(&ac.credentials, "credentials", "", "provider credentials as a JSON object with the keys ("+creds+"; ? marks optional ones)")
 	f.StringVar(&ac.baseURL, "base-url", "", "provider API base URL (default: the provider's production URL)")
 	f.StringVar(&ac.institution, "institution", "", "institution name")
 	f.BoolVar(&ac.useSim, "sim", false, "use credentials the simulator accepts")
 	f.StringVar(&ac.simURL, "sim-url", "", "the simulator's root URL (default $FINSYNC_SIM_URL)")
 	f.StringVar(&ac.simName, "sim-name", "", "names the simulated connection (same name, same data)")
-	f.DurationVar(&ac.interval, "interval", 0, "time between periodic syncs (default 6h; GoCardless 8h)")
+	f.DurationVar(&ac.interval, "interval", 0, intervalHelp(intervals))
 	_ = add.MarkFlagRequired("user")
 	_ = add.MarkFlagRequired("provider")
 
@@ -233,13 +274,4 @@ func enqueueSyncs(ctx context.Context, client *river.Client[pgx.Tx], ids []uuid.
 		jobs[id] = res.Job.ID
 	}
 	return jobs, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

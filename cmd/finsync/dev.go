@@ -135,7 +135,8 @@ func seedDemoConnections(ctx context.Context, st *storage.Store, box *secrets.Bo
 	for _, c := range existing {
 		have[c.Provider] = c.ID
 	}
-	for _, p := range providerNames {
+	for _, p := range registry().Descriptions() {
+		p := p.Name
 		id, ok := have[p]
 		if !ok {
 			sealed, err := box.Seal(sim.Credentials(p, "demo-"+p))

@@ -310,7 +310,7 @@ func TestRotationNeverOverwritesAConcurrentWrite(t *testing.T) {
 	fx := storagetest.NewFixtures(t, pool)
 	user := fx.User(domain.PlanPro, true).ID
 	stale, _ := oldBox.Seal([]byte("credentials before the reconnect"))
-	c, err := fx.St.CreateConnection(ctx, storage.NewConnection{UserID: user, Provider: domain.ProviderMercury, SealedCredentials: stale})
+	c, err := fx.St.CreateConnection(ctx, storage.NewConnection{UserID: user, Provider: "mercury", SealedCredentials: stale})
 	if err != nil {
 		t.Fatal(err)
 	}

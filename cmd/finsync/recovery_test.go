@@ -75,12 +75,12 @@ func newRecoveryWorld(t *testing.T) *recoveryWorld {
 // holds n transactions.
 func (w *recoveryWorld) connect(name string, n int) domain.BankConnection {
 	w.t.Helper()
-	creds := sim.Credentials(domain.ProviderPlaid, name)
-	key, err := sim.CredentialKey(domain.ProviderPlaid, creds)
+	creds := sim.Credentials("plaid", name)
+	key, err := sim.CredentialKey("plaid", creds)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if err := w.sim.SetConnection(sim.ConnectionSettings{Provider: domain.ProviderPlaid, Credential: key, Transactions: n, HistoryDays: 365}); err != nil {
+	if err := w.sim.SetConnection(sim.ConnectionSettings{Provider: "plaid", Credential: key, Transactions: n, HistoryDays: 365}); err != nil {
 		w.t.Fatal(err)
 	}
 	sealed, err := w.box.Seal(creds)
@@ -88,7 +88,7 @@ func (w *recoveryWorld) connect(name string, n int) domain.BankConnection {
 		w.t.Fatal(err)
 	}
 	c, err := w.st.CreateConnection(context.Background(), storage.NewConnection{
-		UserID: w.user.ID, Provider: domain.ProviderPlaid, BaseURL: sim.BaseURL(domain.ProviderPlaid, w.root), SealedCredentials: sealed,
+		UserID: w.user.ID, Provider: "plaid", BaseURL: sim.BaseURL("plaid", w.root), SealedCredentials: sealed,
 	})
 	if err != nil {
 		w.t.Fatal(err)

@@ -154,7 +154,7 @@ func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr s
 	if err != nil {
 		return err
 	}
-	srv := api.New(api.Config{Store: st, Log: log, CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
+	srv := api.New(api.Config{Store: st, Log: log, Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
 		TrustedProxies: proxies})
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { srv.Run(ctx); return nil })

@@ -199,7 +199,7 @@ func (a *app) simCmd() *cobra.Command {
 	var seed int64
 	cmd := &cobra.Command{
 		Use:   "sim",
-		Short: "Serve the provider simulator (Plaid, GoCardless, Stripe, Mercury) on one port",
+		Short: "Serve the simulator of every provider's API on one port",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s := sim.New(sim.Options{Seed: seed})
 			return api.Serve(cmd.Context(), addr, s, a.logger())

@@ -1,9 +1,10 @@
 // Package all registers every provider adapter finsync ships. Adding a
-// provider is one line in NewRegistry.
+// provider is one line in NewRegistry; this is the one file outside the
+// adapters' own packages that names them. The registration order is the
+// order documents list the providers in.
 package all
 
 import (
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/gocardless"
 	"github.com/finsync/finsync/providers/mercury"
@@ -14,14 +15,14 @@ import (
 // NewRegistry returns a registry holding every adapter.
 func NewRegistry() *providers.Registry {
 	r := providers.NewRegistry()
-	r.Register(domain.ProviderPlaid, func(d providers.Deps) providers.Provider { return plaid.New(d.HTTPClient) })
-	r.Register(domain.ProviderGoCardless, func(d providers.Deps) providers.Provider {
+	r.Register(plaid.Describe(), func(d providers.Deps) providers.Provider { return plaid.New(d.HTTPClient) })
+	r.Register(gocardless.Describe(), func(d providers.Deps) providers.Provider {
 		return gocardless.New(d.HTTPClient, gocardless.WithClock(d.Now), gocardless.WithQuotas(d.Quotas))
 	})
-	r.Register(domain.ProviderStripe, func(d providers.Deps) providers.Provider {
+	r.Register(stripe.Describe(), func(d providers.Deps) providers.Provider {
 		return stripe.New(d.HTTPClient, stripe.WithClock(d.Now))
 	})
-	r.Register(domain.ProviderMercury, func(d providers.Deps) providers.Provider {
+	r.Register(mercury.Describe(), func(d providers.Deps) providers.Provider {
 		return mercury.New(d.HTTPClient, mercury.WithClock(d.Now))
 	})
 	return r

@@ -3,14 +3,13 @@ package all_test
 import (
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/all"
 )
 
 func TestRegistryHoldsEveryProvider(t *testing.T) {
 	r := all.NewRegistry()
-	want := []string{domain.ProviderGoCardless, domain.ProviderMercury, domain.ProviderPlaid, domain.ProviderStripe}
+	want := []string{"gocardless", "mercury", "plaid", "stripe"}
 	got := r.Names()
 	if len(got) != len(want) {
 		t.Fatalf("names = %v, want %v", got, want)
@@ -25,6 +24,13 @@ func TestRegistryHoldsEveryProvider(t *testing.T) {
 		}
 		if p.Name() != name {
 			t.Errorf("adapter for %q calls itself %q", name, p.Name())
+		}
+		d, ok := r.Describe(name)
+		if !ok || p.Describe().Name != name || d.Name != name {
+			t.Errorf("adapter for %q describes itself as %q, registered as %q", name, p.Describe().Name, d.Name)
+		}
+		if d.V1Name == "" || d.DefaultBaseURL == "" || len(d.Credentials) == 0 || d.Limits.Provider.Rate == 0 {
+			t.Errorf("%s declares too little: %+v", name, d)
 		}
 	}
 	if _, err := r.New("nope", providers.Deps{}); err == nil {

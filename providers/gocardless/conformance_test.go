@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/gocardless"
 	"github.com/finsync/finsync/providers/providertest"
@@ -12,7 +11,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Suite{
-		Provider:   domain.ProviderGoCardless,
+		Provider:   gocardless.Name,
 		New:        func(c *http.Client) providers.Provider { return gocardless.New(c) },
 		BaseURL:    func(root string) string { return root + "/api/v2" },
 		LoginCodes: []string{"AccessExpiredError", "REQUISITION_EXPIRED"},

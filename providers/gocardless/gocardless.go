@@ -23,7 +23,34 @@ import (
 // OverlapDays is how many days before the last booked date a sync re-reads.
 const OverlapDays = 7
 
-const name = domain.ProviderGoCardless
+// Name is the provider's name, its registry key.
+const Name = "gocardless"
+
+const name = Name
+
+// Describe returns what finsync needs to know of GoCardless outside this
+// package.
+func Describe() providers.Description {
+	return providers.Description{
+		ProviderProfile: domain.ProviderProfile{
+			Name:   Name,
+			V1Name: "GoCardless",
+			// Banks allow as few as four successful calls per account a day for
+			// each of details, balances and transactions; syncing every eight
+			// hours spends three and leaves one for a sync on demand.
+			SyncInterval: 8 * time.Hour,
+		},
+		DefaultBaseURL: "https://bankaccountdata.gocardless.com/api/v2",
+		Credentials: []providers.CredentialField{
+			{Key: "secret_id", Required: true, Doc: "Bank Account Data secret id"},
+			{Key: "secret_key", Required: true, Doc: "Bank Account Data secret key"},
+			{Key: "requisition_id", Required: true, Doc: "the requisition linking the bank"},
+		},
+		// accounts/* endpoints: 100 a minute company-wide; per-account daily
+		// quotas are tracked by the adapter from response headers.
+		Limits: providers.Limits{Provider: providers.PerMinute(100, 20)},
+	}
+}
 
 // Adapter talks to GoCardless. Besides the JWT of each secret id and the
 // last details read, it keeps, per account, the quota left on each endpoint
@@ -91,6 +118,9 @@ func New(client *http.Client, opts ...Option) providers.Provider {
 
 // Name returns "gocardless".
 func (a *Adapter) Name() string { return name }
+
+// Describe returns the package's Describe().
+func (a *Adapter) Describe() providers.Description { return Describe() }
 
 type credentials struct {
 	SecretID      string `json:"secret_id"`

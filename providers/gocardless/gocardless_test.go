@@ -62,7 +62,7 @@ func simEnv(t *testing.T) (*recorder, providers.Provider, providers.Connection, 
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	conn := providers.Connection{
-		Provider: domain.ProviderGoCardless, BaseURL: srv.URL + "/api/v2",
+		Provider: gocardless.Name, BaseURL: srv.URL + "/api/v2",
 		Credentials: sim.Credentials(sim.GoCardless, "quota"),
 	}
 	return rec, gocardless.New(srv.Client()), conn, sm
@@ -163,7 +163,7 @@ func cannedServer(t *testing.T, body string, unauthorizedOnce bool) (*httptest.S
 
 func cannedConn(srv *httptest.Server) providers.Connection {
 	creds, _ := json.Marshal(map[string]string{"secret_id": "id", "secret_key": "key", "requisition_id": "req"})
-	return providers.Connection{Provider: domain.ProviderGoCardless, BaseURL: srv.URL + "/api/v2", Credentials: creds}
+	return providers.Connection{Provider: gocardless.Name, BaseURL: srv.URL + "/api/v2", Credentials: creds}
 }
 
 const twoCoffees = `{"transactions":{"booked":[

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/mercury"
 	"github.com/finsync/finsync/providers/providertest"
@@ -12,7 +11,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Suite{
-		Provider:   domain.ProviderMercury,
+		Provider:   mercury.Name,
 		New:        func(c *http.Client) providers.Provider { return mercury.New(c) },
 		BaseURL:    func(root string) string { return root + "/api/v1" },
 		LoginCodes: []string{"UNAUTHORIZED"},

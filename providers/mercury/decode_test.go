@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
 	"github.com/finsync/finsync/providers/providertest"
@@ -14,7 +13,7 @@ import (
 
 func recordingSuite() providertest.Suite {
 	return providertest.Suite{
-		Provider: domain.ProviderMercury,
+		Provider: Name,
 		New:      func(c *http.Client) providers.Provider { return New(c) },
 		BaseURL:  func(root string) string { return root + "/api/v1" },
 	}

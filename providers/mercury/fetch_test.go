@@ -25,7 +25,7 @@ func BenchmarkFetchTransactionsPage(b *testing.B) {
 	if err := sm.SetConnection(sim.ConnectionSettings{Provider: sim.Mercury, Credential: key, Transactions: 6000, HistoryDays: 365}); err != nil {
 		b.Fatal(err)
 	}
-	conn := providers.Connection{Provider: domain.ProviderMercury, BaseURL: srv.URL + "/api/v1", Credentials: creds}
+	conn := providers.Connection{Provider: Name, BaseURL: srv.URL + "/api/v1", Credentials: creds}
 	a := New(srv.Client()).(*Adapter)
 	ctx := b.Context()
 	dep, _, err := a.fetchAccounts(ctx, conn)

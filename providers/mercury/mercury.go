@@ -26,7 +26,29 @@ const DefaultOverlapDays = 5
 // DefaultHistoryDays is how far back the first sync reads.
 const DefaultHistoryDays = 5 * 365
 
-const name = domain.ProviderMercury
+// Name is the provider's name, its registry key.
+const Name = "mercury"
+
+const name = Name
+
+// Describe returns what finsync needs to know of Mercury outside this
+// package.
+func Describe() providers.Description {
+	return providers.Description{
+		ProviderProfile: domain.ProviderProfile{
+			Name:   Name,
+			V1Name: "Mercury",
+			// A business bank: its categories are read-only for the user.
+			ReadOnlyCategories: true,
+		},
+		DefaultBaseURL: "https://api.mercury.com/api/v1",
+		Credentials: []providers.CredentialField{
+			{Key: "token", Required: true, Doc: "API token"},
+		},
+		// Unpublished; stay polite.
+		Limits: providers.Limits{Provider: providers.PerSecond(20, 20)},
+	}
+}
 
 // Adapter talks to Mercury. It holds no per-connection state.
 type Adapter struct {
@@ -62,6 +84,9 @@ func New(client *http.Client, opts ...Option) providers.Provider {
 
 // Name returns "mercury".
 func (a *Adapter) Name() string { return name }
+
+// Describe returns the package's Describe().
+func (a *Adapter) Describe() providers.Description { return Describe() }
 
 type credentials struct {
 	Token string `json:"token"`

@@ -46,7 +46,7 @@ func (f *fakeMercury) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func conn(srv *httptest.Server) providers.Connection {
-	return providers.Connection{Provider: domain.ProviderMercury, BaseURL: srv.URL + "/api/v1",
+	return providers.Connection{Provider: mercury.Name, BaseURL: srv.URL + "/api/v1",
 		Credentials: json.RawMessage(`{"token":"secret-token:mercury_sandbox_x"}`)}
 }
 

@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/plaid"
 	"github.com/finsync/finsync/providers/providertest"
@@ -25,7 +24,7 @@ func BenchmarkSyncWalk(b *testing.B) {
 	if err := sm.SetConnection(sim.ConnectionSettings{Provider: sim.Plaid, Credential: key, Transactions: n, HistoryDays: 365}); err != nil {
 		b.Fatal(err)
 	}
-	conn := providers.Connection{Provider: domain.ProviderPlaid, BaseURL: srv.URL, Credentials: creds}
+	conn := providers.Connection{Provider: plaid.Name, BaseURL: srv.URL, Credentials: creds}
 	p := plaid.New(srv.Client())
 	ctx := context.Background()
 	b.ResetTimer()

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/plaid"
 	"github.com/finsync/finsync/providers/providertest"
@@ -12,7 +11,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Suite{
-		Provider:        domain.ProviderPlaid,
+		Provider:        plaid.Name,
 		New:             func(c *http.Client) providers.Provider { return plaid.New(c) },
 		LoginCodes:      []string{"ITEM_LOGIN_REQUIRED"},
 		Investments:     true,

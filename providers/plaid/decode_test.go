@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
 	"github.com/finsync/finsync/providers/providertest"
@@ -13,7 +12,7 @@ import (
 
 func recordingSuite() providertest.Suite {
 	return providertest.Suite{
-		Provider: domain.ProviderPlaid,
+		Provider: Name,
 		New:      func(c *http.Client) providers.Provider { return New(c) },
 	}
 }

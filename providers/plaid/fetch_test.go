@@ -4,7 +4,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/providertest"
 	"github.com/finsync/finsync/providers/sim"
@@ -25,7 +24,7 @@ func BenchmarkFetchSyncPage(b *testing.B) {
 	if err := sm.SetConnection(sim.ConnectionSettings{Provider: sim.Plaid, Credential: key, Transactions: 2000, HistoryDays: 365}); err != nil {
 		b.Fatal(err)
 	}
-	conn := providers.Connection{Provider: domain.ProviderPlaid, BaseURL: srv.URL, Credentials: creds}
+	conn := providers.Connection{Provider: Name, BaseURL: srv.URL, Credentials: creds}
 	a := New(srv.Client()).(*Adapter)
 	ctx := b.Context()
 	b.ReportAllocs()

@@ -21,7 +21,30 @@ const APIVersion = "2020-09-14"
 // SyncPageSize is the count asked of /transactions/sync (Plaid's maximum).
 const SyncPageSize = 500
 
-const name = domain.ProviderPlaid
+// Name is the provider's name, its registry key.
+const Name = "plaid"
+
+const name = Name
+
+// Describe returns what finsync needs to know of Plaid outside this
+// package.
+func Describe() providers.Description {
+	return providers.Description{
+		ProviderProfile: domain.ProviderProfile{
+			Name:           Name,
+			V1Name:         "Plaid",
+			HasInvestments: true,
+		},
+		DefaultBaseURL: "https://production.plaid.com",
+		Credentials: []providers.CredentialField{
+			{Key: "client_id", Required: true, Doc: "Plaid client id"},
+			{Key: "secret", Required: true, Doc: "Plaid secret"},
+			{Key: "access_token", Required: true, Doc: "the Item's access token"},
+		},
+		// /transactions/sync: 2,500 per client and 50 per Item a minute.
+		Limits: providers.Limits{Provider: providers.PerMinute(2500, 100), Credential: providers.PerMinute(50, 10)},
+	}
+}
 
 // Adapter talks to Plaid. It holds no per-connection state.
 type Adapter struct {
@@ -38,6 +61,9 @@ func New(client *http.Client) providers.Provider {
 
 // Name returns "plaid".
 func (a *Adapter) Name() string { return name }
+
+// Describe returns the package's Describe().
+func (a *Adapter) Describe() providers.Description { return Describe() }
 
 // credentials is the connection's credential object.
 type credentials struct {

@@ -33,7 +33,7 @@ func canned(t *testing.T, bodies map[string]string, status map[string]int) (*htt
 
 func conn(srv *httptest.Server) providers.Connection {
 	return providers.Connection{
-		Provider: domain.ProviderPlaid, BaseURL: srv.URL, InstitutionID: "ins_1",
+		Provider: plaid.Name, BaseURL: srv.URL, InstitutionID: "ins_1",
 		Credentials: json.RawMessage(`{"client_id":"cid","secret":"sec","access_token":"access-sandbox-1"}`),
 	}
 }

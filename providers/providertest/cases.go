@@ -11,6 +11,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/resilience"
 )
 
 func testAccounts(t *testing.T, s Suite) {
@@ -267,13 +268,13 @@ func testInvestments(t *testing.T, s Suite) {
 
 // resilient wraps the env's adapter with fast breakers and no local limits.
 func resilient(e *env) *providers.Resilient {
-	return providers.NewResilient(e.p, providers.Config{
-		Limits:      &providers.Limits{},
+	return providers.NewResilient(e.p, resilience.Config{
+		Limits:      &resilience.Limits{},
 		Retries:     1,
 		Backoff:     time.Millisecond,
 		MaxBackoff:  2 * time.Millisecond,
-		Provider:    providers.BreakerConfig{Failures: 3, OpenFor: 200 * time.Millisecond},
-		Institution: providers.BreakerConfig{Failures: 3, OpenFor: 200 * time.Millisecond},
+		Provider:    resilience.BreakerConfig{Failures: 3, OpenFor: 200 * time.Millisecond},
+		Institution: resilience.BreakerConfig{Failures: 3, OpenFor: 200 * time.Millisecond},
 	})
 }
 

@@ -8,7 +8,7 @@
 //
 //	func TestConformance(t *testing.T) {
 //		providertest.Run(t, providertest.Suite{
-//			Provider: domain.ProviderMercury,
+//			Provider: "mercury",
 //			New:      func(c *http.Client) providers.Provider { return mercury.New(c) },
 //			BaseURL:  func(root string) string { return root + "/api/v1" },
 //			LoginCodes: []string{"UNAUTHORIZED"},

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/providertest"
 	"github.com/finsync/finsync/providers/stripe"
@@ -26,7 +25,7 @@ func outflow(tx providers.Transaction) (bool, bool) {
 
 func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Suite{
-		Provider:   domain.ProviderStripe,
+		Provider:   stripe.Name,
 		New:        func(c *http.Client) providers.Provider { return stripe.New(c) },
 		LoginCodes: []string{"api_key_expired"},
 		Outflow:    outflow,

@@ -5,14 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/providertest"
 )
 
 func recordingSuite() providertest.Suite {
 	return providertest.Suite{
-		Provider: domain.ProviderStripe,
+		Provider: Name,
 		New:      func(c *http.Client) providers.Provider { return New(c) },
 	}
 }

@@ -26,7 +26,32 @@ const PageSize = 100
 // lists again, to catch rows that arrive late.
 const DefaultOverlap = 48 * time.Hour
 
-const name = domain.ProviderStripe
+// Name is the provider's name, its registry key.
+const Name = "stripe"
+
+const name = Name
+
+// Describe returns what finsync needs to know of Stripe outside this
+// package.
+func Describe() providers.Description {
+	return providers.Description{
+		ProviderProfile: domain.ProviderProfile{
+			Name:   Name,
+			V1Name: "Stripe",
+			// v1 pages Stripe transactions by id (starting_after), as Stripe does.
+			V1PagesAfterID: true,
+			// Stripe reports no removals: stored pending ids are re-checked.
+			RechecksPending: true,
+		},
+		DefaultBaseURL: "https://api.stripe.com",
+		Credentials: []providers.CredentialField{
+			{Key: "api_key", Required: true, Doc: "secret API key"},
+			{Key: "account", Required: false, Doc: "connected account id (Stripe-Account)"},
+		},
+		// 100 req/s live; 25 req/s per account in test mode.
+		Limits: providers.Limits{Provider: providers.PerSecond(100, 100), Credential: providers.PerSecond(25, 25)},
+	}
+}
 
 // Adapter talks to Stripe. It holds no per-connection state.
 type Adapter struct {
@@ -58,6 +83,9 @@ func New(client *http.Client, opts ...Option) providers.Provider {
 
 // Name returns "stripe".
 func (a *Adapter) Name() string { return name }
+
+// Describe returns the package's Describe().
+func (a *Adapter) Describe() providers.Description { return Describe() }
 
 type credentials struct {
 	APIKey  string `json:"api_key"`

@@ -72,7 +72,7 @@ func (f *fakeStripe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func conn(srv *httptest.Server) providers.Connection {
-	return providers.Connection{Provider: domain.ProviderStripe, BaseURL: srv.URL,
+	return providers.Connection{Provider: stripe.Name, BaseURL: srv.URL,
 		Credentials: json.RawMessage(`{"api_key":"sk_test_abc","account":"acct_1"}`)}
 }
 

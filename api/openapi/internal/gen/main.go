@@ -1,5 +1,7 @@
 // Command gen writes finsync's OpenAPI documents (v1.json, v2.json) into
 // the directory given as its only argument (default: the current one).
+// As a command it may import the adapters' registry (providers/all), which
+// the api packages themselves never do.
 package main
 
 import (
@@ -8,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/finsync/finsync/api/openapi/internal/spec"
+	"github.com/finsync/finsync/providers/all"
 )
 
 func main() {
@@ -22,12 +25,14 @@ func main() {
 }
 
 func run(dir string) error {
+	// The provider enums list what the registry holds, in its order.
+	provs := all.NewRegistry().Profiles()
 	docs := []struct {
 		name string
 		doc  spec.Obj
 	}{
-		{"v1.json", spec.V1()},
-		{"v2.json", spec.V2()},
+		{"v1.json", spec.V1(provs)},
+		{"v2.json", spec.V2(provs)},
 	}
 	for _, d := range docs {
 		data, err := spec.Marshal(d.doc)

@@ -1,6 +1,11 @@
 package spec
 
-import "net/http"
+import (
+	"net/http"
+
+	v1 "github.com/finsync/finsync/api/v1"
+	"github.com/finsync/finsync/domain"
+)
 
 // v1Statuses maps v1's reusable error responses to their status codes.
 func v1Statuses() map[string]int {
@@ -16,8 +21,9 @@ func v1Statuses() map[string]int {
 	}
 }
 
-// V1 builds the OpenAPI document of API v1.
-func V1() Obj {
+// V1 builds the OpenAPI document of API v1 for the given providers (the
+// registry's profiles, in its order).
+func V1(provs []domain.ProviderProfile) Obj {
 	return Obj{
 		{"openapi", "3.1.0"},
 		{"info", Obj{
@@ -34,7 +40,7 @@ func V1() Obj {
 			{"headers", headerComponents()},
 			{"parameters", v1Parameters()},
 			{"responses", v1Responses()},
-			{"schemas", v1Schemas()},
+			{"schemas", v1Schemas(provs)},
 		}},
 	}
 }
@@ -172,9 +178,20 @@ func v1Responses() Obj {
 	}
 }
 
-func v1Schemas() Obj {
+// v1Providers are the capitalised provider names of v1: the registered
+// providers in their order, then Manual.
+func v1Providers(provs []domain.ProviderProfile) []string {
+	names := v1.NewProviderNames(provs)
+	out := make([]string, 0, len(provs)+1)
+	for _, p := range provs {
+		out = append(out, names.Of(p.Name))
+	}
+	return append(out, names.Of(domain.ProviderManual))
+}
+
+func v1Schemas(provs []domain.ProviderProfile) Obj {
 	return Obj{
-		{"Provider", enum("Plaid", "GoCardless", "Stripe", "Mercury", "Manual")},
+		{"Provider", enum(v1Providers(provs)...)},
 		{"Health", object(
 			req("status", describe(enum("ok", "degraded"), "degraded: non-critical services are unavailable.")),
 			req("timestamp", dateTime()),

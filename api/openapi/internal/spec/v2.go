@@ -1,6 +1,10 @@
 package spec
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/finsync/finsync/domain"
+)
 
 // v2Statuses maps v2's reusable error responses to their status codes.
 func v2Statuses() map[string]int {
@@ -20,8 +24,9 @@ func v2Statuses() map[string]int {
 	return statuses
 }
 
-// V2 builds the OpenAPI document of API v2.
-func V2() Obj {
+// V2 builds the OpenAPI document of API v2 for the given providers (the
+// registry's profiles, in its order).
+func V2(provs []domain.ProviderProfile) Obj {
 	return Obj{
 		{"openapi", "3.1.0"},
 		{"info", Obj{
@@ -39,7 +44,7 @@ func V2() Obj {
 			{"headers", headerComponents()},
 			{"parameters", v2Parameters()},
 			{"responses", v2Responses()},
-			{"schemas", v2Schemas()},
+			{"schemas", v2Schemas(provs)},
 		}},
 	}
 }

@@ -1,14 +1,20 @@
 package spec
 
-// v2Providers are the lowercase provider names of v2 (manual for
-// hand-maintained data).
-func v2Providers() []string {
-	return []string{"plaid", "gocardless", "stripe", "mercury", "manual"}
+import "github.com/finsync/finsync/domain"
+
+// v2Providers are the lowercase provider names of v2: the registered
+// providers in their order, then manual for hand-maintained data.
+func v2Providers(provs []domain.ProviderProfile) []string {
+	out := make([]string, 0, len(provs)+1)
+	for _, p := range provs {
+		out = append(out, p.Name)
+	}
+	return append(out, domain.ProviderManual)
 }
 
-func v2Schemas() Obj {
+func v2Schemas(provs []domain.ProviderProfile) Obj {
 	s := Obj{
-		{"Provider", enum(v2Providers()...)},
+		{"Provider", enum(v2Providers(provs)...)},
 		{"ErrorCode", enum(v2ErrorCodes()...)},
 		{"Error", errorEnvelope(v2ErrorCodes())},
 		{"Health", object(req("status", enum("ok", "degraded")), req("timestamp", dateTime()))},

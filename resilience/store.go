@@ -1,4 +1,4 @@
-package providers
+package resilience
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 // RateStore keeps token buckets that every process shares (storage
 // implements it over PostgreSQL, and the worker injects it through
 // Config.Store). A bucket holds burst tokens, refilled at perSecond.
+// Buckets are named by service (a provider or a destination's guard name)
+// and bucket within it.
 type RateStore interface {
 	// TakeProviderToken takes one token of the named bucket of service, or
 	// returns ok=false and how long until one is left.
@@ -16,7 +18,7 @@ type RateStore interface {
 }
 
 // QuotaStore keeps the quotas a provider grants per resource of its own
-// (GoCardless: successful calls per account and endpoint per day), shared
+// (for example successful calls per account and endpoint per day), shared
 // by every worker and kept across restarts (storage implements it over
 // PostgreSQL; MemoryQuotas keeps them in one process).
 type QuotaStore interface {
