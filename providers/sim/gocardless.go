@@ -83,8 +83,8 @@ func (s *Simulator) gcRequisition(w http.ResponseWriter, r *http.Request) {
 		"id": id, "created": gcTime(created), "redirect": "http://localhost/callback", "status": status,
 		"institution_id": c.bank.id, "agreement": uuidFrom(hash2(c.seed, 0xa9)), "reference": id,
 		"accounts": c.accounts[:], "user_language": "EN",
-		"link": "https://ob.gocardless.com/ob-psd2/start/" + uuidFrom(hash2(c.seed, 0x11)) + "/" + c.bank.id,
-		"ssn":  nil, "account_selection": false, "redirect_immediate": false,
+		"link":              "https://ob.gocardless.com/ob-psd2/start/" + uuidFrom(hash2(c.seed, 0x11)) + "/" + c.bank.id,
+		"account_selection": false, "redirect_immediate": false,
 	})
 }
 
