@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/finsync/finsync/destinations"
-	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/destinations/destsim"
 	"github.com/finsync/finsync/resilience"
 )
 
@@ -96,13 +96,13 @@ func TestColumnLetter(t *testing.T) {
 
 // fixture is a simulator over HTTP and a deliverer without retries.
 type fixture struct {
-	sim *sim.Simulator
+	sim *destsim.Server
 	url string
 	d   *destinations.Deliverer
 }
 
 func newFixture(t *testing.T) *fixture {
-	s := sim.New(sim.Options{Seed: 1})
+	s := destsim.New()
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	cfg := resilience.Config{Limits: &resilience.Limits{}, Retries: -1, Provider: resilience.BreakerConfig{Failures: 3, OpenFor: time.Minute}}
@@ -154,7 +154,7 @@ func TestAirtableUpsertsByAccountID(t *testing.T) {
 		string(got["Current Balance"]) != "1234567.8901" || string(got["Institution"]) != "null" || text(got["Event Type"]) != "account.closed" {
 		t.Errorf("record %v", got)
 	}
-	req := f.sim.DestinationRequests(sim.Airtable)[0]
+	req := f.sim.Requests(destsim.Airtable)[0]
 	var body destinations.AirtableUpsert
 	if err := json.Unmarshal(req.Body, &body); err != nil || req.Method != http.MethodPatch || req.Path != "/v0/appX/Accounts" ||
 		len(body.PerformUpsert.FieldsToMergeOn) != 1 || body.PerformUpsert.FieldsToMergeOn[0] != "Account ID" {
@@ -191,7 +191,7 @@ func TestSheetsAppendsThenUpdatesInPlace(t *testing.T) {
 	if text(rows[2][0]) != b || text(rows[2][10]) != "closed" || text(rows[2][13]) != "account.closed" {
 		t.Errorf("row of b: %s", rows[2])
 	}
-	for _, r := range f.sim.DestinationRequests(sim.GoogleSheets) {
+	for _, r := range f.sim.Requests(destsim.GoogleSheets) {
 		if r.Method != http.MethodGet && !strings.Contains(r.Query, "valueInputOption=RAW") {
 			t.Errorf("write without valueInputOption: %+v", r)
 		}
@@ -215,11 +215,11 @@ func TestDeliveryFailuresAreClassified(t *testing.T) {
 		class     resilience.Class
 		retryWait time.Duration
 	}{
-		{name: "airtable outage", kind: "airtable", fault: sim.FaultOutage, class: resilience.Unavailable},
-		{name: "airtable rate limit", kind: "airtable", fault: sim.FaultRateLimit, class: resilience.RateLimited, retryWait: 30 * time.Second},
+		{name: "airtable outage", kind: "airtable", fault: destsim.FaultOutage, class: resilience.Unavailable},
+		{name: "airtable rate limit", kind: "airtable", fault: destsim.FaultRateLimit, class: resilience.RateLimited, retryWait: 30 * time.Second},
 		{name: "airtable bad token", kind: "airtable", config: `{"baseUrl":"%s","baseId":"a","table":"t","token":" "}`, class: resilience.ReauthRequired},
-		{name: "sheets rate limit", kind: "google_sheets", fault: sim.FaultRateLimit, class: resilience.RateLimited, retryWait: 5 * time.Second},
-		{name: "sheets outage", kind: "google_sheets", fault: sim.FaultOutage, class: resilience.Unavailable},
+		{name: "sheets rate limit", kind: "google_sheets", fault: destsim.FaultRateLimit, class: resilience.RateLimited, retryWait: 5 * time.Second},
+		{name: "sheets outage", kind: "google_sheets", fault: destsim.FaultOutage, class: resilience.Unavailable},
 		{name: "webhook 4xx is retried", kind: "webhook", config: `{"url":"` + hook.URL + `/gone","secret":"s"}`, class: resilience.Unavailable},
 		{name: "webhook rate limit", kind: "webhook", config: `{"url":"` + hook.URL + `/slow","secret":"s"}`, class: resilience.RateLimited, retryWait: 7 * time.Second},
 		{name: "webhook down", kind: "webhook", config: `{"url":"http://127.0.0.1:1/x","secret":"s"}`, class: resilience.Unavailable},
@@ -238,7 +238,7 @@ func TestDeliveryFailuresAreClassified(t *testing.T) {
 				cfg = fmt.Sprintf(cfg, f.url)
 			}
 			if tt.fault != "" {
-				if err := f.sim.SetDestinationFault(tt.kind, tt.fault); err != nil {
+				if err := f.sim.SetFault(tt.kind, tt.fault); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -253,7 +253,7 @@ func TestDeliveryFailuresAreClassified(t *testing.T) {
 
 func TestBreakerOpensPerDestination(t *testing.T) {
 	f := newFixture(t)
-	if err := f.sim.SetDestinationFault(sim.Airtable, sim.FaultOutage); err != nil {
+	if err := f.sim.SetFault(destsim.Airtable, destsim.FaultOutage); err != nil {
 		t.Fatal(err)
 	}
 	bad := f.target(t, "airtable", fmt.Sprintf(`{"baseUrl":%q,"baseId":"a","table":"t","token":"pat"}`, f.url))
@@ -261,13 +261,13 @@ func TestBreakerOpensPerDestination(t *testing.T) {
 	for range 3 {
 		_ = f.d.Deliver(ctx, bad, event("account.created", uuid.NewString(), "X", "active"))
 	}
-	before := len(f.sim.DestinationRequests(sim.Airtable))
+	before := len(f.sim.Requests(destsim.Airtable))
 	err := f.d.Deliver(ctx, bad, event("account.created", uuid.NewString(), "X", "active"))
 	var pe *resilience.Error
 	if !errors.As(err, &pe) || pe.Code != resilience.CodeCircuitOpen || pe.RetryAfter <= 0 {
 		t.Fatalf("err = %v, want an open breaker", err)
 	}
-	if after := len(f.sim.DestinationRequests(sim.Airtable)); after != before {
+	if after := len(f.sim.Requests(destsim.Airtable)); after != before {
 		t.Errorf("an open breaker still called Airtable")
 	}
 	// Another destination has its own breaker.
@@ -287,7 +287,7 @@ func TestSheetsRefreshesAccessTokens(t *testing.T) {
 	if strings.Contains(string(tg.Config), "refresh") || !strings.Contains(string(tg.Secret), "csecret") {
 		t.Fatalf("config %s / secret %s: the refresh token and client secret are credentials", tg.Config, tg.Secret)
 	}
-	tokenCalls := func() int { return len(f.sim.DestinationRequests(sim.GoogleOAuth)) }
+	tokenCalls := func() int { return len(f.sim.Requests(destsim.GoogleOAuth)) }
 	ctx := context.Background()
 	deliver := func() error {
 		return f.d.Deliver(ctx, tg, event("account.updated", uuid.NewString(), "X", "active"))

@@ -21,9 +21,9 @@ import (
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/destinations"
+	"github.com/finsync/finsync/destinations/destsim"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/all"
-	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
@@ -110,7 +110,7 @@ type destWorld struct {
 	pool  *pgxpool.Pool
 	store *storage.Store
 	box   *secrets.Box
-	sim   *sim.Simulator
+	sim   *destsim.Server
 	simU  string
 	hook  *receiver
 	user  uuid.UUID
@@ -129,7 +129,7 @@ func newDestWorld(t *testing.T) *destWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &destWorld{t: t, pool: pool, store: storage.New(pool), box: box, sim: sim.New(sim.Options{Seed: 7}), hook: newReceiver(t)}
+	w := &destWorld{t: t, pool: pool, store: storage.New(pool), box: box, sim: destsim.New(), hook: newReceiver(t)}
 	simSrv := httptest.NewServer(w.sim)
 	t.Cleanup(simSrv.Close)
 	w.simU = simSrv.URL
@@ -293,7 +293,7 @@ func ids(evs []destinations.Event) []uuid.UUID {
 // airtableAcks returns the event ids Airtable acknowledged, in order.
 func (w *destWorld) airtableAcks() []uuid.UUID {
 	var out []uuid.UUID
-	for _, r := range w.sim.DestinationRequests(sim.Airtable) {
+	for _, r := range w.sim.Requests(destsim.Airtable) {
 		if r.Method != http.MethodPatch || r.Status != http.StatusOK {
 			continue
 		}
@@ -379,7 +379,7 @@ func TestDestinationsOutageThenRecovery(t *testing.T) {
 	w := newDestWorld(t)
 	hook, at := w.webhook(true), w.airtable(true)
 	w.hook.setFailing(true)
-	if err := w.sim.SetDestinationFault(sim.Airtable, sim.FaultOutage); err != nil {
+	if err := w.sim.SetFault(destsim.Airtable, destsim.FaultOutage); err != nil {
 		t.Fatal(err)
 	}
 	w.start()
@@ -392,7 +392,7 @@ func TestDestinationsOutageThenRecovery(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	attempted := func() bool {
 		refused, _ := w.hook.counts()
-		return refused >= 2 && len(w.sim.DestinationRequests(sim.Airtable)) >= 2
+		return refused >= 2 && len(w.sim.Requests(destsim.Airtable)) >= 2
 	}
 	for !attempted() {
 		if time.Now().After(deadline) {
@@ -404,7 +404,7 @@ func TestDestinationsOutageThenRecovery(t *testing.T) {
 		t.Fatalf("%d events acknowledged during the outage", n)
 	}
 	w.hook.setFailing(false)
-	if err := w.sim.SetDestinationFault(sim.Airtable, sim.FaultNone); err != nil {
+	if err := w.sim.SetFault(destsim.Airtable, destsim.FaultNone); err != nil {
 		t.Fatal(err)
 	}
 	w.waitDelivered()

@@ -49,7 +49,7 @@ func (a *app) devCmd() *cobra.Command {
 			st := storage.New(pool)
 			g, gctx := errgroup.WithContext(ctx)
 			simRoot := "http://" + simAddr
-			g.Go(func() error { return api.Serve(gctx, simAddr, sim.New(sim.Options{Seed: 1}), a.logger()) })
+			g.Go(func() error { return api.Serve(gctx, simAddr, newSimulator(1), a.logger()) })
 			if err := waitHealthy(ctx, simRoot+"/_sim/state", nil); err != nil {
 				return err
 			}

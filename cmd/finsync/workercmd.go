@@ -201,8 +201,7 @@ func (a *app) simCmd() *cobra.Command {
 		Use:   "sim",
 		Short: "Serve the simulator of every provider's API on one port",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s := sim.New(sim.Options{Seed: seed})
-			return api.Serve(cmd.Context(), addr, s, a.logger())
+			return api.Serve(cmd.Context(), addr, newSimulator(seed), a.logger())
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8090", "listen address")

@@ -17,19 +17,26 @@ import (
 	"github.com/finsync/finsync/providers/sim"
 )
 
-// Body is one 2xx answer kept by a Recorder.
+// Body is one answer kept by a Recorder.
 type Body struct {
 	// Path is the request's URL path, without the query.
 	Path string
 	// Data is the whole body as the simulator sent it.
 	Data []byte
+	// Request is the request as sent; its body was already consumed.
+	Request *http.Request
+	// Status and Header are the answer's status code and headers.
+	Status int
+	Header http.Header
 }
 
-// Recorder is an http.RoundTripper that passes requests on and keeps the
-// body of every 2xx answer, so that tests can decode the simulator's real
-// pages outside an adapter call (decoding benchmarks, decoder comparisons).
-// It copies a body as the client reads it, so the client still reads the
-// answer as it arrives, and keeps it once the client read it to its end.
+// Recorder is an http.RoundTripper that passes requests on and keeps every
+// answer, so that tests can decode the simulator's real pages outside an
+// adapter call (decoding benchmarks, decoder comparisons) and check them
+// against a provider's published API description. It copies a body as the
+// client reads it, so the client still reads the answer as it arrives, and
+// keeps it once the client read it to its end: an answer whose body the
+// client closed early is not kept.
 type Recorder struct {
 	// Next sends the requests (nil: http.DefaultTransport).
 	Next http.RoundTripper
@@ -38,17 +45,21 @@ type Recorder struct {
 	bodies []Body
 }
 
-// RoundTrip sends req and arranges for a 2xx answer's body to be kept.
+// RoundTrip sends req and arranges for the answer's body to be kept.
 func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	next := r.Next
 	if next == nil {
 		next = http.DefaultTransport
 	}
 	resp, err := next.RoundTrip(req)
-	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 {
+	if err != nil {
 		return resp, err
 	}
-	resp.Body = &recordedBody{ReadCloser: resp.Body, rec: r, path: req.URL.Path}
+	sent := req.Clone(req.Context())
+	sent.Body = http.NoBody
+	resp.Body = &recordedBody{ReadCloser: resp.Body, rec: r, body: Body{
+		Path: req.URL.Path, Request: sent, Status: resp.StatusCode, Header: resp.Header.Clone(),
+	}}
 	return resp, nil
 }
 
@@ -65,8 +76,7 @@ func (r *Recorder) keep(b Body) {
 type recordedBody struct {
 	io.ReadCloser
 	rec  *Recorder
-	path string
-	data []byte
+	body Body
 	done bool
 }
 
@@ -76,19 +86,33 @@ func (b *recordedBody) Read(p []byte) (int, error) {
 	if b.done {
 		return n, err
 	}
-	b.data = append(b.data, p[:n]...)
+	b.body.Data = append(b.body.Data, p[:n]...)
 	switch {
 	case err == io.EOF:
 		b.done = true
-		b.rec.keep(Body{Path: b.path, Data: b.data})
+		b.rec.keep(b.body)
 	case err != nil:
 		b.done = true
 	}
 	return n, err
 }
 
-// Bodies returns the answers kept so far, oldest first.
+// Bodies returns the 2xx answers kept so far, oldest first.
 func (r *Recorder) Bodies() []Body {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ok []Body
+	for _, b := range r.bodies {
+		if b.Status >= 200 && b.Status <= 299 {
+			ok = append(ok, b)
+		}
+	}
+	return ok
+}
+
+// Answers returns every answer kept so far, whatever its status, oldest
+// first.
+func (r *Recorder) Answers() []Body {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]Body(nil), r.bodies...)
@@ -111,7 +135,7 @@ type Recording struct {
 	Provider providers.Provider
 	// Conn is the connection to the simulator.
 	Conn providers.Connection
-	// Recorder keeps every 2xx answer the adapter reads to its end.
+	// Recorder keeps every answer the adapter reads to its end.
 	Recorder *Recorder
 }
 

@@ -18,6 +18,10 @@
 //
 // with the Go methods Advance, SetFault, SetConnection and State.
 //
+// Other simulated services (the destinations finsync delivers to, for
+// example) are mounted on the same root through Options.Services, at the
+// paths each lists; provider faults leave them alone.
+//
 // # Data
 //
 // A connection is identified by its distinguishing credential (Plaid

@@ -54,16 +54,16 @@ func (s *Simulator) gcConnFor(requisition string) *gcConn {
 }
 
 // routeGoCardless registers the GoCardless endpoints.
-func (s *Simulator) routeGoCardless() {
-	s.mux.HandleFunc("POST /api/v2/token/new/{$}", s.gcTokenNew)
-	s.mux.HandleFunc("POST /api/v2/token/refresh/{$}", s.gcTokenRefresh)
-	s.mux.HandleFunc("GET /api/v2/requisitions/{id}/{$}", s.gcAuthed(s.gcRequisition))
-	s.mux.HandleFunc("GET /api/v2/institutions/{$}", s.gcAuthed(s.gcInstitutions))
-	s.mux.HandleFunc("GET /api/v2/institutions/{id}/{$}", s.gcAuthed(s.gcInstitution))
-	s.mux.HandleFunc("GET /api/v2/accounts/{id}/{$}", s.gcAuthed(s.gcAccountHandler("", s.gcAccountMeta)))
-	s.mux.HandleFunc("GET /api/v2/accounts/{id}/details/{$}", s.gcAuthed(s.gcAccountHandler("details", s.gcDetails)))
-	s.mux.HandleFunc("GET /api/v2/accounts/{id}/balances/{$}", s.gcAuthed(s.gcAccountHandler("balances", s.gcBalances)))
-	s.mux.HandleFunc("GET /api/v2/accounts/{id}/transactions/{$}", s.gcAuthed(s.gcAccountHandler("transactions", s.gcTransactions)))
+func (s *Simulator) routeGoCardless(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/v2/token/new/{$}", s.gcTokenNew)
+	mux.HandleFunc("POST /api/v2/token/refresh/{$}", s.gcTokenRefresh)
+	mux.HandleFunc("GET /api/v2/requisitions/{id}/{$}", s.gcAuthed(s.gcRequisition))
+	mux.HandleFunc("GET /api/v2/institutions/{$}", s.gcAuthed(s.gcInstitutions))
+	mux.HandleFunc("GET /api/v2/institutions/{id}/{$}", s.gcAuthed(s.gcInstitution))
+	mux.HandleFunc("GET /api/v2/accounts/{id}/{$}", s.gcAuthed(s.gcAccountHandler("", s.gcAccountMeta)))
+	mux.HandleFunc("GET /api/v2/accounts/{id}/details/{$}", s.gcAuthed(s.gcAccountHandler("details", s.gcDetails)))
+	mux.HandleFunc("GET /api/v2/accounts/{id}/balances/{$}", s.gcAuthed(s.gcAccountHandler("balances", s.gcBalances)))
+	mux.HandleFunc("GET /api/v2/accounts/{id}/transactions/{$}", s.gcAuthed(s.gcAccountHandler("transactions", s.gcTransactions)))
 }
 
 // gcRequisition serves GET /api/v2/requisitions/{id}/.
@@ -83,8 +83,8 @@ func (s *Simulator) gcRequisition(w http.ResponseWriter, r *http.Request) {
 		"id": id, "created": gcTime(created), "redirect": "http://localhost/callback", "status": status,
 		"institution_id": c.bank.id, "agreement": uuidFrom(hash2(c.seed, 0xa9)), "reference": id,
 		"accounts": c.accounts[:], "user_language": "EN",
-		"link": "https://ob.gocardless.com/ob-psd2/start/" + uuidFrom(hash2(c.seed, 0x11)) + "/" + c.bank.id,
-		"ssn":  nil, "account_selection": false, "redirect_immediate": false,
+		"link":              "https://ob.gocardless.com/ob-psd2/start/" + uuidFrom(hash2(c.seed, 0x11)) + "/" + c.bank.id,
+		"account_selection": false, "redirect_immediate": false,
 	})
 }
 

@@ -15,7 +15,9 @@ func gcInstitutionJSON(b gcBank) map[string]any {
 	return map[string]any{
 		"id": b.id, "name": b.name, "bic": b.bic, "transaction_total_days": "730",
 		"max_access_valid_for_days": "180", "countries": []string{country},
-		"logo": "https://cdn-logos.gocardless.com/ais/" + b.id + ".png",
+		"logo":               "https://cdn-logos.gocardless.com/ais/" + b.id + ".png",
+		"supported_features": []string{"account_selection", "business_accounts", "card_accounts", "pending_transactions", "private_accounts"},
+		"supported_payments": map[string]any{},
 	}
 }
 

@@ -29,14 +29,14 @@ type mercuryOrg struct {
 }
 
 // routeMercury registers the Mercury endpoints.
-func (s *Simulator) routeMercury() {
-	s.mux.HandleFunc("GET /api/v1/accounts", s.mercury(s.mercuryAccounts))
-	s.mux.HandleFunc("GET /api/v1/account/{id}", s.mercury(s.mercuryAccount))
-	s.mux.HandleFunc("GET /api/v1/account/{id}/transactions", s.mercury(s.mercuryAccountTransactions))
-	s.mux.HandleFunc("GET /api/v1/account/{id}/transaction/{txid}", s.mercury(s.mercuryTransaction))
-	s.mux.HandleFunc("GET /api/v1/transactions", s.mercury(s.mercuryOrgTransactions))
-	s.mux.HandleFunc("GET /api/v1/credit", s.mercury(s.mercuryCreditAccounts))
-	s.mux.HandleFunc("GET /api/v1/categories", s.mercury(s.mercuryCategoryList))
+func (s *Simulator) routeMercury(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/v1/accounts", s.mercury(s.mercuryAccounts))
+	mux.HandleFunc("GET /api/v1/account/{id}", s.mercury(s.mercuryAccount))
+	mux.HandleFunc("GET /api/v1/account/{id}/transactions", s.mercury(s.mercuryAccountTransactions))
+	mux.HandleFunc("GET /api/v1/account/{id}/transaction/{txid}", s.mercury(s.mercuryTransaction))
+	mux.HandleFunc("GET /api/v1/transactions", s.mercury(s.mercuryOrgTransactions))
+	mux.HandleFunc("GET /api/v1/credit", s.mercury(s.mercuryCreditAccounts))
+	mux.HandleFunc("GET /api/v1/categories", s.mercury(s.mercuryCategoryList))
 }
 
 // mercury wraps a Mercury handler with authentication and faults.

@@ -30,15 +30,15 @@ type plaidRequest struct {
 type plaidHandler func(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem)
 
 // routePlaid registers the Plaid endpoints.
-func (s *Simulator) routePlaid() {
-	s.mux.HandleFunc("POST /accounts/get", s.plaid(s.plaidAccounts))
-	s.mux.HandleFunc("POST /accounts/balance/get", s.plaid(s.plaidAccounts))
-	s.mux.HandleFunc("POST /item/get", s.plaid(s.plaidItemGet))
-	s.mux.HandleFunc("POST /transactions/sync", s.plaid(s.plaidSync))
-	s.mux.HandleFunc("POST /investments/holdings/get", s.plaid(s.plaidHoldings))
-	s.mux.HandleFunc("POST /investments/transactions/get", s.plaid(s.plaidInvestmentTransactions))
-	s.mux.HandleFunc("POST /liabilities/get", s.plaid(s.plaidLiabilities))
-	s.mux.HandleFunc("POST /institutions/get_by_id", s.plaidInstitutionGet)
+func (s *Simulator) routePlaid(mux *http.ServeMux) {
+	mux.HandleFunc("POST /accounts/get", s.plaid(s.plaidAccounts))
+	mux.HandleFunc("POST /accounts/balance/get", s.plaid(s.plaidAccounts))
+	mux.HandleFunc("POST /item/get", s.plaid(s.plaidItemGet))
+	mux.HandleFunc("POST /transactions/sync", s.plaid(s.plaidSync))
+	mux.HandleFunc("POST /investments/holdings/get", s.plaid(s.plaidHoldings))
+	mux.HandleFunc("POST /investments/transactions/get", s.plaid(s.plaidInvestmentTransactions))
+	mux.HandleFunc("POST /liabilities/get", s.plaid(s.plaidLiabilities))
+	mux.HandleFunc("POST /institutions/get_by_id", s.plaidInstitutionGet)
 }
 
 // plaid wraps a Plaid handler with body decoding, authentication and the

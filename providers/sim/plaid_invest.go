@@ -12,16 +12,37 @@ type plaidSecurity struct {
 	name, ticker, isin, cusip, typ, subtype string
 	price                                   int64 // cents
 	cash                                    bool
+	// sector, industry and cfi (ISO 10962 code) classify the security;
+	// empty is null.
+	sector, industry, cfi string
+	// bond, when set, is the security's fixed_income object.
+	bond *plaidFixedIncome
+}
+
+// plaidFixedIncome is Plaid's fixed_income object of a bond.
+type plaidFixedIncome struct {
+	YieldRate    plaidYieldRate `json:"yield_rate"`
+	MaturityDate string         `json:"maturity_date"`
+	IssueDate    string         `json:"issue_date"`
+	FaceValue    float64        `json:"face_value"`
+}
+
+// plaidYieldRate is the yield_rate of a fixed_income object.
+type plaidYieldRate struct {
+	Percentage float64 `json:"percentage"`
+	Type       string  `json:"type"`
 }
 
 // plaidSecurities are the securities held in every brokerage account
 // (read-only).
 var plaidSecurities = [...]plaidSecurity{
-	{"U.S. Dollar", "CUR:USD", "", "", "cash", "", 100, true},
-	{"Apple Inc.", "AAPL", "US0378331005", "037833100", "equity", "common stock", 19012, false},
-	{"Vanguard Total Stock Market ETF", "VTI", "US9229087690", "922908769", "etf", "etf", 24530, false},
-	{"Vanguard 500 Index Fund Admiral Shares", "VFIAX", "US9229087104", "922908710", "mutual fund", "mutual fund", 45020, false},
-	{"United States Treasury Note 4.25% 2030", "", "US91282CJL61", "91282CJL6", "fixed income", "bond", 9875, false},
+	{"U.S. Dollar", "CUR:USD", "", "", "cash", "", 100, true, "", "", "", nil},
+	{"Apple Inc.", "AAPL", "US0378331005", "037833100", "equity", "common stock", 19012, false, "Electronic Technology", "Telecommunications Equipment", "ESVUFR", nil},
+	{"Vanguard Total Stock Market ETF", "VTI", "US9229087690", "922908769", "etf", "etf", 24530, false, "Miscellaneous", "Investment Trusts or Mutual Funds", "CEOGEU", nil},
+	{"Vanguard 500 Index Fund Admiral Shares", "VFIAX", "US9229087104", "922908710", "mutual fund", "mutual fund", 45020, false, "Miscellaneous", "Investment Trusts or Mutual Funds", "CIOGEU", nil},
+	{"United States Treasury Note 4.25% 2030", "", "US91282CJL61", "91282CJL6", "fixed income", "bond", 9875, false, "Government", "Government", "DBFTFR", &plaidFixedIncome{
+		YieldRate: plaidYieldRate{Percentage: 4.25, Type: "coupon"}, MaturityDate: "2030-11-15", IssueDate: "2023-11-15", FaceValue: 1000,
+	}},
 }
 
 // securityID returns the id of security k (global, like Plaid's).
@@ -82,6 +103,8 @@ func (it *plaidItem) securitiesJSON(date string) []map[string]any {
 			"is_cash_equivalent": sec.cash, "iso_currency_code": "USD", "unofficial_currency_code": nil,
 			"institution_id": nil, "institution_security_id": nil, "proxy_security_id": nil, "sedol": nil,
 			"market_identifier_code": nil, "update_datetime": nil,
+			"sector": nullable(sec.sector), "industry": nullable(sec.industry), "cfi_code": nullable(sec.cfi),
+			"option_contract": nil, "fixed_income": sec.bond,
 		})
 	}
 	return out
@@ -95,10 +118,11 @@ func nullable(s string) any {
 	return s
 }
 
-// accountsJSON returns the accounts of the given slots as raw JSON.
+// accountsJSON returns the accounts of the given slots as raw JSON, as the
+// investments endpoints write them (with margin_loan_amount).
 func (it *plaidItem) accountsJSON(slots []int, now time.Time) json.RawMessage {
 	var b jw
-	it.writeAccounts(&b, slots, now)
+	it.writeAccounts(&b, slots, now, true)
 	return b.b
 }
 

@@ -124,8 +124,9 @@ func (it *plaidItem) filterAccounts(ids []string) (slots []int, ok bool) {
 	return slots, true
 }
 
-// writeAccount encodes one account.
-func (it *plaidItem) writeAccount(b *jw, k int, now time.Time) {
+// writeAccount encodes one account; invest adds the balance field only the
+// investments endpoints carry (margin_loan_amount, null: no margin loan).
+func (it *plaidItem) writeAccount(b *jw, k int, now time.Time, invest bool) {
 	a := &it.accounts[k]
 	b.raw(`{"account_id":`)
 	b.str(a.id)
@@ -145,6 +146,9 @@ func (it *plaidItem) writeAccount(b *jw, k int, now time.Time) {
 	} else {
 		b.cents(a.limit)
 	}
+	if invest {
+		b.raw(`,"margin_loan_amount":null`)
+	}
 	b.raw(`,"unofficial_currency_code":null},"holder_category":"personal","mask":`)
 	b.str(a.mask)
 	b.field("name")
@@ -158,14 +162,15 @@ func (it *plaidItem) writeAccount(b *jw, k int, now time.Time) {
 	b.byte('}')
 }
 
-// writeAccounts encodes the accounts of the given slots as a JSON array.
-func (it *plaidItem) writeAccounts(b *jw, slots []int, now time.Time) {
+// writeAccounts encodes the accounts of the given slots as a JSON array
+// (invest: as writeAccount says).
+func (it *plaidItem) writeAccounts(b *jw, slots []int, now time.Time, invest bool) {
 	b.byte('[')
 	for n, k := range slots {
 		if n > 0 {
 			b.comma()
 		}
-		it.writeAccount(b, k, now)
+		it.writeAccount(b, k, now, invest)
 	}
 	b.byte(']')
 }
@@ -190,7 +195,7 @@ func (s *Simulator) plaidAccounts(w http.ResponseWriter, r *http.Request, req *p
 	}
 	var b jw
 	b.raw(`{"accounts":`)
-	it.writeAccounts(&b, slots, s.wallNow())
+	it.writeAccounts(&b, slots, s.wallNow(), false)
 	b.raw(`,"item":`)
 	it.writeItem(&b)
 	b.field("request_id")

@@ -96,7 +96,7 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 	page := buildSyncPage(b, &snap.tl, cur, count, &opts)
 	b.raw(`,"accounts":`)
 	slots, _ := it.filterAccounts(nil)
-	it.writeAccounts(b, slots, s.wallNow())
+	it.writeAccounts(b, slots, s.wallNow(), false)
 	b.raw(`,"has_more":`)
 	b.bool(page.hasMore)
 	b.raw(`,"next_cursor":`)
@@ -332,7 +332,7 @@ func writePlaidTx(b *jw, t *timeline, i int64, l life, st txState, o *plaidTxOpt
 	} else {
 		b.date(o.dateOf(l.postDay()))
 	}
-	b.raw(`,"datetime":null,"iso_currency_code":"USD","location":{"address":null,"city":null,"country":null,"lat":null,"lon":null,"postal_code":null,"region":null,"store_number":null},"logo_url":null,"merchant_entity_id":null`)
+	b.raw(`,"datetime":null,"iso_currency_code":"USD","unofficial_currency_code":null,"location":{"address":null,"city":null,"country":null,"lat":null,"lon":null,"postal_code":null,"region":null,"store_number":null},"logo_url":null,"merchant_entity_id":null`)
 	writePlaidTxNames(b, m, st, o)
 	writePlaidTxTail(b, t, i, l, m, pending, o)
 }

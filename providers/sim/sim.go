@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,21 @@ type Options struct {
 	// Now returns the wall-clock time used for token expiry and for the time
 	// of day (default time.Now).
 	Now func() time.Time
+	// Services are other simulated HTTP services served on the same root
+	// (for example the destinations finsync delivers to), at the paths
+	// each lists. Provider faults do not apply to them.
+	Services []Service
+}
+
+// Service is a simulated HTTP service a Simulator serves beside the
+// providers.
+type Service interface {
+	http.Handler
+	// Paths lists the paths the service answers: a path ending in "/"
+	// stands for every path below it, any other for itself. They must not
+	// overlap the providers' paths or /_sim/ (but may lie below
+	// /_sim/<service>/).
+	Paths() []string
 }
 
 // withDefaults returns o with every zero field set to its default.
@@ -135,7 +151,6 @@ type Simulator struct {
 	faults map[string]Fault
 	conns  map[string]*conn
 	gcAcct map[string]gcAccountRef
-	dest   *destSim
 }
 
 // conn is the mutable bookkeeping of one connection.
@@ -164,27 +179,41 @@ func New(opts Options) *Simulator {
 		faults: map[string]Fault{},
 		conns:  map[string]*conn{},
 		gcAcct: map[string]gcAccountRef{},
-		dest:   newDestSim(),
 	}
 	s.jwtKey = []byte(fmt.Sprintf("finsync-sim-%016x", s.seed))
 	s.mux = http.NewServeMux()
 	s.routeControl()
-	s.routePlaid()
-	s.routeGoCardless()
-	s.routeStripe()
-	s.routeMercury()
-	s.routeDestinations()
+	for _, p := range builtinProviders() {
+		p.Route(s, s.mux)
+	}
 	return s
 }
 
-// ServeHTTP serves the providers' APIs and the /_sim/ control API.
+// service returns the mounted service that answers path, or nil.
+func (s *Simulator) service(path string) Service {
+	for _, sv := range s.opts.Services {
+		for _, p := range sv.Paths() {
+			if path == p || strings.HasSuffix(p, "/") && strings.HasPrefix(path, p) {
+				return sv
+			}
+		}
+	}
+	return nil
+}
+
+// ServeHTTP serves the providers' APIs, the mounted services and the
+// /_sim/ control API.
 func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p := providerOf(r.URL.Path)
-	if p == "" {
+	if sv := s.service(r.URL.Path); sv != nil {
+		sv.ServeHTTP(w, r)
+		return
+	}
+	sp := providerOf(r.URL.Path)
+	if sp == nil {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
-	f := s.fault(p)
+	f := s.fault(sp.Name())
 	if f.Path != "" && !strings.Contains(r.URL.Path, f.Path) {
 		f = Fault{}
 	}
@@ -203,74 +232,20 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tw.finish()
 		return
 	}
-	if s.generalFault(w, r, p, f) {
+	if f.Mode == FaultOutage || f.Mode == FaultRateLimit {
+		sp.WriteFault(w, r, f.Mode)
 		return
 	}
 	s.mux.ServeHTTP(w, r)
 }
 
-// providerOf maps a request path to the provider that serves it.
-func providerOf(path string) string {
-	switch {
-	case strings.HasPrefix(path, "/_sim/"), strings.HasPrefix(path, "/v0/"), strings.HasPrefix(path, "/v4/spreadsheets/"), path == "/token":
-		return ""
-	case strings.HasPrefix(path, "/api/v2/"):
-		return GoCardless
-	case strings.HasPrefix(path, "/api/v1/"):
-		return Mercury
-	case strings.HasPrefix(path, "/v1/"):
-		return Stripe
-	default:
-		return Plaid
+// providerOf returns the simulated provider that serves a request path
+// (nil for the control API).
+func providerOf(path string) ProviderSim {
+	if strings.HasPrefix(path, "/_sim/") {
+		return nil
 	}
-}
-
-// generalFault answers the request with an injected outage or rate limit and
-// reports whether it did.
-func (s *Simulator) generalFault(w http.ResponseWriter, r *http.Request, p string, f Fault) bool {
-	switch f.Mode {
-	case FaultOutage:
-		s.writeOutage(w, r, p)
-		return true
-	case FaultRateLimit:
-		s.writeRateLimited(w, r, p)
-		return true
-	}
-	return false
-}
-
-// writeOutage writes the provider's real 5xx error.
-func (s *Simulator) writeOutage(w http.ResponseWriter, r *http.Request, p string) {
-	switch p {
-	case Plaid:
-		writePlaidError(w, r, http.StatusInternalServerError, "API_ERROR", "INTERNAL_SERVER_ERROR", "an unexpected error occurred", "")
-	case GoCardless:
-		writeGCError(w, http.StatusServiceUnavailable, gcError{Summary: "Service Unavailable", Detail: "Institution service unavailable. Please try again later.", Type: "ServiceError"})
-	case Stripe:
-		writeStripeError(w, r, http.StatusInternalServerError, stripeError{Type: "api_error", Message: "An unknown error occurred"})
-	case Mercury:
-		writeMercuryError(w, http.StatusServiceUnavailable, "Service temporarily unavailable")
-	}
-}
-
-// writeRateLimited writes the provider's real 429 with its headers.
-func (s *Simulator) writeRateLimited(w http.ResponseWriter, r *http.Request, p string) {
-	switch p {
-	case Plaid:
-		writePlaidError(w, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "RATE_LIMIT", "rate limit exceeded for attempts to access this item. please try again later", "")
-	case GoCardless:
-		h := w.Header()
-		setExact(h, "HTTP_X_RATELIMIT_LIMIT", "100")
-		setExact(h, "HTTP_X_RATELIMIT_REMAINING", "0")
-		setExact(h, "HTTP_X_RATELIMIT_RESET", "60")
-		writeGCError(w, http.StatusTooManyRequests, gcError{Summary: "Rate limit exceeded", Detail: "The rate limit for this resource is 100/minute. Please try again in 60 seconds"})
-	case Stripe:
-		w.Header().Set("Retry-After", "1")
-		writeStripeError(w, r, http.StatusTooManyRequests, stripeError{Type: "invalid_request_error", Code: "rate_limit", Message: "Request rate limit exceeded. You can learn more about rate limits here https://stripe.com/docs/rate-limits."})
-	case Mercury:
-		w.Header().Set("Retry-After", "1")
-		writeMercuryError(w, http.StatusTooManyRequests, "Too many requests")
-	}
+	return providerFor(path)
 }
 
 // fault returns the active fault of provider p.
@@ -359,12 +334,10 @@ func (s *Simulator) SetFault(f Fault) error {
 		s.mu.Unlock()
 		return nil
 	case FaultOutage, FaultRateLimit, FaultLatency, FaultLoginRequired, FaultMalformed:
-	case FaultInstitutionDown, FaultMutation:
-		if f.Provider != Plaid {
-			return fmt.Errorf("set fault: mode %q is only supported for plaid", f.Mode)
-		}
 	default:
-		return fmt.Errorf("set fault: unknown mode %q", f.Mode)
+		if !slices.Contains(providerSim(f.Provider).ExtraFaults(), f.Mode) {
+			return fmt.Errorf("set fault: mode %q is not supported for %s", f.Mode, f.Provider)
+		}
 	}
 	s.mu.Lock()
 	s.faults[f.Provider] = f
@@ -413,13 +386,7 @@ func (s *Simulator) State() State {
 }
 
 // validProvider reports whether p names a simulated provider.
-func validProvider(p string) bool {
-	switch p {
-	case Plaid, GoCardless, Stripe, Mercury:
-		return true
-	}
-	return false
-}
+func validProvider(p string) bool { return providerSim(p) != nil }
 
 // connLocked returns (creating if needed) the bookkeeping of a connection;
 // s.mu must be held.

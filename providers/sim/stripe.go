@@ -42,10 +42,10 @@ type stripeConn struct {
 }
 
 // routeStripe registers the Stripe endpoints.
-func (s *Simulator) routeStripe() {
-	s.mux.HandleFunc("GET /v1/balance", s.stripe(s.stripeBalance))
-	s.mux.HandleFunc("GET /v1/balance_transactions", s.stripe(s.stripeList))
-	s.mux.HandleFunc("GET /v1/balance_transactions/{id}", s.stripe(s.stripeGet))
+func (s *Simulator) routeStripe(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/balance", s.stripe(s.stripeBalance))
+	mux.HandleFunc("GET /v1/balance_transactions", s.stripe(s.stripeList))
+	mux.HandleFunc("GET /v1/balance_transactions/{id}", s.stripe(s.stripeGet))
 }
 
 // stripe wraps a Stripe handler with authentication and faults.

@@ -1,4 +1,4 @@
-package sim
+package destsim
 
 import (
 	"encoding/json"
@@ -41,7 +41,7 @@ func TestParseA1(t *testing.T) {
 }
 
 func TestDestinationEndpointsOverHTTP(t *testing.T) {
-	s := New(Options{Seed: 1})
+	s := New()
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	call := func(method, path, body, token string) (int, map[string]any) {
@@ -76,12 +76,9 @@ func TestDestinationEndpointsOverHTTP(t *testing.T) {
 	if st, m := call("PATCH", "/v0/app1/T", upsert, "pat"); st != 503 || m["error"] == nil {
 		t.Fatalf("outage: %d %v", st, m)
 	}
-	// A provider fault leaves the destinations alone, and the reverse.
-	if err := s.SetFault(Fault{Provider: Plaid, Mode: FaultOutage}); err != nil {
-		t.Fatal(err)
-	}
+	// An Airtable fault leaves Google Sheets alone.
 	if st, _ := call("PUT", "/v4/spreadsheets/S/values/Sheet1!A1:B1?valueInputOption=RAW", `{"values":[["a",1]]}`, "ya29"); st != 200 {
-		t.Fatalf("sheets update during a plaid outage: %d", st)
+		t.Fatalf("sheets update during an airtable outage: %d", st)
 	}
 	if st, m := call("PUT", "/v4/spreadsheets/S/values/Sheet1!A1:B1", `{"values":[["a",1]]}`, "ya29"); st != 400 || m["error"].(map[string]any)["status"] != "INVALID_ARGUMENT" {
 		t.Fatalf("update without valueInputOption: %d %v", st, m)
@@ -94,7 +91,7 @@ func TestDestinationEndpointsOverHTTP(t *testing.T) {
 	if vals := m["values"].([]any); len(vals) != 2 || vals[1].([]any)[0] != "b" {
 		t.Fatalf("get: %v", m)
 	}
-	if n := len(s.DestinationRequests("")); n != 8 {
+	if n := len(s.Requests("")); n != 8 {
 		t.Errorf("recorded %d requests, want 8", n)
 	}
 }

@@ -1,4 +1,4 @@
-package sim
+package destsim
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ type airtableWrite struct {
 // handleAirtableUpsert serves Airtable's "Update multiple records":
 // records with an id are updated; with performUpsert, records are matched
 // on fieldsToMergeOn, updated when found and created otherwise.
-func (s *Simulator) handleAirtableUpsert(w http.ResponseWriter, r *http.Request, body []byte) int {
+func (s *Server) handleAirtableUpsert(w http.ResponseWriter, r *http.Request, body []byte) int {
 	var req airtableWrite
 	if err := json.Unmarshal(body, &req); err != nil {
 		return airtableFail(w, http.StatusUnprocessableEntity, "INVALID_REQUEST_UNKNOWN", "Invalid request: parameter validation failed. Check your request data.")
@@ -38,8 +38,8 @@ func (s *Simulator) handleAirtableUpsert(w http.ResponseWriter, r *http.Request,
 		return airtableFail(w, http.StatusUnprocessableEntity, "INVALID_REQUEST_UNKNOWN", "performUpsert.fieldsToMergeOn must name at least one field")
 	}
 	key := r.PathValue("base") + "/" + r.PathValue("table")
-	s.dest.mu.Lock()
-	defer s.dest.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	out := struct {
 		Records        []AirtableRecord `json:"records"`
 		CreatedRecords []string         `json:"createdRecords,omitempty"`
@@ -51,9 +51,9 @@ func (s *Simulator) handleAirtableUpsert(w http.ResponseWriter, r *http.Request,
 		case rec == nil && (in.ID != "" || req.PerformUpsert == nil):
 			return airtableFail(w, http.StatusNotFound, "NOT_FOUND", "Could not find what you are looking for")
 		case rec == nil:
-			s.dest.nextID++
-			rec = &AirtableRecord{ID: fmt.Sprintf("rec%014d", s.dest.nextID), CreatedTime: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), Fields: map[string]json.RawMessage{}}
-			s.dest.tables[key] = append(s.dest.tables[key], rec)
+			s.nextID++
+			rec = &AirtableRecord{ID: fmt.Sprintf("rec%014d", s.nextID), CreatedTime: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), Fields: map[string]json.RawMessage{}}
+			s.tables[key] = append(s.tables[key], rec)
 			out.CreatedRecords = append(out.CreatedRecords, rec.ID)
 		default:
 			out.UpdatedRecords = append(out.UpdatedRecords, rec.ID)
@@ -68,11 +68,11 @@ func (s *Simulator) handleAirtableUpsert(w http.ResponseWriter, r *http.Request,
 }
 
 // findAirtableRecord finds the record to update, by id or by the merge
-// fields. The caller holds s.dest.mu.
-func (s *Simulator) findAirtableRecord(key, id string, upsert *struct {
+// fields. The caller holds s.mu.
+func (s *Server) findAirtableRecord(key, id string, upsert *struct {
 	FieldsToMergeOn []string `json:"fieldsToMergeOn"`
 }, fields map[string]json.RawMessage) *AirtableRecord {
-	for _, rec := range s.dest.tables[key] {
+	for _, rec := range s.tables[key] {
 		if id != "" {
 			if rec.ID == id {
 				return rec
@@ -107,7 +107,7 @@ func compactJSON(v json.RawMessage) []byte {
 }
 
 // handleAirtableList serves "List records" (one page holding every record).
-func (s *Simulator) handleAirtableList(w http.ResponseWriter, r *http.Request, _ []byte) int {
+func (s *Server) handleAirtableList(w http.ResponseWriter, r *http.Request, _ []byte) int {
 	recs := s.AirtableRecords(r.PathValue("base"), r.PathValue("table"))
 	if recs == nil {
 		recs = []AirtableRecord{}

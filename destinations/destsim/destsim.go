@@ -1,4 +1,7 @@
-package sim
+// Package destsim simulates the services finsync delivers manual-account
+// changes to (Airtable, Google Sheets and Google's OAuth token endpoint)
+// over real HTTP, for tests and the demo; see Server.
+package destsim
 
 import (
 	"encoding/json"
@@ -10,13 +13,21 @@ import (
 	"time"
 )
 
-// Destination services served by the simulator (Airtable's REST API and the
-// Google Sheets API v4), as named by SetDestinationFault.
+// Services simulated by a Server, as named by SetFault, Requests and
+// DestinationRequest.Service.
 const (
 	Airtable     = "airtable"
 	GoogleSheets = "google_sheets"
 	// GoogleOAuth is Google's OAuth 2.0 token endpoint (POST /token).
 	GoogleOAuth = "google_oauth"
+)
+
+// Fault modes accepted by SetFault and POST /_sim/destinations/faults;
+// they are spelt as the provider simulator's.
+const (
+	FaultNone      = "none"
+	FaultOutage    = "outage"
+	FaultRateLimit = "rate_limit"
 )
 
 // simTokenPrefix marks the access tokens the simulated token endpoint
@@ -43,8 +54,17 @@ type AirtableRecord struct {
 	Fields      map[string]json.RawMessage `json:"fields"`
 }
 
-// destSim is the simulator's state of the destination services.
-type destSim struct {
+// Server simulates the services finsync delivers manual-account changes
+// to, at their real paths: Airtable's REST API (/v0/{base}/{table}), the
+// Google Sheets API v4 (/v4/spreadsheets/...) and Google's OAuth 2.0 token
+// endpoint (POST /token), with its own control endpoints
+// (POST /_sim/destinations/faults, GET /_sim/destinations/requests). It
+// keeps every table, sheet and request in memory. It is safe for
+// concurrent use; the provider simulator mounts it beside the providers
+// (see Paths), where provider faults leave it alone.
+type Server struct {
+	mux *http.ServeMux
+
 	mu       sync.Mutex
 	faults   map[string]string
 	requests []DestinationRequest
@@ -54,13 +74,10 @@ type destSim struct {
 	tokens   map[string]bool
 }
 
-func newDestSim() *destSim {
-	return &destSim{faults: map[string]string{}, tables: map[string][]*AirtableRecord{}, sheets: map[string][][]json.RawMessage{}, tokens: map[string]bool{}}
-}
-
-// routeDestinations registers the Airtable and Google Sheets endpoints and
-// their control endpoints.
-func (s *Simulator) routeDestinations() {
+// New returns a Server with no tables, sheets or faults.
+func New() *Server {
+	s := &Server{faults: map[string]string{}, tables: map[string][]*AirtableRecord{}, sheets: map[string][][]json.RawMessage{}, tokens: map[string]bool{}}
+	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("PATCH /v0/{base}/{table}", s.destHandler(Airtable, s.handleAirtableUpsert))
 	s.mux.HandleFunc("GET /v0/{base}/{table}", s.destHandler(Airtable, s.handleAirtableList))
 	s.mux.HandleFunc("GET /v4/spreadsheets/{id}/values/{range}", s.destHandler(GoogleSheets, s.handleSheetsGet))
@@ -69,11 +86,22 @@ func (s *Simulator) routeDestinations() {
 	s.mux.HandleFunc("POST /token", s.handleGoogleToken)
 	s.mux.HandleFunc("POST /_sim/destinations/faults", s.handleDestinationFaults)
 	s.mux.HandleFunc("GET /_sim/destinations/requests", s.handleDestinationRequests)
+	return s
 }
 
-// SetDestinationFault sets the failure mode of a destination service:
-// FaultOutage answers 503, FaultRateLimit 429, FaultNone clears it.
-func (s *Simulator) SetDestinationFault(service, mode string) error {
+// ServeHTTP serves the simulated services and their control endpoints.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Paths lists the paths the Server answers, for a host that mounts it: a
+// path ending in "/" stands for every path below it, any other for itself.
+func (s *Server) Paths() []string {
+	return []string{"/v0/", "/v4/spreadsheets/", "/token", "/_sim/destinations/"}
+}
+
+// SetFault sets the failure mode of a destination service (Airtable or
+// GoogleSheets): FaultOutage answers 503, FaultRateLimit 429, FaultNone
+// clears it.
+func (s *Server) SetFault(service, mode string) error {
 	if service != Airtable && service != GoogleSheets {
 		return fmt.Errorf("set destination fault: unknown service %q", service)
 	}
@@ -82,23 +110,23 @@ func (s *Simulator) SetDestinationFault(service, mode string) error {
 	default:
 		return fmt.Errorf("set destination fault: unknown mode %q", mode)
 	}
-	s.dest.mu.Lock()
-	defer s.dest.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if mode == FaultNone || mode == "" {
-		delete(s.dest.faults, service)
+		delete(s.faults, service)
 	} else {
-		s.dest.faults[service] = mode
+		s.faults[service] = mode
 	}
 	return nil
 }
 
-// DestinationRequests returns the requests received by a destination
-// service (every service when empty), oldest first.
-func (s *Simulator) DestinationRequests(service string) []DestinationRequest {
-	s.dest.mu.Lock()
-	defer s.dest.mu.Unlock()
+// Requests returns the requests received by a destination service (every
+// service when empty), oldest first.
+func (s *Server) Requests(service string) []DestinationRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out []DestinationRequest
-	for _, r := range s.dest.requests {
+	for _, r := range s.requests {
 		if service == "" || r.Service == service {
 			out = append(out, r)
 		}
@@ -108,10 +136,10 @@ func (s *Simulator) DestinationRequests(service string) []DestinationRequest {
 
 // AirtableRecords returns a copy of a simulated table's records, in
 // creation order.
-func (s *Simulator) AirtableRecords(baseID, table string) []AirtableRecord {
-	s.dest.mu.Lock()
-	defer s.dest.mu.Unlock()
-	recs := s.dest.tables[baseID+"/"+table]
+func (s *Server) AirtableRecords(baseID, table string) []AirtableRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs := s.tables[baseID+"/"+table]
 	out := make([]AirtableRecord, len(recs))
 	for i, r := range recs {
 		out[i] = copyRecord(r)
@@ -120,10 +148,10 @@ func (s *Simulator) AirtableRecords(baseID, table string) []AirtableRecord {
 }
 
 // SheetValues returns a copy of a simulated sheet's rows.
-func (s *Simulator) SheetValues(spreadsheetID, sheet string) [][]json.RawMessage {
-	s.dest.mu.Lock()
-	defer s.dest.mu.Unlock()
-	rows := s.dest.sheets[spreadsheetID+"/"+sheet]
+func (s *Server) SheetValues(spreadsheetID, sheet string) [][]json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rows := s.sheets[spreadsheetID+"/"+sheet]
 	out := make([][]json.RawMessage, len(rows))
 	for i, r := range rows {
 		out[i] = append([]json.RawMessage(nil), r...)
@@ -142,7 +170,7 @@ func copyRecord(r *AirtableRecord) AirtableRecord {
 // destHandler wraps a destination endpoint: it reads the body, applies the
 // service's fault and bearer-token check, serves, and records the request
 // with the status answered.
-func (s *Simulator) destHandler(service string, serve func(w http.ResponseWriter, r *http.Request, body []byte) int) http.HandlerFunc {
+func (s *Server) destHandler(service string, serve func(w http.ResponseWriter, r *http.Request, body []byte) int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 4<<20))
 		status := s.destGate(w, r, service)
@@ -153,24 +181,24 @@ func (s *Simulator) destHandler(service string, serve func(w http.ResponseWriter
 		if json.Valid(body) {
 			rec.Body = body
 		}
-		s.dest.mu.Lock()
-		s.dest.requests = append(s.dest.requests, rec)
-		s.dest.mu.Unlock()
+		s.mu.Lock()
+		s.requests = append(s.requests, rec)
+		s.mu.Unlock()
 	}
 }
 
 // destGate answers an injected fault or a missing token, returning the
 // status written (0 to serve the request).
-func (s *Simulator) destGate(w http.ResponseWriter, r *http.Request, service string) int {
-	s.dest.mu.Lock()
-	mode := s.dest.faults[service]
-	s.dest.mu.Unlock()
+func (s *Server) destGate(w http.ResponseWriter, r *http.Request, service string) int {
+	s.mu.Lock()
+	mode := s.faults[service]
+	s.mu.Unlock()
 	token, isBearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	authed := isBearer && strings.TrimSpace(token) != ""
 	if strings.HasPrefix(token, simTokenPrefix) {
-		s.dest.mu.Lock()
-		authed = s.dest.tokens[token]
-		s.dest.mu.Unlock()
+		s.mu.Lock()
+		authed = s.tokens[token]
+		s.mu.Unlock()
 	}
 	switch {
 	case mode == FaultOutage && service == Airtable:
@@ -204,23 +232,23 @@ func googleFail(w http.ResponseWriter, status int, code, msg string) int {
 
 // ExpireGoogleTokens revokes every access token the simulated token
 // endpoint issued, as if an hour had passed.
-func (s *Simulator) ExpireGoogleTokens() {
-	s.dest.mu.Lock()
-	defer s.dest.mu.Unlock()
-	clear(s.dest.tokens)
+func (s *Server) ExpireGoogleTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.tokens)
 }
 
 // handleGoogleToken serves Google's OAuth 2.0 token endpoint for the
 // refresh_token grant: a refresh token starting with "revoked" is refused
 // with invalid_grant.
-func (s *Simulator) handleGoogleToken(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGoogleToken(w http.ResponseWriter, r *http.Request) {
 	status := s.googleToken(w, r)
-	s.dest.mu.Lock()
-	s.dest.requests = append(s.dest.requests, DestinationRequest{Service: GoogleOAuth, Method: r.Method, Path: r.URL.Path, Status: status, At: time.Now().UTC()})
-	s.dest.mu.Unlock()
+	s.mu.Lock()
+	s.requests = append(s.requests, DestinationRequest{Service: GoogleOAuth, Method: r.Method, Path: r.URL.Path, Status: status, At: time.Now().UTC()})
+	s.mu.Unlock()
 }
 
-func (s *Simulator) googleToken(w http.ResponseWriter, r *http.Request) int {
+func (s *Server) googleToken(w http.ResponseWriter, r *http.Request) int {
 	if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "refresh_token" {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type", "error_description": "Invalid grant_type: " + r.PostForm.Get("grant_type")})
 		return http.StatusBadRequest
@@ -234,11 +262,11 @@ func (s *Simulator) googleToken(w http.ResponseWriter, r *http.Request) int {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "Token has been expired or revoked."})
 		return http.StatusBadRequest
 	}
-	s.dest.mu.Lock()
-	s.dest.nextID++
-	tok := fmt.Sprintf("%s%d", simTokenPrefix, s.dest.nextID)
-	s.dest.tokens[tok] = true
-	s.dest.mu.Unlock()
+	s.mu.Lock()
+	s.nextID++
+	tok := fmt.Sprintf("%s%d", simTokenPrefix, s.nextID)
+	s.tokens[tok] = true
+	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": 3599,
 		"scope": "https://www.googleapis.com/auth/spreadsheets", "token_type": "Bearer"})
 	return http.StatusOK
@@ -246,7 +274,7 @@ func (s *Simulator) googleToken(w http.ResponseWriter, r *http.Request) int {
 
 // handleDestinationFaults serves POST /_sim/destinations/faults
 // {"service": "airtable", "mode": "outage"}.
-func (s *Simulator) handleDestinationFaults(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleDestinationFaults(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Service string `json:"service"`
 		Mode    string `json:"mode"`
@@ -255,7 +283,7 @@ func (s *Simulator) handleDestinationFaults(w http.ResponseWriter, r *http.Reque
 		writeControlError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
 		return
 	}
-	if err := s.SetDestinationFault(req.Service, req.Mode); err != nil {
+	if err := s.SetFault(req.Service, req.Mode); err != nil {
 		writeControlError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -263,10 +291,27 @@ func (s *Simulator) handleDestinationFaults(w http.ResponseWriter, r *http.Reque
 }
 
 // handleDestinationRequests serves GET /_sim/destinations/requests?service=.
-func (s *Simulator) handleDestinationRequests(w http.ResponseWriter, r *http.Request) {
-	reqs := s.DestinationRequests(r.URL.Query().Get("service"))
+func (s *Server) handleDestinationRequests(w http.ResponseWriter, r *http.Request) {
+	reqs := s.Requests(r.URL.Query().Get("service"))
 	if reqs == nil {
 		reqs = []DestinationRequest{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"requests": reqs})
+}
+
+// writeControlError writes a control endpoint's error.
+func writeControlError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// writeJSON encodes v as the JSON response body with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
 }

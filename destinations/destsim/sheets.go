@@ -1,4 +1,4 @@
-package sim
+package destsim
 
 import (
 	"encoding/json"
@@ -96,18 +96,18 @@ func parseCell(s string) (col, row int, ok bool) {
 func sheetKey(r *http.Request, sheet string) string { return r.PathValue("id") + "/" + sheet }
 
 // handleSheetsGet serves spreadsheets.values.get.
-func (s *Simulator) handleSheetsGet(w http.ResponseWriter, r *http.Request, _ []byte) int {
+func (s *Server) handleSheetsGet(w http.ResponseWriter, r *http.Request, _ []byte) int {
 	rg, err := parseA1(r.PathValue("range"))
 	if err != nil {
 		return googleFail(w, http.StatusBadRequest, "INVALID_ARGUMENT", err.Error())
 	}
-	s.dest.mu.Lock()
-	rows := s.dest.sheets[sheetKey(r, rg.sheet)]
+	s.mu.Lock()
+	rows := s.sheets[sheetKey(r, rg.sheet)]
 	var out [][]json.RawMessage
 	for i := rg.row1; i <= len(rows) && (rg.row2 == 0 || i <= rg.row2); i++ {
 		out = append(out, sliceCols(rows[i-1], rg.col1, rg.col2))
 	}
-	s.dest.mu.Unlock()
+	s.mu.Unlock()
 	for len(out) > 0 && len(out[len(out)-1]) == 0 {
 		out = out[:len(out)-1]
 	}
@@ -162,7 +162,7 @@ func readValueRange(r *http.Request, body []byte) (valueRangeBody, error) {
 }
 
 // handleSheetsUpdate serves spreadsheets.values.update.
-func (s *Simulator) handleSheetsUpdate(w http.ResponseWriter, r *http.Request, body []byte) int {
+func (s *Server) handleSheetsUpdate(w http.ResponseWriter, r *http.Request, body []byte) int {
 	a1 := r.PathValue("range")
 	rg, err := parseA1(a1)
 	if err != nil {
@@ -172,9 +172,9 @@ func (s *Simulator) handleSheetsUpdate(w http.ResponseWriter, r *http.Request, b
 	if err != nil {
 		return googleFail(w, http.StatusBadRequest, "INVALID_ARGUMENT", err.Error())
 	}
-	s.dest.mu.Lock()
+	s.mu.Lock()
 	cells := s.writeCells(sheetKey(r, rg.sheet), rg.row1, rg.col1, v.Values)
-	s.dest.mu.Unlock()
+	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"spreadsheetId": r.PathValue("id"), "updatedRange": a1,
 		"updatedRows": len(v.Values), "updatedColumns": maxLen(v.Values), "updatedCells": cells,
@@ -184,7 +184,7 @@ func (s *Simulator) handleSheetsUpdate(w http.ResponseWriter, r *http.Request, b
 
 // handleSheetsAppend serves spreadsheets.values.append ({range}:append):
 // the rows go after the last non-empty row of the sheet.
-func (s *Simulator) handleSheetsAppend(w http.ResponseWriter, r *http.Request, body []byte) int {
+func (s *Server) handleSheetsAppend(w http.ResponseWriter, r *http.Request, body []byte) int {
 	a1, ok := strings.CutSuffix(r.PathValue("range"), ":append")
 	if !ok {
 		return googleFail(w, http.StatusNotFound, "NOT_FOUND", "Requested entity was not found.")
@@ -198,15 +198,15 @@ func (s *Simulator) handleSheetsAppend(w http.ResponseWriter, r *http.Request, b
 		return googleFail(w, http.StatusBadRequest, "INVALID_ARGUMENT", err.Error())
 	}
 	key := sheetKey(r, rg.sheet)
-	s.dest.mu.Lock()
+	s.mu.Lock()
 	last := 0
-	for i, row := range s.dest.sheets[key] {
+	for i, row := range s.sheets[key] {
 		if len(sliceCols(row, 1, 0)) > 0 {
 			last = i + 1
 		}
 	}
 	cells := s.writeCells(key, last+1, rg.col1, v.Values)
-	s.dest.mu.Unlock()
+	s.mu.Unlock()
 	updated := fmt.Sprintf("%s!A%d", rg.sheet, last+1)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"spreadsheetId": r.PathValue("id"),
@@ -221,9 +221,9 @@ func (s *Simulator) handleSheetsAppend(w http.ResponseWriter, r *http.Request, b
 
 // writeCells writes values into the sheet from (row, col), growing it as
 // needed, and returns the number of cells written. The caller holds
-// s.dest.mu.
-func (s *Simulator) writeCells(key string, row, col int, values [][]json.RawMessage) int {
-	rows := s.dest.sheets[key]
+// s.mu.
+func (s *Server) writeCells(key string, row, col int, values [][]json.RawMessage) int {
+	rows := s.sheets[key]
 	n := 0
 	for i, vals := range values {
 		ri := row - 1 + i
@@ -239,7 +239,7 @@ func (s *Simulator) writeCells(key string, row, col int, values [][]json.RawMess
 			n++
 		}
 	}
-	s.dest.sheets[key] = rows
+	s.sheets[key] = rows
 	return n
 }
 

@@ -1,0 +1,132 @@
+package sim
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// builtinProviders returns the simulated providers a Simulator mounts.
+func builtinProviders() []ProviderSim {
+	return []ProviderSim{plaidSim{}, gocardlessSim{}, stripeSim{}, mercurySim{}}
+}
+
+// plaidSim is Plaid's simulated API, at the root.
+type plaidSim struct{}
+
+func (plaidSim) Name() string                             { return Plaid }
+func (plaidSim) Prefix() string                           { return "/" }
+func (plaidSim) Route(s *Simulator, mux *http.ServeMux)   { s.routePlaid(mux) }
+func (plaidSim) ExtraFaults() []string                    { return []string{FaultInstitutionDown, FaultMutation} }
+func (plaidSim) BaseURL(root string) string               { return root }
+func (plaidSim) CredentialKey(c map[string]string) string { return c["access_token"] }
+
+func (plaidSim) WriteFault(w http.ResponseWriter, r *http.Request, mode string) {
+	if mode == FaultRateLimit {
+		writePlaidError(w, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "RATE_LIMIT", "rate limit exceeded for attempts to access this item. please try again later", "")
+		return
+	}
+	writePlaidError(w, r, http.StatusInternalServerError, "API_ERROR", "INTERNAL_SERVER_ERROR", "an unexpected error occurred", "")
+}
+
+func (plaidSim) Credentials(name string) json.RawMessage {
+	h := hashString(0x5eed, Plaid, name)
+	return mustJSON(map[string]string{
+		"client_id":    string(appendHex(nil, h, 24)),
+		"secret":       string(appendHex(nil, mix(h), 30)),
+		"access_token": "access-sandbox-" + uuidFrom(mix(h+1)),
+	})
+}
+
+// gocardlessSim is GoCardless Bank Account Data's simulated API, under
+// /api/v2/.
+type gocardlessSim struct{}
+
+func (gocardlessSim) Name() string                             { return GoCardless }
+func (gocardlessSim) Prefix() string                           { return "/api/v2/" }
+func (gocardlessSim) Route(s *Simulator, mux *http.ServeMux)   { s.routeGoCardless(mux) }
+func (gocardlessSim) ExtraFaults() []string                    { return nil }
+func (gocardlessSim) BaseURL(root string) string               { return root + "/api/v2" }
+func (gocardlessSim) CredentialKey(c map[string]string) string { return c["requisition_id"] }
+
+func (gocardlessSim) WriteFault(w http.ResponseWriter, _ *http.Request, mode string) {
+	if mode == FaultRateLimit {
+		h := w.Header()
+		setExact(h, "HTTP_X_RATELIMIT_LIMIT", "100")
+		setExact(h, "HTTP_X_RATELIMIT_REMAINING", "0")
+		setExact(h, "HTTP_X_RATELIMIT_RESET", "60")
+		writeGCError(w, http.StatusTooManyRequests, gcError{Summary: "Rate limit exceeded", Detail: "The rate limit for this resource is 100/minute. Please try again in 60 seconds"})
+		return
+	}
+	writeGCError(w, http.StatusServiceUnavailable, gcError{Summary: "Service Unavailable", Detail: "Institution service unavailable. Please try again later.", Type: "ServiceError"})
+}
+
+func (gocardlessSim) Credentials(name string) json.RawMessage {
+	h := hashString(0x5eed, GoCardless, name)
+	return mustJSON(map[string]string{
+		"secret_id":      uuidFrom(h),
+		"secret_key":     string(appendHex(nil, mix(h), 128)),
+		"requisition_id": uuidFrom(mix(h + 1)),
+	})
+}
+
+// stripeSim is Stripe's simulated API, under /v1/.
+type stripeSim struct{}
+
+func (stripeSim) Name() string                           { return Stripe }
+func (stripeSim) Prefix() string                         { return "/v1/" }
+func (stripeSim) Route(s *Simulator, mux *http.ServeMux) { s.routeStripe(mux) }
+func (stripeSim) ExtraFaults() []string                  { return nil }
+func (stripeSim) BaseURL(root string) string             { return root }
+
+func (stripeSim) CredentialKey(c map[string]string) string {
+	return stripeKey(c["api_key"], c["account"])
+}
+
+func (stripeSim) WriteFault(w http.ResponseWriter, r *http.Request, mode string) {
+	if mode == FaultRateLimit {
+		w.Header().Set("Retry-After", "1")
+		writeStripeError(w, r, http.StatusTooManyRequests, stripeError{Type: "invalid_request_error", Code: "rate_limit", Message: "Request rate limit exceeded. You can learn more about rate limits here https://stripe.com/docs/rate-limits."})
+		return
+	}
+	writeStripeError(w, r, http.StatusInternalServerError, stripeError{Type: "api_error", Message: "An unknown error occurred"})
+}
+
+func (stripeSim) Credentials(name string) json.RawMessage {
+	h := hashString(0x5eed, Stripe, name)
+	return mustJSON(map[string]string{
+		"api_key": "sk_test_" + string(appendAlnum(nil, h, 99)),
+		"account": "acct_" + string(appendAlnum(nil, mix(h), 16)),
+	})
+}
+
+// mercurySim is Mercury's simulated API, under /api/v1/.
+type mercurySim struct{}
+
+func (mercurySim) Name() string                             { return Mercury }
+func (mercurySim) Prefix() string                           { return "/api/v1/" }
+func (mercurySim) Route(s *Simulator, mux *http.ServeMux)   { s.routeMercury(mux) }
+func (mercurySim) ExtraFaults() []string                    { return nil }
+func (mercurySim) BaseURL(root string) string               { return root + "/api/v1" }
+func (mercurySim) CredentialKey(c map[string]string) string { return c["token"] }
+
+func (mercurySim) WriteFault(w http.ResponseWriter, _ *http.Request, mode string) {
+	if mode == FaultRateLimit {
+		w.Header().Set("Retry-After", "1")
+		writeMercuryError(w, http.StatusTooManyRequests, "Too many requests")
+		return
+	}
+	writeMercuryError(w, http.StatusServiceUnavailable, "Service temporarily unavailable")
+}
+
+func (mercurySim) Credentials(name string) json.RawMessage {
+	h := hashString(0x5eed, Mercury, name)
+	return mustJSON(map[string]string{
+		"token": "secret-token:mercury_sandbox_wma_" + string(appendAlnum(nil, h, 40)),
+	})
+}
+
+// mustJSON encodes a map of strings, which cannot fail.
+func mustJSON(v map[string]string) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

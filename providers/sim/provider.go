@@ -1,0 +1,103 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// ProviderSim is one provider's simulated API, mounted by a Simulator:
+// the Simulator keeps the clock, the connections and the faults, and asks
+// the ProviderSim for everything that is the provider's own (its paths,
+// endpoints, error bodies and credentials).
+type ProviderSim interface {
+	// Name is the provider's name, as faults, connection settings and
+	// Credentials know it.
+	Name() string
+	// Prefix is the path prefix the provider's API lives under (for
+	// example "/api/v2/"); "/" serves every path no other provider claims.
+	Prefix() string
+	// Route registers the provider's endpoints on mux, served by s.
+	Route(s *Simulator, mux *http.ServeMux)
+	// WriteFault answers a request with the provider's real error for an
+	// injected outage (FaultOutage: its 5xx) or rate limit
+	// (FaultRateLimit: its 429 and headers).
+	WriteFault(w http.ResponseWriter, r *http.Request, mode string)
+	// ExtraFaults lists the fault modes the provider supports beyond
+	// outage, rate_limit, latency, login_required and malformed.
+	ExtraFaults() []string
+	// Credentials returns credentials, in the shape the provider's adapter
+	// stores, that the simulator accepts, deterministic from name.
+	Credentials(name string) json.RawMessage
+	// CredentialKey returns the distinguishing credential of decoded
+	// credentials ("" when it is missing).
+	CredentialKey(c map[string]string) string
+	// BaseURL returns the base URL an adapter uses to reach the
+	// simulator's root.
+	BaseURL(root string) string
+}
+
+// providerSim returns the simulated provider named name, or nil.
+func providerSim(name string) ProviderSim {
+	for _, p := range builtinProviders() {
+		if p.Name() == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// providerFor returns the simulated provider whose prefix is the longest
+// to match path, or nil.
+func providerFor(path string) ProviderSim {
+	var best ProviderSim
+	for _, p := range builtinProviders() {
+		if strings.HasPrefix(path, p.Prefix()) && (best == nil || len(p.Prefix()) > len(best.Prefix())) {
+			best = p
+		}
+	}
+	return best
+}
+
+// Credentials returns connection credentials for provider, in the shape the
+// adapters store, that the simulator accepts. They are deterministic from
+// name, so one name always designates the same simulated connection. It
+// returns nil for an unknown provider.
+func Credentials(provider, name string) json.RawMessage {
+	p := providerSim(provider)
+	if p == nil {
+		return nil
+	}
+	return p.Credentials(name)
+}
+
+// CredentialKey returns the distinguishing credential of a credentials
+// object: the key under which the simulator generates the connection's data
+// and that ConnectionSettings.Credential expects.
+func CredentialKey(provider string, creds json.RawMessage) (string, error) {
+	p := providerSim(provider)
+	if p == nil {
+		return "", fmt.Errorf("credential key: unknown provider %q", provider)
+	}
+	var c map[string]string
+	if err := json.Unmarshal(creds, &c); err != nil {
+		return "", fmt.Errorf("credential key: decode %s credentials: %w", provider, err)
+	}
+	key := p.CredentialKey(c)
+	if key == "" {
+		return "", fmt.Errorf("credential key: %s credentials lack their distinguishing field", provider)
+	}
+	return key, nil
+}
+
+// BaseURL returns the base URL an adapter for provider uses to reach a
+// simulator served at root, as the real provider's documented base URL
+// has it (the root itself for an unknown provider).
+func BaseURL(provider, root string) string {
+	root = strings.TrimSuffix(root, "/")
+	if p := providerSim(provider); p != nil {
+		return p.BaseURL(root)
+	}
+	return root
+}
