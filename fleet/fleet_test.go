@@ -229,7 +229,16 @@ func awaitTransactions(t *testing.T, c *client, p *process) {
 // awaitConnections waits until n of the user's connections have synced.
 func awaitConnections(t *testing.T, c *client, p *process, n int) {
 	t.Helper()
-	took, ok := eventually(2*time.Minute, func() bool {
+	if took, ok := connectionsSynced(c, p, n, 2*time.Minute); !ok {
+		t.Fatalf("%d connections not synced after %v", n, took)
+	}
+}
+
+// connectionsSynced waits up to limit until n of the client's connections
+// have synced, and reports how long it waited and whether they did. Unlike
+// awaitConnections it may be called from any goroutine.
+func connectionsSynced(c *client, p *process, n int, limit time.Duration) (time.Duration, bool) {
+	return eventually(limit, func() bool {
 		var out struct {
 			BankConnections []struct {
 				LastSyncedAt *string `json:"lastSyncedAt"`
@@ -247,9 +256,6 @@ func awaitConnections(t *testing.T, c *client, p *process, n int) {
 		}
 		return synced >= n
 	})
-	if !ok {
-		t.Fatalf("%d connections not synced after %v", n, took)
-	}
 }
 
 // spread sends n requests with the client, alternating between the

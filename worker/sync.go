@@ -49,6 +49,12 @@ type Syncer struct {
 	// is safe for a sync of any size. Zero means DefaultSlice; Sync itself
 	// (outside River) is never sliced.
 	Slice time.Duration
+	// WriteRate bounds the transaction rows a second that the syncs of
+	// every worker together store, through a budget kept in PostgreSQL, so
+	// that a large first sync leaves the database room for API reads.
+	// Zero means unbounded. Caveat: a batch is paced as a whole, so the
+	// rate holds over seconds, not within one batch.
+	WriteRate float64
 }
 
 // DefaultSlice is the slice of a sync job that NewClient's timeouts assume.
@@ -101,6 +107,21 @@ func (e sliceEnd) over(now time.Time) bool {
 	}
 }
 
+// sleep waits for d and reports true, or reports false as soon as the
+// worker begins to stop, and the context's error when it is done first.
+func (e sliceEnd) sleep(ctx context.Context, d time.Duration) (bool, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true, nil
+	case <-e.stop:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
 // sync is Sync, ending early with errSliceEnded after a committed batch
 // once end is over.
 func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd) error {
@@ -129,6 +150,11 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd) error {
 	// stored after all turns the copy into upserts (see insertFresh).
 	fresh := !target.HasTransactions || conn.LastSyncedAt == nil
 	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), fresh: fresh, end: end}
+	if target.HasTransactions {
+		// A later slice or sync: the statistics already count what was
+		// stored before, so no early refreshes.
+		run.stored = analyzeEvery
+	}
 	outcome, err := run.all(ctx, target.Cursor)
 	if errors.Is(err, errSliceEnded) {
 		return err

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,10 @@ type syncRun struct {
 	knownCategories map[string]knownCategory
 	// end is when the sync stops after a committed batch (errSliceEnded).
 	end sliceEnd
+	// stored counts the transaction rows this run stored (starting at
+	// analyzeEvery when the connection had rows before), unanalyzed those
+	// stored since it last refreshed the planner's statistics.
+	stored, unanalyzed int
 }
 
 // knownCategory is a provider category copied for the user in this sync:
@@ -127,7 +132,13 @@ func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 	for {
 		batch, more, err := nextBatch(pages, limit)
 		if len(batch) > 0 {
+			if ok, err := r.pace(ctx, batch); err != nil || !ok {
+				return cmp.Or(err, errSliceEnded)
+			}
 			if err := r.storeBatch(ctx, batch); err != nil {
+				return err
+			}
+			if err := r.refreshStats(ctx, batch, !more); err != nil {
 				return err
 			}
 		}
@@ -143,8 +154,83 @@ func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 			// The fetcher also stops, without a page, when ctx ends.
 			return ctx.Err()
 		}
-		limit = min(2*limit, maxBatchPages)
+		limit = min(2*limit, r.maxBatchPages(batch))
 	}
+}
+
+// When a sync refreshes the planner's statistics: once the rows stored
+// since the last refresh reach half of all it has stored (at least
+// analyzeFirst, at most analyzeEvery), and at its end when at least
+// analyzeFirst are new. Refreshes come early while a user's rows double
+// quickly, then every analyzeEvery rows.
+const (
+	analyzeFirst = 5_000
+	analyzeEvery = 100_000
+)
+
+// refreshStats refreshes the planner's statistics of transactions when
+// the rows just stored call for it: a user's row count can grow from
+// nothing to millions within one sync, far faster than autovacuum
+// notices, and a plan made for a few rows reads them all to list 50.
+func (r *syncRun) refreshStats(ctx context.Context, stored []providers.TransactionPage, last bool) error {
+	for i := range stored {
+		r.unanalyzed += len(stored[i].Upserts)
+		r.stored += len(stored[i].Upserts)
+	}
+	due := max(analyzeFirst, min(r.stored/2, analyzeEvery))
+	if r.unanalyzed < due && (!last || r.unanalyzed < analyzeFirst) {
+		return nil
+	}
+	r.unanalyzed = 0
+	return r.Store.AnalyzeTransactions(ctx)
+}
+
+// pacedBatch is how much of the write budget one batch may take when a
+// write rate is set: small batches spread a paced sync's writes evenly.
+const pacedBatch = 200 * time.Millisecond
+
+// maxBatchPages is the most pages one batch may hold: maxBatchPages, or,
+// under a write rate, the pages that hold about pacedBatch of it (at least
+// one), judged by the size of the pages just stored.
+func (r *syncRun) maxBatchPages(stored []providers.TransactionPage) int {
+	if r.WriteRate <= 0 {
+		return maxBatchPages
+	}
+	rows := 0
+	for i := range stored {
+		rows += len(stored[i].Upserts)
+	}
+	perPage := max(1, rows/len(stored))
+	return min(maxBatchPages, max(1, int(r.WriteRate*pacedBatch.Seconds())/perPage))
+}
+
+// pacedGrace is how long past its slice a paced sync may wait for the
+// write budget. The batch is then written anyway: when more syncs share
+// the budget than it can serve within a slice, each still makes progress
+// (and the rate is exceeded) rather than none, and a slice stays within
+// its job's timeout.
+const pacedGrace = 10 * time.Second
+
+// pace reserves the batch's rows of the shared write budget and waits
+// until they may be written, or at most pacedGrace past the slice. It
+// reports false, writing nothing, when the worker begins to stop: the
+// sync then continues from its stored cursor.
+func (r *syncRun) pace(ctx context.Context, batch []providers.TransactionPage) (bool, error) {
+	if r.WriteRate <= 0 {
+		return true, nil
+	}
+	rows := 0
+	for i := range batch {
+		rows += len(batch[i].Upserts)
+	}
+	wait, err := r.Store.ReserveSyncRows(ctx, rows, r.WriteRate, int(r.WriteRate))
+	if err != nil || wait <= 0 {
+		return err == nil, err
+	}
+	if !r.end.deadline.IsZero() {
+		wait = min(wait, time.Until(r.end.deadline)+pacedGrace)
+	}
+	return r.end.sleep(ctx, wait)
 }
 
 // prefetch fetches pages from req on until the last one or an error.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +39,15 @@ type config struct {
 	// ReadMaxLag is the replica's lag bound (FINSYNC_READ_MAX_LAG, a Go
 	// duration such as 5s; empty: storage.DefaultReplicaMaxLag).
 	ReadMaxLag string
+	// SyncWriteRate is the transaction rows a second that the syncs of all
+	// workers together store (FINSYNC_SYNC_WRITE_RATE; empty:
+	// defaultSyncWriteRate; 0: unbounded). See docs/recovery.md.
+	SyncWriteRate string
 }
+
+// defaultSyncWriteRate is the shared sync write budget when
+// FINSYNC_SYNC_WRITE_RATE is not set, in rows a second.
+const defaultSyncWriteRate = 0
 
 func configFromEnv() config {
 	c := config{
@@ -50,6 +59,7 @@ func configFromEnv() config {
 		TrustedProxies:       os.Getenv("FINSYNC_TRUSTED_PROXIES"),
 		ReadDatabaseURL:      os.Getenv("FINSYNC_READ_DATABASE_URL"),
 		ReadMaxLag:           os.Getenv("FINSYNC_READ_MAX_LAG"),
+		SyncWriteRate:        os.Getenv("FINSYNC_SYNC_WRITE_RATE"),
 	}
 	switch strings.ToLower(os.Getenv("FINSYNC_LOG_LEVEL")) {
 	case "debug":
@@ -131,6 +141,19 @@ func (c config) readMaxLag() (time.Duration, error) {
 		return 0, fmt.Errorf("FINSYNC_READ_MAX_LAG: %q is not a positive duration such as 5s", c.ReadMaxLag)
 	}
 	return d, nil
+}
+
+// syncWriteRate parses FINSYNC_SYNC_WRITE_RATE: a whole number of rows a
+// second, 0 for no bound; empty yields defaultSyncWriteRate.
+func (c config) syncWriteRate() (float64, error) {
+	if c.SyncWriteRate == "" {
+		return defaultSyncWriteRate, nil
+	}
+	n, err := strconv.Atoi(c.SyncWriteRate)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("FINSYNC_SYNC_WRITE_RATE: %q is not a whole number of rows a second (0: no bound)", c.SyncWriteRate)
+	}
+	return float64(n), nil
 }
 
 // trustedProxies parses FINSYNC_TRUSTED_PROXIES: comma-separated IP

@@ -112,7 +112,11 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	if reconnect == "" {
 		reconnect = "http://127.0.0.1:8080/reconnect/{connection_id}"
 	}
-	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: worker.ApplyRulesTx}
+	rate, err := a.cfg.syncWriteRate()
+	if err != nil {
+		return nil, err
+	}
+	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: worker.ApplyRulesTx, WriteRate: rate}
 	return worker.NewClient(worker.Config{Pool: st.Pool(), Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
 		Destinations: &worker.Destinations{Box: box}, Stopping: opts.stopping})
 }
@@ -131,6 +135,9 @@ func (a *app) workerCmd() *cobra.Command {
 			}
 			box, err := a.requireKeys()
 			if err != nil {
+				return err
+			}
+			if _, err := a.cfg.syncWriteRate(); err != nil {
 				return err
 			}
 			pool, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
