@@ -19,17 +19,17 @@ func TestPacedSyncsShareTheWriteRate(t *testing.T) {
 	const rows, rate = 1000, 300
 	var whole, paced []domain.BankConnection
 	for _, name := range []string{"paced-a", "paced-b"} {
-		key, err := sim.CredentialKey(domain.ProviderPlaid, sim.Credentials(domain.ProviderPlaid, name))
+		key, err := sim.CredentialKey(sim.Plaid, sim.Credentials(sim.Plaid, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: domain.ProviderPlaid, Credential: key, Transactions: rows, HistoryDays: 120}); err != nil {
+		if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: sim.Plaid, Credential: key, Transactions: rows, HistoryDays: 120}); err != nil {
 			t.Fatal(err)
 		}
-		w := e.connect(domain.ProviderPlaid, name)
+		w := e.connect(sim.Plaid, name)
 		e.mustSync(w)
 		whole = append(whole, w)
-		paced = append(paced, e.connect(domain.ProviderPlaid, name))
+		paced = append(paced, e.connect(sim.Plaid, name))
 	}
 	stored := e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = ANY($1)`, []any{whole[0].ID, whole[1].ID})
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/sim"
 )
 
@@ -16,14 +15,14 @@ import (
 func TestLargeFirstSyncRefreshesPlannerStatistics(t *testing.T) {
 	e := newSyncEnv(t)
 	const name = "stats"
-	key, err := sim.CredentialKey(domain.ProviderPlaid, sim.Credentials(domain.ProviderPlaid, name))
+	key, err := sim.CredentialKey(sim.Plaid, sim.Credentials(sim.Plaid, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: domain.ProviderPlaid, Credential: key, Transactions: 20000, HistoryDays: 200}); err != nil {
+	if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: sim.Plaid, Credential: key, Transactions: 20000, HistoryDays: 200}); err != nil {
 		t.Fatal(err)
 	}
-	e.mustSync(e.connect(domain.ProviderPlaid, name))
+	e.mustSync(e.connect(sim.Plaid, name))
 	stored := e.count(`SELECT count(*) FROM transactions WHERE user_id = $1`, e.user.ID)
 
 	var plan []struct {
