@@ -29,15 +29,19 @@ func dockerfileBuild(t *testing.T) (goBuild, []string) {
 	if !ok {
 		t.Fatalf("no build stage %q: %v", from, p)
 	}
-	gb, ok := findGoBuild(build)
+	gb, ok := findGoBuild(&p, build)
 	if !ok {
-		t.Fatal("build stage runs no go build")
+		t.Fatalf("build stage runs no go build: %v", p)
 	}
-	var env []string
-	for k, v := range stageEnv(build) {
-		env = append(env, k+"="+v)
+	env, err := buildEnv(df, build, gb)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return gb, append(env, gb.Env...)
+	var kv []string
+	for k, v := range env {
+		kv = append(kv, k+"="+v)
+	}
+	return gb, kv
 }
 
 // withOutput returns args with the value of -o replaced by out.
@@ -189,19 +193,4 @@ func tryBinary(t *testing.T, bin string, args ...string) (string, error) {
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
-}
-
-func TestWithOutput(t *testing.T) {
-	tests := []struct {
-		in   []string
-		want string
-	}{
-		{in: []string{"-trimpath", "-o", "/out/finsync", "./cmd/finsync"}, want: "-trimpath -o /tmp/x ./cmd/finsync"},
-		{in: []string{"-o=/out/finsync", "./cmd/finsync"}, want: "-o=/tmp/x ./cmd/finsync"},
-	}
-	for _, tt := range tests {
-		if got := strings.Join(withOutput(tt.in, "/tmp/x"), " "); got != tt.want {
-			t.Errorf("withOutput(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
 }

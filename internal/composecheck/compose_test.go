@@ -13,6 +13,7 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 )
 
 // finsyncCommands are the binary's subcommands a compose service may run.
@@ -64,7 +65,7 @@ func repoCompose(t *testing.T) *types.Project {
 
 // checkCompose returns what is wrong with p as finsync's compose project.
 // finalStage is the Dockerfile's image stage, to check healthcheck tools exist.
-func checkCompose(p *types.Project, finalStage Stage) []string {
+func checkCompose(p *types.Project, finalStage instructions.Stage) []string {
 	var pr problems
 	names := p.ServiceNames()
 	slices.Sort(names)
@@ -147,7 +148,7 @@ func checkFinsyncService(pr *problems, p *types.Project, svc types.ServiceConfig
 }
 
 // checkHealthcheckTools checks a healthcheck's program exists in the image.
-func checkHealthcheckTools(pr *problems, svc types.ServiceConfig, final Stage) {
+func checkHealthcheckTools(pr *problems, svc types.ServiceConfig, final instructions.Stage) {
 	if svc.HealthCheck == nil || len(svc.HealthCheck.Test) < 2 || svc.HealthCheck.Test[0] != "CMD" {
 		return
 	}

@@ -1,15 +1,30 @@
 package composecheck
 
 import (
+	"bytes"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/distribution/reference"
+	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 )
 
 // binaryPackage is the package the image is built from.
 const binaryPackage = "./cmd/finsync"
+
+// line is the Dockerfile line on which c starts.
+func line(c instructions.Command) int {
+	if loc := c.Location(); len(loc) > 0 {
+		return loc[0].Start.Line
+	}
+	return 0
+}
 
 // goBuild is the `go build` command of a build stage.
 type goBuild struct {
@@ -17,153 +32,82 @@ type goBuild struct {
 	Env []string
 	// Args are the words after `go build`.
 	Args []string
-	// Run is the RUN instruction holding the command.
-	Run Instruction
-}
-
-// output returns the value of -o, or "".
-func (b goBuild) output() string {
-	v, _ := b.flag("o")
-	return v
 }
 
 // flag returns the value of -name (or --name), written as `-name=v` or
 // `-name v`, and whether it is present. A boolean flag has value "".
-func (b goBuild) flag(name string) (string, bool) {
+func (b goBuild) flag(name string, boolean bool) (string, bool) {
 	for i, a := range b.Args {
 		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v, true
+		}
 		if a == name {
-			if i+1 < len(b.Args) && !strings.HasPrefix(b.Args[i+1], "-") && name != "trimpath" {
+			if !boolean && i+1 < len(b.Args) {
 				return b.Args[i+1], true
 			}
 			return "", true
-		}
-		if v, ok := strings.CutPrefix(a, name+"="); ok {
-			return v, true
 		}
 	}
 	return "", false
 }
 
-// findGoBuild finds the first `go build` command in the stage's RUNs.
-func findGoBuild(st Stage) (goBuild, bool) {
-	for _, run := range st.All("RUN") {
-		cmds, err := ShellCommands(run.Args)
+// stageCommands returns every simple command the stage's RUNs run. A RUN
+// the shell parser rejects is a problem.
+func stageCommands(p *problems, st instructions.Stage) []SimpleCommand {
+	var cmds []SimpleCommand
+	for _, run := range Commands[*instructions.RunCommand](st) {
+		rc, err := RunCommands(run)
 		if err != nil {
-			continue
+			p.addf("line %d: %v", line(run), err)
 		}
-		for _, words := range cmds {
-			env, rest := splitEnvPrefix(words)
-			if len(rest) >= 2 && rest[0] == "go" && rest[1] == "build" {
-				return goBuild{Env: env, Args: rest[2:], Run: run}, true
-			}
-		}
+		cmds = append(cmds, rc...)
 	}
-	return goBuild{}, false
+	return cmds
 }
 
-// splitEnvPrefix separates leading VAR=value words from a command.
-func splitEnvPrefix(words []string) (env, rest []string) {
-	for i, w := range words {
-		if k, _, ok := strings.Cut(w, "="); !ok || k == "" || strings.ContainsAny(k, "-./") {
-			return words[:i], words[i:]
-		}
-	}
-	return words, nil
-}
-
-// stageEnv returns the variables set by the stage's ENV instructions.
-func stageEnv(st Stage) map[string]string {
-	env := map[string]string{}
-	for _, in := range st.All("ENV") {
-		words, err := SplitWords(in.Args)
-		if err != nil || len(words) == 0 {
-			continue
-		}
-		if !strings.Contains(words[0], "=") { // legacy `ENV KEY value`
-			env[words[0]] = strings.Join(words[1:], " ")
-			continue
-		}
-		for _, w := range words {
-			k, v, _ := strings.Cut(w, "=")
-			env[k] = v
-		}
-	}
-	return env
+// runs reports whether c's words start with prefix.
+func runs(c SimpleCommand, prefix ...string) bool {
+	return len(c.Args) >= len(prefix) && slices.Equal(c.Args[:len(prefix)], prefix)
 }
 
 // createsUser reports whether a RUN of st creates the user called name with
 // useradd or adduser.
-func createsUser(st Stage, name string) bool {
-	for _, run := range st.All("RUN") {
-		cmds, err := ShellCommands(run.Args)
-		if err != nil {
-			continue
-		}
-		for _, words := range cmds {
-			if (words[0] == "useradd" || words[0] == "adduser") && words[len(words)-1] == name {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func instructionRuns(in Instruction, prefix ...string) bool {
-	if in.Cmd != "RUN" {
-		return false
-	}
-	cmds, err := ShellCommands(in.Args)
-	if err != nil {
-		return false
-	}
-	for _, words := range cmds {
-		if _, rest := splitEnvPrefix(words); len(rest) >= len(prefix) && slices.Equal(rest[:len(prefix)], prefix) {
-			return true
-		}
-	}
-	return false
+func createsUser(st instructions.Stage, name string) bool {
+	cmds := stageCommands(&problems{}, st)
+	return slices.ContainsFunc(cmds, func(c SimpleCommand) bool {
+		return (runs(c, "useradd") || runs(c, "adduser")) && c.Args[len(c.Args)-1] == name
+	})
 }
 
 // installsPackage reports whether a RUN of st installs pkg with apt-get or apk.
-func installsPackage(st Stage, pkg string) bool {
-	for _, run := range st.All("RUN") {
-		cmds, err := ShellCommands(run.Args)
-		if err != nil {
-			continue
-		}
-		for _, words := range cmds {
-			isInstall := len(words) > 2 && ((words[0] == "apt-get" && slices.Contains(words, "install")) ||
-				(words[0] == "apk" && words[1] == "add"))
-			if isInstall && slices.Contains(words, pkg) {
-				return true
-			}
-		}
-	}
-	return false
+func installsPackage(st instructions.Stage, pkg string) bool {
+	cmds := stageCommands(&problems{}, st)
+	return slices.ContainsFunc(cmds, func(c SimpleCommand) bool {
+		install := (runs(c, "apt-get") && slices.Contains(c.Args, "install")) || runs(c, "apk", "add")
+		return install && slices.Contains(c.Args[1:], pkg)
+	})
 }
 
-// imageRef splits an image reference into repository and tag, dropping any
-// digest and the docker.io/library/ prefix.
-func imageRef(image string) (repo, tag string) {
-	image, _, _ = strings.Cut(image, "@")
-	image = strings.TrimPrefix(strings.TrimPrefix(image, "docker.io/"), "library/")
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
-		return image[:i], image[i+1:]
+// imageRef splits an image reference into its familiar repository name
+// (`golang`, not `docker.io/library/golang`) and its tag, "latest" if none.
+func imageRef(image string) (repo, tag string, err error) {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return "", "", fmt.Errorf("image %q: %w", image, err)
 	}
-	return image, "latest"
+	tag = "latest"
+	if t, ok := named.(reference.Tagged); ok {
+		tag = t.Tag()
+	}
+	return reference.FamiliarName(named), tag, nil
 }
 
-// copyArgs splits a COPY's arguments into sources and destination.
-func copyArgs(in Instruction) (srcs []string, dest string) {
-	words, ok := in.ExecForm()
-	if !ok {
-		words = strings.Fields(in.Args)
-	}
-	if len(words) < 2 {
-		return nil, ""
-	}
-	return words[:len(words)-1], words[len(words)-1]
+// copies reports whether c is a COPY of exactly the sources srcs, in any order.
+func copies(c instructions.Command, srcs ...string) bool {
+	cp, ok := c.(*instructions.CopyCommand)
+	return ok && len(cp.SourcePaths) == len(srcs) &&
+		slices.Equal(slices.Sorted(slices.Values(cp.SourcePaths)), slices.Sorted(slices.Values(srcs)))
 }
 
 // checkDockerfile returns what is wrong with df as finsync's image build,
@@ -183,7 +127,7 @@ func checkDockerfile(df *Dockerfile, goVersion string) []string {
 	}
 	checkBuildImage(&p, build, goVersion)
 	checkModuleLayer(&p, build)
-	checkBuildCommand(&p, build, binary)
+	checkBuildCommand(&p, df, build, binary)
 	checkFinalImage(&p, final)
 	checkUser(&p, final)
 	checkEntrypoint(&p, final)
@@ -192,22 +136,20 @@ func checkDockerfile(df *Dockerfile, goVersion string) []string {
 
 // checkFinalCopy checks the final stage copies one thing, the binary, from
 // another stage, and returns that stage's name and the binary's build path.
-func checkFinalCopy(p *problems, final Stage) (from, binary string) {
-	for _, in := range final.Instructions {
-		if in.Cmd != "COPY" && in.Cmd != "ADD" {
+func checkFinalCopy(p *problems, final instructions.Stage) (from, binary string) {
+	if adds := Commands[*instructions.AddCommand](final); len(adds) > 0 {
+		p.addf("line %d: final stage ADDs %q; it must hold only the binary", line(adds[0]), adds[0].SourcePaths)
+	}
+	for _, in := range Commands[*instructions.CopyCommand](final) {
+		if in.From == "" {
+			p.addf("line %d: final stage copies %q from the build context; it must hold only the binary", line(in), in.SourcePaths)
 			continue
 		}
-		f, ok := in.Flag("from")
-		if !ok {
-			p.addf("line %d: final stage %s %q from the build context; it must hold only the binary", in.Line, in.Cmd, in.Args)
+		if in.DestPath != "/finsync" || len(in.SourcePaths) != 1 {
+			p.addf("line %d: final stage copies %q to %q; want one binary copied to /finsync", line(in), in.SourcePaths, in.DestPath)
 			continue
 		}
-		srcs, dest := copyArgs(in)
-		if dest != "/finsync" || len(srcs) != 1 {
-			p.addf("line %d: final stage copies %q; want one binary copied to /finsync", in.Line, in.Args)
-			continue
-		}
-		from, binary = f, srcs[0]
+		from, binary = in.From, in.SourcePaths[0]
 	}
 	if from == "" {
 		p.addf("final stage copies no binary from a build stage")
@@ -217,26 +159,32 @@ func checkFinalCopy(p *problems, final Stage) (from, binary string) {
 
 // checkBuildImage checks the build stage uses the official Go image at
 // go.mod's version: `golang:1.26.8` or a variant such as `golang:1.26.8-trixie`.
-func checkBuildImage(p *problems, build Stage, goVersion string) {
-	repo, tag := imageRef(build.Image)
-	if repo != "golang" {
-		p.addf("build image %q: want the official golang image", build.Image)
-		return
-	}
-	if version, _, _ := strings.Cut(tag, "-"); version != goVersion {
-		p.addf("build image %q: Go %s does not match go.mod's go %s", build.Image, version, goVersion)
+func checkBuildImage(p *problems, build instructions.Stage, goVersion string) {
+	repo, tag, err := imageRef(build.BaseName)
+	switch {
+	case err != nil:
+		p.addf("build %v", err)
+	case repo != "golang":
+		p.addf("build image %q: want the official golang image", build.BaseName)
+	default:
+		if version, _, _ := strings.Cut(tag, "-"); version != goVersion {
+			p.addf("build image %q: Go %s does not match go.mod's go %s", build.BaseName, version, goVersion)
+		}
 	}
 }
 
-func checkModuleLayer(p *problems, build Stage) {
-	modCopy := build.Index(func(in Instruction) bool {
-		srcs, _ := copyArgs(in)
-		return in.Cmd == "COPY" && len(srcs) == 2 && slices.Contains(srcs, "go.mod") && slices.Contains(srcs, "go.sum")
-	})
-	download := build.Index(func(in Instruction) bool { return instructionRuns(in, "go", "mod", "download") })
-	source := build.Index(func(in Instruction) bool {
-		srcs, _ := copyArgs(in)
-		return in.Cmd == "COPY" && slices.Contains(srcs, ".")
+// checkModuleLayer checks the modules are downloaded in a layer of their
+// own, which only go.mod and go.sum invalidate.
+func checkModuleLayer(p *problems, build instructions.Stage) {
+	modCopy := slices.IndexFunc(build.Commands, func(c instructions.Command) bool { return copies(c, "go.mod", "go.sum") })
+	source := slices.IndexFunc(build.Commands, func(c instructions.Command) bool { return copies(c, ".") })
+	download := slices.IndexFunc(build.Commands, func(c instructions.Command) bool {
+		run, ok := c.(*instructions.RunCommand)
+		if !ok {
+			return false
+		}
+		cmds, err := RunCommands(run)
+		return err == nil && slices.ContainsFunc(cmds, func(c SimpleCommand) bool { return runs(c, "go", "mod", "download") })
 	})
 	switch {
 	case modCopy < 0:
@@ -249,77 +197,108 @@ func checkModuleLayer(p *problems, build Stage) {
 		p.addf("module download is not its own layer: want COPY go.mod go.sum, then RUN go mod download, then COPY . .")
 	}
 	if download >= 0 {
-		if _, cached := build.Instructions[download].Flag("mount"); cached {
-			p.addf("line %d: `go mod download` uses a cache mount, so its layer holds no modules", build.Instructions[download].Line)
+		if run := build.Commands[download].(*instructions.RunCommand); slices.Contains(run.FlagsUsed, "mount") {
+			p.addf("line %d: `go mod download` uses a mount, so its layer holds no modules", line(run))
 		}
 	}
 }
 
-func checkBuildCommand(p *problems, build Stage, binary string) {
-	gb, ok := findGoBuild(build)
-	if !ok {
-		p.addf("build stage runs no `go build`")
-		return
+// findGoBuild returns the stage's first `go build` command.
+func findGoBuild(p *problems, st instructions.Stage) (goBuild, bool) {
+	cmds := stageCommands(p, st)
+	for _, c := range cmds {
+		if runs(c, "go", "build") {
+			return goBuild{Env: c.Env, Args: c.Args[2:]}, true
+		}
 	}
-	env := stageEnv(build)
+	return goBuild{}, false
+}
+
+// buildEnv returns the environment the stage gives its `go build`: the
+// stage's ENV, then the assignments written before the command.
+func buildEnv(df *Dockerfile, build instructions.Stage, gb goBuild) (map[string]string, error) {
+	env, err := df.StageEnv(build)
+	if err != nil {
+		return nil, err
+	}
 	for _, kv := range gb.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
+	return env, nil
+}
+
+func checkBuildCommand(p *problems, df *Dockerfile, build instructions.Stage, binary string) {
+	gb, ok := findGoBuild(p, build)
+	if !ok {
+		p.addf("build stage runs no `go build`")
+		return
+	}
+	env, err := buildEnv(df, build, gb)
+	if err != nil {
+		p.addf("build stage environment: %v", err)
+	}
 	if env["CGO_ENABLED"] != "0" {
 		p.addf("go build runs without CGO_ENABLED=0")
 	}
-	if _, ok := gb.flag("trimpath"); !ok {
+	if _, ok := gb.flag("trimpath", true); !ok {
 		p.addf("go build lacks -trimpath")
 	}
-	if v, _ := gb.flag("ldflags"); strings.Join(strings.Fields(v), " ") != "-s -w" {
+	if v, _ := gb.flag("ldflags", false); strings.Join(strings.Fields(v), " ") != "-s -w" {
 		p.addf(`go build -ldflags = %q, want "-s -w"`, v)
 	}
 	if !slices.Contains(gb.Args, binaryPackage) {
 		p.addf("go build does not build %s", binaryPackage)
 	}
-	if binary != "" && gb.output() != binary {
-		p.addf("go build writes %q but the final stage copies %q", gb.output(), binary)
+	if out, _ := gb.flag("o", false); binary != "" && out != binary {
+		p.addf("go build writes %q but the final stage copies %q", out, binary)
 	}
 }
 
-func checkFinalImage(p *problems, final Stage) {
-	repo, tag := imageRef(final.Image)
+// checkFinalImage checks the image is a small base: debian slim, or
+// distroless static as nonroot.
+func checkFinalImage(p *problems, final instructions.Stage) {
+	repo, tag, err := imageRef(final.BaseName)
 	switch {
+	case err != nil:
+		p.addf("final %v", err)
 	case repo == "debian" && strings.HasSuffix(tag, "-slim"):
 	case strings.HasPrefix(repo, "gcr.io/distroless/static") && strings.Contains(tag, "nonroot"):
 	default:
-		p.addf("final image %q: want debian:<release>-slim or gcr.io/distroless/static:nonroot", final.Image)
+		p.addf("final image %q: want debian:<release>-slim or gcr.io/distroless/static:nonroot", final.BaseName)
 	}
 }
 
 // checkUser checks the image runs as a user other than root, and that a
 // named user is created in the stage.
-func checkUser(p *problems, final Stage) {
-	in, ok := final.Last("USER")
-	if !ok {
-		if _, tag := imageRef(final.Image); !strings.Contains(tag, "nonroot") {
+func checkUser(p *problems, final instructions.Stage) {
+	users := Commands[*instructions.UserCommand](final)
+	if len(users) == 0 {
+		if _, tag, _ := imageRef(final.BaseName); !strings.Contains(tag, "nonroot") {
 			p.addf("final stage sets no USER, so the image runs as root")
 		}
 		return
 	}
-	user, _, _ := strings.Cut(strings.TrimSpace(in.Args), ":")
+	in := users[len(users)-1]
+	user, _, _ := strings.Cut(in.User, ":")
 	switch {
-	case user == "root" || strings.Trim(user, "0") == "" && user != "":
-		p.addf("line %d: USER %s is root", in.Line, in.Args)
+	case user == "root" || user != "" && strings.Trim(user, "0") == "":
+		p.addf("line %d: USER %s is root", line(in), in.User)
 	case strings.Trim(user, "0123456789") != "" && user != "nonroot" && !createsUser(final, user):
-		p.addf("line %d: USER %s is never created", in.Line, user)
+		p.addf("line %d: USER %s is never created", line(in), user)
 	}
 }
 
-func checkEntrypoint(p *problems, final Stage) {
-	in, ok := final.Last("ENTRYPOINT")
-	if !ok {
+// checkEntrypoint checks the entrypoint is the binary in exec form, so it
+// runs as PID 1 and receives signals.
+func checkEntrypoint(p *problems, final instructions.Stage) {
+	eps := Commands[*instructions.EntrypointCommand](final)
+	if len(eps) == 0 {
 		p.addf("final stage has no ENTRYPOINT")
 		return
 	}
-	if args, ok := in.ExecForm(); !ok || !slices.Equal(args, []string{"/finsync"}) {
-		p.addf(`line %d: ENTRYPOINT %s, want ["/finsync"]`, in.Line, in.Args)
+	if in := eps[len(eps)-1]; in.PrependShell || !slices.Equal(in.CmdLine, []string{"/finsync"}) {
+		p.addf(`line %d: ENTRYPOINT %q (shell form %v), want ["/finsync"]`, line(in), in.CmdLine, in.PrependShell)
 	}
 }
 
@@ -331,7 +310,7 @@ func loadDockerfile(t *testing.T) (*Dockerfile, []byte) {
 	if err != nil {
 		t.Fatalf("read Dockerfile: %v", err)
 	}
-	df, err := ParseDockerfile(strings.NewReader(string(src)))
+	df, err := ParseDockerfile(bytes.NewReader(src))
 	if err != nil {
 		t.Fatalf("parse Dockerfile: %v", err)
 	}
@@ -361,7 +340,7 @@ func TestDockerfileChecksCatchMistakes(t *testing.T) {
 		{"no trimpath", "-trimpath ", "", "-trimpath"},
 		{"no strip", `-ldflags="-s -w"`, `-ldflags="-X main.v=1"`, "-ldflags"},
 		{"no module layer", "COPY go.mod go.sum ./\n", "", "go.mod and go.sum"},
-		{"cached download", "RUN go mod download", "RUN --mount=type=cache,target=/go/pkg/mod go mod download", "cache mount"},
+		{"cached download", "RUN go mod download", "RUN --mount=type=cache,target=/go/pkg/mod go mod download", "uses a mount"},
 		{"context in final", "COPY --from=build /out/finsync /finsync", "COPY --from=build /out/finsync /finsync\nCOPY . /src", "build context"},
 		{"wrong output", "-o /out/finsync", "-o /out/app", "copies"},
 		{"shell entrypoint", `ENTRYPOINT ["/finsync"]`, "ENTRYPOINT /finsync", "ENTRYPOINT"},
@@ -408,5 +387,66 @@ func TestDockerfileChecksAcceptAlternatives(t *testing.T) {
 			}
 			reportProblems(t, tt.name, checkDockerfile(df, goVersion))
 		})
+	}
+}
+
+// TestParseDockerfile covers what this package adds to BuildKit's reader:
+// FROM resolved from global ARG defaults, ENV expanded, and RUN split into
+// simple commands by a shell parser.
+func TestParseDockerfile(t *testing.T) {
+	src := "# escape=`\n" +
+		"ARG GO=1.26.8\n" +
+		"FROM golang:${GO}-trixie AS build\n" +
+		"ENV A=1 B=\"x y\" C=${A}z\n" +
+		"RUN apt-get install -y curl `\n" +
+		"    && CGO_ENABLED=0 go build -ldflags=\"-s -w\" -o '/out/x y' ./cmd/x; echo \"$(uname -m)\" done\n" +
+		"FROM scratch\n"
+	df, err := ParseDockerfile(strings.NewReader(src))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	build, ok := df.Stage("BUILD")
+	if !ok || build.BaseName != "golang:1.26.8-trixie" {
+		t.Fatalf("build stage = %q, %v; want golang:1.26.8-trixie", build.BaseName, ok)
+	}
+	env, err := df.StageEnv(build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"A": "1", "B": "x y", "C": "1z"}; !maps.Equal(env, want) {
+		t.Errorf("env = %q, want %q", env, want)
+	}
+	runs := Commands[*instructions.RunCommand](build)
+	if len(runs) != 1 {
+		t.Fatalf("RUNs = %d, want 1", len(runs))
+	}
+	cmds, err := RunCommands(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SimpleCommand{
+		{Args: []string{"apt-get", "install", "-y", "curl"}},
+		{Env: []string{"CGO_ENABLED=0"}, Args: []string{"go", "build", "-ldflags=-s -w", "-o", "/out/x y", "./cmd/x"}},
+		{Args: []string{"echo", "", "done"}},
+		{Args: []string{"uname", "-m"}},
+	}
+	if !reflect.DeepEqual(cmds, want) {
+		t.Errorf("commands = %q, want %q", cmds, want)
+	}
+	if !installsPackage(build, "curl") || installsPackage(build, "wget") {
+		t.Error("installsPackage does not see apt-get install curl (only)")
+	}
+}
+
+func TestParseDockerfileRejects(t *testing.T) {
+	for name, src := range map[string]string{
+		"no FROM":             "# nothing\n",
+		"RUN before FROM":     "RUN true\nFROM scratch\n",
+		"unknown instruction": "FROM scratch\nRUNN true\n",
+		"unknown flag":        "FROM scratch\nCOPY --form=build /a /b\n",
+	} {
+		if _, err := ParseDockerfile(strings.NewReader(src)); err == nil {
+			t.Errorf("%s: parsed %q without error", name, src)
+		}
 	}
 }

@@ -1,10 +1,10 @@
 package composecheck
 
 import (
-	"bufio"
-	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,33 +23,24 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// goDirective returns the version in go.mod's `go` line.
-func goDirective(gomod []byte) (string, error) {
-	sc := bufio.NewScanner(bytes.NewReader(gomod))
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 2 && fields[0] == "go" {
-			return fields[1], nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("read go.mod: %w", err)
-	}
-	return "", fmt.Errorf("go.mod has no go directive")
-}
-
-// repoGoVersion reads the go directive of the repository's go.mod.
+// repoGoVersion returns the version in go.mod's go directive, read by the go
+// command itself (`go mod edit -json`).
 func repoGoVersion(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "go.mod"))
+	cmd := exec.CommandContext(t.Context(), "go", "mod", "edit", "-json")
+	cmd.Dir = repoRoot(t)
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("read go.mod: %v", err)
+		t.Fatalf("go mod edit -json: %v", err)
 	}
-	v, err := goDirective(b)
-	if err != nil {
-		t.Fatal(err)
+	var mod struct{ Go string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatalf("decode go mod edit -json: %v", err)
 	}
-	return v
+	if mod.Go == "" {
+		t.Fatal("go.mod has no go directive")
+	}
+	return mod.Go
 }
 
 // problems collects what a check found wrong.
@@ -76,26 +67,4 @@ func wantProblem(t *testing.T, found []string, want string) {
 		}
 	}
 	t.Errorf("want a problem containing %q, got %q", want, found)
-}
-
-func TestGoDirective(t *testing.T) {
-	tests := []struct {
-		name, gomod, want string
-		wantErr           bool
-	}{
-		{name: "patch", gomod: "module x\n\ngo 1.26.8\n", want: "1.26.8"},
-		{name: "minor", gomod: "module x\ngo 1.26\ntoolchain go1.26.8\n", want: "1.26"},
-		{name: "missing", gomod: "module x\n", wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := goDirective([]byte(tt.gomod))
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
-			}
-			if got != tt.want {
-				t.Errorf("got %q, want %q", got, tt.want)
-			}
-		})
-	}
 }
