@@ -119,7 +119,7 @@ func testReadsDuringLargeSync(t *testing.T, h *harness, ps []*process) {
 	clients := []*client{other, own}
 
 	stop := make(chan struct{})
-	time.AfterFunc(15*time.Second, func() { close(stop) })
+	time.AfterFunc(30*time.Second, func() { close(stop) })
 	idle, idleBad := latencies(clients, ps, rate, stop)
 
 	rows := fleetRows(t)
