@@ -66,12 +66,12 @@ func testKilledWorker(t *testing.T, h *harness) {
 		t.Fatalf("the sync did not resume within 2 minutes of kill -9 (%d rows stored at the kill)", before)
 	}
 	h.Worker("worker-a")
-	awaitConnections(t, newClient(t, crashKey), h.anyServe(), 1)
+	awaitLargeSync(t, newClient(t, crashKey), h.anyServe(), 1)
 	finished := time.Since(killed)
 
 	twinUser, twinKey, _ := h.User("twin@example.com", "pro")
 	h.CLI("connections", "add", "--user", twinUser, "--provider", "plaid", "--sim", "--sim-name", "crash")
-	awaitConnections(t, newClient(t, twinKey), h.anyServe(), 1)
+	awaitLargeSync(t, newClient(t, twinKey), h.anyServe(), 1)
 	got, want := h.rowsOf(ctx, db, crashUser), h.rowsOf(ctx, db, twinUser)
 	diff := differingRows(ctx, t, db, crashUser, twinUser)
 	t.Logf("kill -9 of the worker %d rows into a %d-transaction first sync: resumed on another worker after %v, finished %v after the kill; %d rows stored, %d by an uninterrupted sync, %d differ",

@@ -234,6 +234,31 @@ func awaitConnections(t *testing.T, c *client, p *process, n int) {
 	}
 }
 
+// awaitLargeSync is awaitConnections for a sync that may take many
+// minutes (a paced 1,000,000-row first sync takes over two): it checks once
+// a second, since each check counts against the user's plan limit.
+func awaitLargeSync(t *testing.T, c *client, p *process, n int) {
+	t.Helper()
+	if !largeSyncDone(c, p, n) {
+		t.Fatalf("%d connections not synced after %v", n, largeSyncLimit)
+	}
+}
+
+// largeSyncLimit bounds the wait for a large sync.
+const largeSyncLimit = 15 * time.Minute
+
+// largeSyncDone checks once a second, up to largeSyncLimit, whether n of
+// the client's connections have synced. It may be called from any
+// goroutine.
+func largeSyncDone(c *client, p *process, n int) bool {
+	for deadline := time.Now().Add(largeSyncLimit); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if _, ok := connectionsSynced(c, p, n, 0); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // connectionsSynced waits up to limit until n of the client's connections
 // have synced, and reports how long it waited and whether they did. Unlike
 // awaitConnections it may be called from any goroutine.

@@ -128,15 +128,7 @@ func testReadsDuringLargeSync(t *testing.T, h *harness, ps []*process) {
 	stop = make(chan struct{})
 	done := make(chan struct{})
 	var synced bool
-	go func() {
-		// Once a second: the checks count against the user's plan limit.
-		defer close(done)
-		for deadline := time.Now().Add(15 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
-			if _, synced = connectionsSynced(own, ps[0], 2, 0); synced {
-				return
-			}
-		}
-	}()
+	go func() { synced = largeSyncDone(own, ps[0], 2); close(done) }()
 	var busy [][]time.Duration
 	var busyBad int
 	go func() { <-done; close(stop) }()

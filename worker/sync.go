@@ -52,7 +52,7 @@ type Syncer struct {
 	// WriteRate bounds the transaction rows a second that the syncs of
 	// every worker together store, through a budget kept in PostgreSQL, so
 	// that a large first sync leaves the database room for API reads.
-	// Zero means unbounded (finsync worker's default is 8,000). Caveat: a batch is paced as a whole, so the
+	// Zero means unbounded (finsync worker's default is 5,000). Caveat: a batch is paced as a whole, so the
 	// rate holds over seconds, not within one batch.
 	WriteRate float64
 }

@@ -46,10 +46,10 @@ type config struct {
 }
 
 // defaultSyncWriteRate is the shared sync write budget when
-// FINSYNC_SYNC_WRITE_RATE is not set, in rows a second: about a seventh of
-// what one first sync stores unpaced on two cores, which keeps the API's
-// reads within 2x of idle during it (BENCHMARKS.md, "Fleet").
-const defaultSyncWriteRate = 8000
+// FINSYNC_SYNC_WRITE_RATE is not set, in rows a second: about a quarter of
+// what one first sync stores unpaced on two cores, measured to keep the
+// API's reads within 2x of idle during it (BENCHMARKS.md, "Fleet").
+const defaultSyncWriteRate = 5000
 
 func configFromEnv() config {
 	c := config{
