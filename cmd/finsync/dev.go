@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/finsync/finsync/domain"
@@ -22,7 +23,7 @@ import (
 const demoEmail = "demo@finsync.dev"
 
 func (a *app) devCmd() *cobra.Command {
-	var addr, simAddr, dir string
+	var addr, simAddr, metricsAddr, dir string
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Zero-config demo: database, simulator, demo data, API and worker in one process",
@@ -57,8 +58,11 @@ func (a *app) devCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// One registry for the API and the worker this process runs.
+			reg := prometheus.NewRegistry()
+			baseMetrics(reg, st)
 			stopping := make(chan struct{})
-			client, err := a.newWorkerClient(st, box, a.logger(), workerOptions{unlimited: true, periodic: true, stopping: stopping}, nil)
+			client, err := a.newWorkerClient(st, box, a.logger(), workerOptions{unlimited: true, periodic: true, stopping: stopping}, reg)
 			if err != nil {
 				return err
 			}
@@ -68,7 +72,7 @@ func (a *app) devCmd() *cobra.Command {
 				logf("%v", err)
 			}
 			apiErr := make(chan error, 1)
-			g.Go(func() error { err := a.runAPI(gctx, st, addr, ""); apiErr <- err; return err })
+			g.Go(func() error { err := a.runAPI(gctx, st, addr, metricsAddr, reg); apiErr <- err; return err })
 			if err := waitHealthy(ctx, "http://"+addr+"/v2/health", apiErr); err != nil {
 				return err
 			}
@@ -77,6 +81,7 @@ func (a *app) devCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "API listen address")
+	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9090", "ops address for /metrics (the API's and the worker's), /livez and /readyz (empty disables)")
 	cmd.Flags().StringVar(&simAddr, "sim-addr", "127.0.0.1:8090", "provider simulator listen address")
 	cmd.Flags().StringVar(&dir, "dir", ".finsync", "where the demo keeps its encryption key and, when needed, a private PostgreSQL cluster")
 	return cmd
