@@ -76,6 +76,9 @@ func (a *app) devCmd() *cobra.Command {
 			if err := waitHealthy(ctx, "http://"+addr+"/v2/health", apiErr); err != nil {
 				return err
 			}
+			if metricsAddr != "" {
+				demo.MetricsURL = "http://" + metricsAddr + "/metrics"
+			}
 			a.printDemo(addr, simRoot, dbURL, demo)
 			return g.Wait()
 		},
@@ -95,6 +98,9 @@ type demo struct {
 	Jobs        map[uuid.UUID]int64
 	// Asked is when the demo syncs were enqueued.
 	Asked time.Time
+	// MetricsURL serves the process's metrics, API's and worker's (empty:
+	// none).
+	MetricsURL string
 }
 
 // seedDemo creates (once) the demo user, a manual account and one
@@ -170,7 +176,8 @@ func seedDemoConnections(ctx context.Context, st *storage.Store, box *secrets.Bo
 func (a *app) printDemo(addr, simRoot, dbURL string, d demo) {
 	base := "http://" + addr
 	if a.json {
-		_ = a.print(map[string]any{"baseUrl": base, "key": d.Key, "userId": d.UserID, "databaseUrl": dbURL, "simulatorUrl": simRoot, "connections": d.Connections}, "")
+		_ = a.print(map[string]any{"baseUrl": base, "key": d.Key, "userId": d.UserID, "databaseUrl": dbURL, "simulatorUrl": simRoot, "connections": d.Connections,
+			"metricsUrl": d.MetricsURL}, "")
 		return
 	}
 	fmt.Fprintf(a.out, `finsync is running.
