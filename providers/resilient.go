@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/resilience"
@@ -15,20 +16,54 @@ import (
 // jittered retries of Unavailable failures. It is itself a Provider and
 // safe for concurrent use.
 type Resilient struct {
-	p Provider
-	g *resilience.Guard
+	p       Provider
+	g       *resilience.Guard
+	observe CallObserver
 }
 
 var _ Provider = (*Resilient)(nil)
 
+// The operations a CallObserver is told of, one per Provider method.
+const (
+	OpAccounts               = "accounts"
+	OpTransactions           = "transactions"
+	OpHoldings               = "holdings"
+	OpInvestmentTransactions = "investment_transactions"
+)
+
+// Operations lists every operation a CallObserver may be told of.
+func Operations() []string {
+	return []string{OpAccounts, OpTransactions, OpHoldings, OpInvestmentTransactions}
+}
+
+// CallObserver is told of every call an adapter makes to its provider: each
+// attempt that the guard lets through (a retry is a call of its own), how
+// long it took and the adapter's error (nil on success). Calls the guard
+// refuses (an open breaker, a rate limiter's long wait) reach no provider
+// and are not reported. It must be safe for concurrent use and quick: it
+// runs on the calling goroutine.
+type CallObserver func(provider, operation string, took time.Duration, err error)
+
+// ResilientOption tunes NewResilient.
+type ResilientOption func(*Resilient)
+
+// WithCallObserver reports every call to the provider to fn.
+func WithCallObserver(fn CallObserver) ResilientOption {
+	return func(r *Resilient) { r.observe = fn }
+}
+
 // NewResilient wraps p. A nil cfg.Limits takes the limits p declares
 // (Description.Limits).
-func NewResilient(p Provider, cfg resilience.Config) *Resilient {
+func NewResilient(p Provider, cfg resilience.Config, opts ...ResilientOption) *Resilient {
 	if cfg.Limits == nil {
 		l := p.Describe().Limits
 		cfg.Limits = &l
 	}
-	return &Resilient{p: p, g: resilience.NewGuard(p.Name(), cfg)}
+	r := &Resilient{p: p, g: resilience.NewGuard(p.Name(), cfg)}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // Unwrap returns the wrapped provider.
@@ -43,7 +78,7 @@ func (r *Resilient) Describe() Description { return r.p.Describe() }
 // Accounts calls the wrapped provider through the resilience layer.
 func (r *Resilient) Accounts(ctx context.Context, conn Connection) (AccountSet, error) {
 	var out AccountSet
-	err := r.call(ctx, conn, func(ctx context.Context) error {
+	err := r.call(ctx, conn, OpAccounts, func(ctx context.Context) error {
 		var err error
 		out, err = r.p.Accounts(ctx, conn)
 		return err
@@ -54,7 +89,7 @@ func (r *Resilient) Accounts(ctx context.Context, conn Connection) (AccountSet, 
 // Transactions calls the wrapped provider through the resilience layer.
 func (r *Resilient) Transactions(ctx context.Context, conn Connection, req TransactionRequest) (TransactionPage, error) {
 	var out TransactionPage
-	err := r.call(ctx, conn, func(ctx context.Context) error {
+	err := r.call(ctx, conn, OpTransactions, func(ctx context.Context) error {
 		var err error
 		out, err = r.p.Transactions(ctx, conn, req)
 		return err
@@ -65,7 +100,7 @@ func (r *Resilient) Transactions(ctx context.Context, conn Connection, req Trans
 // Holdings calls the wrapped provider through the resilience layer.
 func (r *Resilient) Holdings(ctx context.Context, conn Connection) (Holdings, error) {
 	var out Holdings
-	err := r.call(ctx, conn, func(ctx context.Context) error {
+	err := r.call(ctx, conn, OpHoldings, func(ctx context.Context) error {
 		var err error
 		out, err = r.p.Holdings(ctx, conn)
 		return err
@@ -77,7 +112,7 @@ func (r *Resilient) Holdings(ctx context.Context, conn Connection) (Holdings, er
 // layer.
 func (r *Resilient) InvestmentTransactions(ctx context.Context, conn Connection, start, end domain.Date) (InvestmentTransactions, error) {
 	var out InvestmentTransactions
-	err := r.call(ctx, conn, func(ctx context.Context) error {
+	err := r.call(ctx, conn, OpInvestmentTransactions, func(ctx context.Context) error {
 		var err error
 		out, err = r.p.InvestmentTransactions(ctx, conn, start, end)
 		return err
@@ -85,8 +120,18 @@ func (r *Resilient) InvestmentTransactions(ctx context.Context, conn Connection,
 	return out, err
 }
 
-// call runs op for the connection through the guard.
-func (r *Resilient) call(ctx context.Context, conn Connection, op func(context.Context) error) error {
+// call runs op (the named operation) for the connection through the
+// guard, reporting each attempt that reaches the provider.
+func (r *Resilient) call(ctx context.Context, conn Connection, operation string, op func(context.Context) error) error {
+	if r.observe != nil {
+		inner := op
+		op = func(ctx context.Context) error {
+			start := time.Now()
+			err := inner(ctx)
+			r.observe(r.p.Name(), operation, time.Since(start), err)
+			return err
+		}
+	}
 	return r.g.Do(ctx, resilience.GuardKey{Credential: credentialKey(conn.Credentials), Institution: conn.InstitutionID}, op)
 }
 

@@ -124,3 +124,67 @@ func TestResilientTakesTheDeclaredLimits(t *testing.T) {
 		t.Fatalf("Describe().Name = %q through the wrapper", got)
 	}
 }
+
+// TestCallObserverSeesEveryAttemptAndNoRefusal checks that the observer is
+// told of each call that reaches the provider, retries included, with the
+// adapter's error, and of none that the open breaker refuses.
+func TestCallObserverSeesEveryAttemptAndNoRefusal(t *testing.T) {
+	f := &fake{errs: func(_ providers.Connection, n int) error {
+		if n <= 2 {
+			return &providers.Error{Provider: "fake", Class: providers.Unavailable, Code: "HTTP_503"}
+		}
+		return nil
+	}}
+	type call struct {
+		provider, op string
+		class        providers.Class
+	}
+	var calls []call
+	cfg := testConfig()
+	cfg.Retries = 2
+	r := providers.NewResilient(f, cfg, providers.WithCallObserver(func(p, op string, took time.Duration, err error) {
+		if took < 0 {
+			t.Errorf("negative duration %s", took)
+		}
+		calls = append(calls, call{p, op, providers.ClassOf(err)})
+	}))
+	if _, err := r.Accounts(context.Background(), providers.Connection{}); err != nil {
+		t.Fatalf("third attempt should succeed: %v", err)
+	}
+	want := []call{{"fake", providers.OpAccounts, providers.Unavailable}, {"fake", providers.OpAccounts, providers.Unavailable}, {"fake", providers.OpAccounts, providers.ClassUnknown}}
+	if len(calls) != len(want) {
+		t.Fatalf("observed %+v, want %+v", calls, want)
+	}
+	for i := range want {
+		if calls[i] != want[i] {
+			t.Fatalf("observed %+v, want %+v", calls, want)
+		}
+	}
+
+	// Open the provider breaker: the refused call is not a provider call.
+	f.errs = func(providers.Connection, int) error {
+		return &providers.Error{Provider: "fake", Class: providers.Unavailable, Code: "HTTP_503"}
+	}
+	calls = nil
+	cfg.Retries = -1
+	r = providers.NewResilient(f, cfg, providers.WithCallObserver(func(p, op string, _ time.Duration, err error) {
+		calls = append(calls, call{p, op, providers.ClassOf(err)})
+	}))
+	if _, err := r.Transactions(context.Background(), providers.Connection{}, providers.TransactionRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		_, _ = r.Accounts(context.Background(), providers.Connection{})
+	}
+	reached := len(calls)
+	_, err := r.Accounts(context.Background(), providers.Connection{})
+	if pe := providers.AsError(err); pe == nil || pe.Code != providers.CodeCircuitOpen {
+		t.Fatalf("want CIRCUIT_OPEN, got %v", err)
+	}
+	if len(calls) != reached {
+		t.Fatalf("a refused call was observed: %+v", calls[reached:])
+	}
+	if calls[0].op != providers.OpTransactions {
+		t.Fatalf("first observed operation %q, want transactions", calls[0].op)
+	}
+}

@@ -58,7 +58,30 @@ type TransactionWriter struct {
 	// the connection has a user's category: without one there is nothing
 	// to carry from a pending transaction to the posted one.
 	userCategories *bool
+	// changes counts the rows this writer added, modified and removed.
+	changes RowChanges
 }
+
+// RowChanges counts a sync's effect on stored transactions: rows inserted,
+// rows whose stored values changed, and rows marked deleted. Rows the
+// provider sent again unchanged count nowhere.
+type RowChanges struct {
+	Added, Modified, Removed int64
+}
+
+// Add returns the sum of c and o.
+func (c RowChanges) Add(o RowChanges) RowChanges {
+	return RowChanges{Added: c.Added + o.Added, Modified: c.Modified + o.Modified, Removed: c.Removed + o.Removed}
+}
+
+// Changes returns what the writer's calls wrote so far. Caveat: the counts
+// are of statements run in the caller's transaction; they hold only once it
+// commits.
+func (w *TransactionWriter) Changes() RowChanges { return w.changes }
+
+// NoteRemoved adds n rows marked deleted outside the writer's own calls
+// (MarkTransactionsDeleted, ReplacePending) to Changes.
+func (w *TransactionWriter) NoteRemoved(n int64) { w.changes.Removed += n }
 
 // NewTransactionWriter returns a writer for conn's transactions in tx.
 func NewTransactionWriter(tx pgx.Tx, conn domain.BankConnection) *TransactionWriter {
@@ -96,14 +119,18 @@ func (w *TransactionWriter) Upsert(ctx context.Context, txs []domain.Transaction
 		return nil, err
 	}
 	if len(gone) > 0 {
-		if _, err := w.tx.Exec(ctx, `UPDATE transactions SET status = 'deleted', updated_at = now()
-			WHERE id = ANY($1) AND status <> 'deleted'`, gone); err != nil {
+		tag, err := w.tx.Exec(ctx, `UPDATE transactions SET status = 'deleted', updated_at = now()
+			WHERE id = ANY($1) AND status <> 'deleted'`, gone)
+		if err != nil {
 			return nil, fmt.Errorf("mark removed transactions deleted: %w", err)
 		}
+		w.changes.Removed += tag.RowsAffected()
 	}
-	if err := MarkTransactionsDeleted(ctx, w.tx, w.conn.ID, removedLater); err != nil {
+	n, err := MarkTransactionsDeleted(ctx, w.tx, w.conn.ID, removedLater)
+	if err != nil {
 		return nil, err
 	}
+	w.changes.Removed += n
 	return changed, nil
 }
 
@@ -149,8 +176,14 @@ func (w *TransactionWriter) merge(ctx context.Context, txs []domain.Transaction,
 	var carryPending []string
 	var id uuid.UUID
 	var pending *string
-	_, err = pgx.ForEachRow(rows, []any{&id, &pending}, func() error {
+	var inserted bool
+	_, err = pgx.ForEachRow(rows, []any{&id, &pending, &inserted}, func() error {
 		changed = append(changed, id)
+		if inserted {
+			w.changes.Added++
+		} else {
+			w.changes.Modified++
+		}
 		if pending != nil {
 			carryIDs, carryPending = append(carryIDs, id), append(carryPending, *pending)
 		}
@@ -260,6 +293,7 @@ func (w *TransactionWriter) InsertNew(ctx context.Context, txs []domain.Transact
 	if err := w.carryUserCategories(ctx, carryIDs, carryPending); err != nil {
 		return nil, false, err
 	}
+	w.changes.Added += int64(len(ids))
 	return ids, true, nil
 }
 
@@ -389,7 +423,9 @@ WHERE (t.account_id, t.status, t.summary, t.amount, t.currency, t.authorized_dat
 	excluded.fees, excluded.fee_type, excluded.net_amount, excluded.sub_account, excluded.payment_channel,
 	excluded.check_number, excluded.original_description, excluded.type, excluded.pending_provider_id,
 	excluded.posted_at)
-RETURNING t.id, t.pending_provider_id`
+-- A row inserted here has no deleting transaction (xmax 0); an updated
+-- one carries this transaction's id there.
+RETURNING t.id, t.pending_provider_id, t.xmax = 0`
 
 // copy copies txs into table (transactions, or the staging table with
 // page number page) with binary COPY, each with a new time-ordered id,

@@ -70,6 +70,9 @@ func TestInsertNewFallsBackWhenARowIsStored(t *testing.T) {
 		if err == nil && (!ok || len(ids) != 3) {
 			err = fmt.Errorf("first insert: ok=%v, %d ids", ok, len(ids))
 		}
+		if got := w.Changes(); err == nil && got != (storage.RowChanges{Added: 3}) {
+			err = fmt.Errorf("first insert counted %+v", got)
+		}
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -82,9 +85,12 @@ func TestInsertNewFallsBackWhenARowIsStored(t *testing.T) {
 		if _, ok, err := w.InsertNew(ctx, txs); err != nil || ok {
 			return fmt.Errorf("insert over stored rows: ok=%v, err=%v", ok, err)
 		}
-		changed, err := w.Upsert(ctx, txs, nil)
+		changed, err := w.Upsert(ctx, txs, []string{"p1"})
 		if err == nil && len(changed) != 3 {
 			err = fmt.Errorf("upsert changed %d rows, want 3 (one amount, two new)", len(changed))
+		}
+		if got := w.Changes(); err == nil && got != (storage.RowChanges{Added: 2, Modified: 1, Removed: 1}) {
+			err = fmt.Errorf("upsert counted %+v, want 2 added, 1 modified, 1 removed", got)
 		}
 		return err
 	})
@@ -290,7 +296,11 @@ func TestDigestsRecogniseStoredRowsAndAreClearedByOtherChanges(t *testing.T) {
 	// A change made outside the sync clears the digest, so the same row sent
 	// again is compared in full and restored.
 	if err := e.f.St.InTx(ctx, func(tx pgx.Tx) error {
-		return storage.MarkTransactionsDeleted(ctx, tx, e.conn.ID, []string{"p1"})
+		n, err := storage.MarkTransactionsDeleted(ctx, tx, e.conn.ID, []string{"p1", "unknown"})
+		if err == nil && n != 1 {
+			t.Errorf("marked %d rows deleted, want 1", n)
+		}
+		return err
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -136,38 +136,40 @@ func UpsertProviderCategories(ctx context.Context, tx pgx.Tx, userID uuid.UUID, 
 	return ids, rows.Err()
 }
 
-// MarkTransactionsDeleted marks the provider ids as deleted.
-func MarkTransactionsDeleted(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, providerIDs []string) error {
+// MarkTransactionsDeleted marks the provider ids as deleted and returns
+// how many stored rows it marked (ids unknown or already deleted count none).
+func MarkTransactionsDeleted(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, providerIDs []string) (int64, error) {
 	if len(providerIDs) == 0 {
-		return nil
+		return 0, nil
 	}
 	// Each id is looked up on the unique index by a scalar subquery and the
 	// rows are then updated by primary key: a plain "provider_id = ANY($2)"
 	// or a join lets stale statistics (a first sync outgrows them at once)
 	// pick a scan of the connection's whole history for every page.
-	_, err := tx.Exec(ctx, `UPDATE transactions SET status = 'deleted', updated_at = now()
+	tag, err := tx.Exec(ctx, `UPDATE transactions SET status = 'deleted', updated_at = now()
 		WHERE status <> 'deleted' AND id = ANY (ARRAY(
 			SELECT (SELECT o.id FROM transactions o WHERE o.bank_connection_id = $1 AND o.provider_id = r.pid)
 			FROM unnest($2::text[]) AS r(pid)))`, connectionID, providerIDs)
 	if err != nil {
-		return fmt.Errorf("mark removed transactions deleted: %w", err)
+		return 0, fmt.Errorf("mark removed transactions deleted: %w", err)
 	}
-	return nil
+	return tag.RowsAffected(), nil
 }
 
 // ReplacePending marks as deleted every stored pending transaction of the
-// accounts that is not among keep (the provider's complete pending set).
-func ReplacePending(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, accountIDs []uuid.UUID, keep []string) error {
+// accounts that is not among keep (the provider's complete pending set),
+// and returns how many it marked.
+func ReplacePending(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, accountIDs []uuid.UUID, keep []string) (int64, error) {
 	if len(accountIDs) == 0 {
-		return nil
+		return 0, nil
 	}
-	_, err := tx.Exec(ctx, `UPDATE transactions SET status = 'deleted', updated_at = now()
+	tag, err := tx.Exec(ctx, `UPDATE transactions SET status = 'deleted', updated_at = now()
 		WHERE bank_connection_id = $1 AND account_id = ANY($2) AND status = 'pending' AND NOT (provider_id = ANY($3))`,
 		connectionID, accountIDs, keep)
 	if err != nil {
-		return fmt.Errorf("replace pending transactions: %w", err)
+		return 0, fmt.Errorf("replace pending transactions: %w", err)
 	}
-	return nil
+	return tag.RowsAffected(), nil
 }
 
 // PendingProviderIDs lists the connection's stored pending transactions.

@@ -91,7 +91,22 @@ func NewInsertClient(pool *pgxpool.Pool) (*river.Client[pgx.Tx], error) {
 	return client, nil
 }
 
-// addWorkers registers every worker; each job kind adds one line here.
+// JobKinds lists the kinds of the jobs a client built from cfg works, as
+// addWorkers registers them.
+func JobKinds(cfg Config) []string {
+	var kinds []string
+	if cfg.Syncer != nil {
+		kinds = append(kinds, jobargs.SyncConnection{}.Kind())
+	}
+	kinds = append(kinds, ScheduleSyncs{}.Kind(), jobargs.ApplyRules{}.Kind())
+	if cfg.Destinations != nil {
+		kinds = append(kinds, jobargs.DeliverDestination{}.Kind())
+	}
+	return kinds
+}
+
+// addWorkers registers every worker; each job kind adds one line here (and
+// one in JobKinds).
 func addWorkers(workers *river.Workers, cfg Config) error {
 	if cfg.Syncer != nil {
 		if timeout := syncJobTimeout(cfg.Syncer.slice()); timeout >= RescueStuckJobsAfter {

@@ -45,6 +45,8 @@ type Destinations struct {
 	Deliverer *destinations.Deliverer
 	// RetryCap overrides DefaultDeliverRetryCap when positive.
 	RetryCap time.Duration
+	// Metrics records the delivery lag; nil records none.
+	Metrics *Metrics
 }
 
 // addDeliverWorker registers the delivery worker when destinations are
@@ -67,11 +69,12 @@ type DeliverWorker struct {
 	deliver  *destinations.Deliverer
 	retryCap time.Duration
 	log      *slog.Logger
+	metrics  *Metrics
 }
 
 // NewDeliverWorker returns the delivery worker.
 func NewDeliverWorker(st *storage.Store, cfg Destinations, log *slog.Logger) *DeliverWorker {
-	w := &DeliverWorker{store: st, box: cfg.Box, deliver: cfg.Deliverer, retryCap: cfg.RetryCap, log: log}
+	w := &DeliverWorker{store: st, box: cfg.Box, deliver: cfg.Deliverer, retryCap: cfg.RetryCap, log: log, metrics: cfg.Metrics}
 	if w.deliver == nil {
 		w.deliver = destinations.NewDeliverer(destinations.Options{})
 	}
@@ -105,7 +108,8 @@ func retryDelay(attempt int, limit time.Duration) time.Duration {
 	return d - rand.N(d/5+1)
 }
 
-// Work drains the destination's outbox.
+// Work drains the destination's outbox, and logs what the attempt
+// delivered (drained).
 func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[jobargs.DeliverDestination]) error {
 	id := job.Args.DestinationID
 	d, err := w.store.GetDestination(ctx, id)
@@ -115,6 +119,56 @@ func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[jobargs.Deliver
 	if err != nil {
 		return err
 	}
+	start := time.Now()
+	var rep drainReport
+	err = w.drain(ctx, job, d, &rep)
+	w.drained(d, time.Since(start), rep, err)
+	return err
+}
+
+// drainReport is what one drain attempt did.
+type drainReport struct {
+	// delivered counts the events delivered.
+	delivered int
+	// cause is the last delivery failure, as the destination returned it
+	// (before it became a River snooze); nil when none failed.
+	cause error
+}
+
+// drained logs one delivery attempt of a destination (one job attempt's
+// drain) with exactly the keys destination_id, kind, duration_ms, items
+// (events delivered), outcome (ok, or the failure class of the last event
+// that failed: one set aside as permanent, or the one that stopped the
+// drain) and error_class. An attempt that found nothing to deliver logs
+// nothing; one that ended its slice and continues in the next is ok.
+func (w *DeliverWorker) drained(d storage.Destination, took time.Duration, rep drainReport, err error) {
+	if rep.cause != nil {
+		err = rep.cause
+	} else if _, snoozed := errors.AsType[*river.JobSnoozeError](err); snoozed {
+		err = nil // the slice ended
+	}
+	delivered := rep.delivered
+	if delivered == 0 && err == nil {
+		return
+	}
+	result, class, level := OutcomeOK, "", slog.LevelInfo
+	if err != nil {
+		result, level = outcome(err), slog.LevelWarn
+		class = result
+	}
+	w.log.LogAttrs(context.Background(), level, "destination delivery",
+		slog.String("destination_id", d.ID.String()),
+		slog.String("kind", d.Kind),
+		slog.Int64("duration_ms", took.Milliseconds()),
+		slog.Int("items", delivered),
+		slog.String("outcome", result),
+		slog.String("error_class", class))
+}
+
+// drain delivers the outbox's events in order, counting those delivered,
+// until it is empty (completing the job) or the attempt's slice ends.
+func (w *DeliverWorker) drain(ctx context.Context, job *river.Job[jobargs.DeliverDestination], d storage.Destination, rep *drainReport) error {
+	id := d.ID
 	target, err := w.target(d)
 	if err != nil {
 		return err
@@ -136,7 +190,7 @@ func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[jobargs.Deliver
 			if !time.Now().Before(until) {
 				return river.JobSnooze(0)
 			}
-			if err := w.deliverOne(ctx, target, ev); err != nil {
+			if err := w.deliverOne(ctx, target, ev, rep); err != nil {
 				return err
 			}
 		}
@@ -184,15 +238,21 @@ func (w *DeliverWorker) finish(ctx context.Context, job *river.Job[jobargs.Deliv
 	return done, nil
 }
 
-// deliverOne delivers one event and records the outcome. A permanent
+// deliverOne delivers one event, records the outcome and adds it to rep. A permanent
 // refusal sets the event aside and lets the drain go on; a rate limit or
 // an open breaker snoozes the job; any other failure fails the attempt,
 // to be retried with backoff from the same event.
-func (w *DeliverWorker) deliverOne(ctx context.Context, t destinations.Target, ev storage.OutboxEvent) error {
+func (w *DeliverWorker) deliverOne(ctx context.Context, t destinations.Target, ev storage.OutboxEvent, rep *drainReport) error {
 	err := w.deliver.Deliver(ctx, t, destinations.Event{ID: ev.ID, Type: ev.Type, OccurredAt: ev.OccurredAt, Account: ev.Account})
 	if err == nil {
-		return w.store.MarkDelivered(ctx, ev.DestinationID, ev.ID)
+		if err := w.store.MarkDelivered(ctx, ev.DestinationID, ev.ID); err != nil {
+			return err
+		}
+		rep.delivered++
+		w.metrics.observeDelivery(t.Kind, time.Since(ev.OccurredAt))
+		return nil
 	}
+	rep.cause = err
 	pe := providers.AsError(err)
 	isPermanent := pe != nil && pe.Class == providers.Permanent
 	if mErr := w.store.MarkAttemptFailed(ctx, ev.DestinationID, ev.ID, err.Error(), isPermanent); mErr != nil {

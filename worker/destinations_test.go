@@ -119,6 +119,9 @@ type destWorld struct {
 
 	client *river.Client[pgx.Tx]
 	cancel context.CancelFunc
+	// metrics and log, when set, are the delivery worker's.
+	metrics *worker.Metrics
+	log     *slog.Logger
 }
 
 func newDestWorld(t *testing.T) *destWorld {
@@ -154,8 +157,12 @@ func (w *destWorld) start() {
 	w.t.Helper()
 	guard := resilience.Config{Limits: &resilience.Limits{}, Retries: -1,
 		Provider: resilience.BreakerConfig{Failures: 3, OpenFor: 500 * time.Millisecond}}
-	client, err := worker.NewClient(worker.Config{Pool: w.pool, Store: w.store, Log: discard(),
-		Destinations: &worker.Destinations{Box: w.box, RetryCap: time.Second,
+	log := w.log
+	if log == nil {
+		log = discard()
+	}
+	client, err := worker.NewClient(worker.Config{Pool: w.pool, Store: w.store, Log: log,
+		Destinations: &worker.Destinations{Box: w.box, RetryCap: time.Second, Metrics: w.metrics,
 			Deliverer: destinations.NewDeliverer(destinations.Options{Guard: &guard})}})
 	if err != nil {
 		w.t.Fatal(err)

@@ -2,22 +2,211 @@ package worker
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/storage"
 )
 
-// JobCollector exports the number of River jobs by kind and state.
-type JobCollector struct {
-	pool *pgxpool.Pool
-	desc *prometheus.Desc
+// Metrics are the worker's Prometheus metrics of its own events: provider
+// calls, syncs and destination deliveries (docs/metrics.md). The methods of
+// a nil *Metrics do nothing, so a Syncer or worker built without metrics
+// (tests, one-off commands) needs no registry. It is safe for concurrent
+// use.
+type Metrics struct {
+	providerCalls *prometheus.HistogramVec
+	syncDuration  *prometheus.HistogramVec
+	syncRows      *prometheus.CounterVec
+	lastSuccess   *prometheus.GaugeVec
+	deliveryLag   *prometheus.GaugeVec
 }
 
-// NewJobCollector returns a collector over the pool's river_job table.
-func NewJobCollector(pool *pgxpool.Pool) *JobCollector {
-	return &JobCollector{pool: pool, desc: prometheus.NewDesc("finsync_jobs",
-		"River jobs by kind and state.", []string{"kind", "state"}, nil)}
+// Outcome label values besides the failure classes' names.
+const (
+	// OutcomeOK labels a call or sync that succeeded.
+	OutcomeOK = "ok"
+)
+
+// NewMetrics registers the worker's metrics on reg. The series of every
+// provider in providerNames start at zero (outcome ok for the histograms,
+// every change for the row counter), so rates and ratios exist before the
+// first event; the last-success gauge has a series only once a provider
+// has synced successfully in this process.
+func NewMetrics(reg prometheus.Registerer, providerNames []string) *Metrics {
+	m := &Metrics{
+		providerCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "finsync_provider_request_duration_seconds",
+			Help: "Duration of each call an adapter makes to its provider (each attempt the resilience guard lets through), by operation and outcome (ok or the failure class).",
+			// Provider APIs answer in tens of milliseconds to tens of seconds.
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"provider", "operation", "outcome"}),
+		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "finsync_sync_duration_seconds",
+			Help: "Duration of whole syncs of a connection, across the slices of its job, by outcome (ok or the failure class).",
+			// From a quick re-sync to a first sync of a million rows.
+			Buckets: []float64{.1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800},
+		}, []string{"provider", "outcome"}),
+		syncRows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "finsync_sync_rows_total",
+			Help: "Transaction rows syncs stored: added, modified (stored values changed) or removed (marked deleted).",
+		}, []string{"provider", "change"}),
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "finsync_last_successful_sync_timestamp_seconds",
+			Help: "Unix time at which this process last finished a successful sync of a connection of the provider.",
+		}, []string{"provider"}),
+		deliveryLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "finsync_destination_delivery_lag_seconds",
+			Help: "Time from an account change to its delivery to a destination, for the last event delivered, by destination kind.",
+		}, []string{"kind"}),
+	}
+	reg.MustRegister(m.providerCalls, m.syncDuration, m.syncRows, m.lastSuccess, m.deliveryLag)
+	for _, p := range providerNames {
+		for _, op := range providers.Operations() {
+			m.providerCalls.WithLabelValues(p, op, OutcomeOK)
+		}
+		m.syncDuration.WithLabelValues(p, OutcomeOK)
+		for _, c := range []string{"added", "modified", "removed"} {
+			m.syncRows.WithLabelValues(p, c)
+		}
+	}
+	return m
+}
+
+// outcome is the outcome label of err: ok, or its failure class.
+func outcome(err error) string {
+	if err == nil {
+		return OutcomeOK
+	}
+	return providers.ClassOf(err).String()
+}
+
+// ObserveProviderCall records one call to a provider; it is a
+// providers.CallObserver.
+func (m *Metrics) ObserveProviderCall(provider, operation string, took time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	m.providerCalls.WithLabelValues(provider, operation, outcome(err)).Observe(took.Seconds())
+}
+
+// observeSync records a whole sync that ended at now.
+func (m *Metrics) observeSync(provider, outcome string, took time.Duration, changes storage.RowChanges, now time.Time) {
+	if m == nil {
+		return
+	}
+	m.syncDuration.WithLabelValues(provider, outcome).Observe(took.Seconds())
+	m.syncRows.WithLabelValues(provider, "added").Add(float64(changes.Added))
+	m.syncRows.WithLabelValues(provider, "modified").Add(float64(changes.Modified))
+	m.syncRows.WithLabelValues(provider, "removed").Add(float64(changes.Removed))
+	if outcome == OutcomeOK {
+		m.lastSuccess.WithLabelValues(provider).Set(float64(now.UnixNano()) / 1e9)
+	}
+}
+
+// observeDelivery records the lag of an event just delivered to a
+// destination of the kind.
+func (m *Metrics) observeDelivery(kind string, lag time.Duration) {
+	if m == nil {
+		return
+	}
+	m.deliveryLag.WithLabelValues(kind).Set(lag.Seconds())
+}
+
+// BreakerCollector exports finsync_provider_breaker_state: the state of
+// each provider's provider-wide circuit breaker (0 closed, 1 half-open, 2
+// open), read from the adapters at each scrape. Caveat: per-institution
+// breakers are left out (one series per provider keeps the cardinality
+// bounded); an institution's outage shows in the provider call outcomes.
+type BreakerCollector struct {
+	provs map[string]providers.Provider
+	desc  *prometheus.Desc
+}
+
+// NewBreakerCollector returns a collector over the adapters NewProviders
+// built (adapters that are not *providers.Resilient are skipped).
+func NewBreakerCollector(provs map[string]providers.Provider) *BreakerCollector {
+	return &BreakerCollector{provs: provs, desc: prometheus.NewDesc("finsync_provider_breaker_state",
+		"State of the provider-wide circuit breaker: 0 closed, 1 half-open, 2 open.", []string{"provider"}, nil)}
+}
+
+// Describe implements prometheus.Collector.
+func (b *BreakerCollector) Describe(ch chan<- *prometheus.Desc) { ch <- b.desc }
+
+// Collect implements prometheus.Collector.
+func (b *BreakerCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, p := range b.provs {
+		r, ok := p.(*providers.Resilient)
+		if !ok {
+			continue
+		}
+		states := r.States()
+		if len(states) == 0 {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, breakerValue(states[0].State), name)
+	}
+}
+
+// breakerValue maps a breaker state to the gauge's value.
+func breakerValue(state string) float64 {
+	switch state {
+	case "open":
+		return 2
+	case "half-open":
+		return 1
+	}
+	return 0
+}
+
+// JobCountCap bounds each count of JobCollector: a value of JobCountCap
+// means "JobCountCap or more".
+const JobCountCap = 1000
+
+// JobCountTTL is how long JobCollector serves its last counts before
+// counting again.
+const JobCountTTL = 5 * time.Second
+
+// JobCollector exports finsync_river_jobs: River jobs by state and kind,
+// one sample for every state of every job kind it is given (zeros
+// included).
+//
+// It is cheap whatever the size of river_job: each count stops at
+// JobCountCap, read from the index on (state, kind) (migration 00013), so
+// one count touches at most JobCountCap index entries and a scrape at most
+// River's states × kinds × JobCountCap (32,000 with finsync's 4 kinds), never the
+// whole table; and counts are cached for JobCountTTL, so scrapes by several
+// Prometheus servers, or a tight scrape interval, query once. A backlog
+// above JobCountCap reads as JobCountCap: enough to alert on and to see a
+// queue grow, not an exact size (finalized jobs, kept by River for a day,
+// are usually past it). A scrape waits for the query (2 s at most); when
+// it fails, the scrape reports the error for this metric alone.
+type JobCollector struct {
+	pool   *pgxpool.Pool
+	states []string
+	kinds  []string
+	desc   *prometheus.Desc
+
+	mu     sync.Mutex
+	at     time.Time
+	counts []int64
+}
+
+// NewJobCollector returns a collector over the pool's river_job table for
+// the given job kinds (JobKinds gives those a client registers).
+func NewJobCollector(pool *pgxpool.Pool, kinds []string) *JobCollector {
+	var states []string
+	for _, s := range rivertype.JobStates() {
+		states = append(states, string(s))
+	}
+	return &JobCollector{pool: pool, states: states, kinds: kinds, desc: prometheus.NewDesc("finsync_river_jobs",
+		fmt.Sprintf("River jobs by state and kind, each count capped at %d (a value of %d means at least that many).", JobCountCap, JobCountCap),
+		[]string{"state", "kind"}, nil)}
 }
 
 // Describe implements prometheus.Collector.
@@ -25,21 +214,63 @@ func (j *JobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- j.desc }
 
 // Collect implements prometheus.Collector.
 func (j *JobCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	rows, err := j.pool.Query(ctx, `SELECT kind, state::text, count(*) FROM river_job GROUP BY 1, 2`)
+	counts, err := j.cached()
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(j.desc, err)
 		return
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var kind, state string
-		var n int64
-		if err := rows.Scan(&kind, &state, &n); err != nil {
-			ch <- prometheus.NewInvalidMetric(j.desc, err)
-			return
+	for si, state := range j.states {
+		for ki, kind := range j.kinds {
+			ch <- prometheus.MustNewConstMetric(j.desc, prometheus.GaugeValue, float64(counts[si*len(j.kinds)+ki]), state, kind)
 		}
-		ch <- prometheus.MustNewConstMetric(j.desc, prometheus.GaugeValue, float64(n), kind, state)
 	}
+}
+
+// cached returns the counts, counting again once JobCountTTL has passed.
+func (j *JobCollector) cached() ([]int64, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.counts != nil && time.Since(j.at) < JobCountTTL {
+		return j.counts, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := j.count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	j.counts, j.at = counts, time.Now()
+	return counts, nil
+}
+
+// countJobsSQL counts, for each state and kind, the jobs up to a cap; the
+// rows come state by state, kinds in the order given.
+const countJobsSQL = `
+SELECT (SELECT count(*) FROM (SELECT 1 FROM river_job j WHERE j.state = s.state AND j.kind = k.kind LIMIT $3) c)
+FROM unnest($1::river_job_state[]) WITH ORDINALITY AS s(state, si)
+CROSS JOIN unnest($2::text[]) WITH ORDINALITY AS k(kind, ki)
+ORDER BY s.si, k.ki`
+
+// count runs countJobsSQL.
+func (j *JobCollector) count(ctx context.Context) ([]int64, error) {
+	rows, err := j.pool.Query(ctx, countJobsSQL, j.states, j.kinds, JobCountCap)
+	if err != nil {
+		return nil, fmt.Errorf("count river jobs: %w", err)
+	}
+	defer rows.Close()
+	counts := make([]int64, 0, len(j.states)*len(j.kinds))
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("count river jobs: %w", err)
+		}
+		counts = append(counts, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count river jobs: %w", err)
+	}
+	if len(counts) != len(j.states)*len(j.kinds) {
+		return nil, fmt.Errorf("count river jobs: %d counts for %d states and %d kinds", len(counts), len(j.states), len(j.kinds))
+	}
+	return counts, nil
 }

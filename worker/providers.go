@@ -23,6 +23,8 @@ type ProviderOptions struct {
 	// account) for every worker together and across restarts
 	// (storage.Store); nil keeps them in each adapter's memory.
 	Quotas providers.QuotaStore
+	// Metrics records every call to a provider; nil records none.
+	Metrics *Metrics
 }
 
 // NewProviders builds every registered adapter behind the shared resilience
@@ -44,7 +46,11 @@ func NewProviders(reg *providers.Registry, opts ProviderOptions) (map[string]pro
 		if opts.Unlimited {
 			cfg.Limits = &resilience.Limits{}
 		}
-		out[name] = providers.NewResilient(p, cfg)
+		var ro []providers.ResilientOption
+		if opts.Metrics != nil {
+			ro = append(ro, providers.WithCallObserver(opts.Metrics.ObserveProviderCall))
+		}
+		out[name] = providers.NewResilient(p, cfg, ro...)
 	}
 	return out, nil
 }

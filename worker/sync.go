@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -55,6 +56,8 @@ type Syncer struct {
 	// Zero means unbounded (finsync worker's default is 5,000). Caveat: a batch is paced as a whole, so the
 	// rate holds over seconds, not within one batch.
 	WriteRate float64
+	// Metrics records each whole sync; nil records none.
+	Metrics *Metrics
 }
 
 // DefaultSlice is the slice of a sync job that NewClient's timeouts assume.
@@ -84,7 +87,72 @@ func (s *Syncer) now() time.Time {
 // cursor in one database transaction, and records the outcome on the
 // connection.
 func (s *Syncer) Sync(ctx context.Context, id uuid.UUID) error {
-	return s.sync(ctx, id, sliceEnd{})
+	rep := syncReport{StartedAt: time.Now()}
+	err := s.sync(ctx, id, sliceEnd{}, &rep)
+	if !errors.Is(err, errSkipped) {
+		s.finished(&rep, err)
+	}
+	return err
+}
+
+// syncTally counts what a sync stored: transaction pages and row changes.
+type syncTally struct {
+	Pages   int64              `json:"pages"`
+	Changes storage.RowChanges `json:"changes"`
+}
+
+// syncReport is what one whole sync of a connection did, across the slices
+// (job attempts) it took. Between slices it rides in the job's metadata
+// under syncReportKey. Caveat: a slice whose worker was killed records
+// nothing there, so its pages and rows are missing from the report (its
+// committed rows still count in the database, of course).
+type syncReport struct {
+	StartedAt time.Time `json:"started_at"`
+	Slices    int       `json:"slices"`
+	syncTally
+	connectionID uuid.UUID
+	provider     string
+	// cause is the failure that ended the sync as the provider or storage
+	// returned it (before it became a River snooze or cancel); nil on success.
+	cause error
+}
+
+// syncReportKey is the job metadata key holding a sync's report between
+// its slices.
+const syncReportKey = "finsync_sync"
+
+// finished records a whole sync that ended with err: one log line with
+// exactly the keys connection_id, provider, duration_ms, pages, added,
+// modified, removed, outcome and error_class, and its metrics. It is the
+// one place a sync's end is reported, from Sync and from SyncWorker.Work
+// alike; a slice that continues in the job's next attempt reports nothing.
+func (s *Syncer) finished(rep *syncReport, err error) {
+	now := time.Now() // wall time, not Syncer.Now (the data's clock)
+	cause := rep.cause
+	if cause == nil {
+		cause = err
+	}
+	result, class := OutcomeOK, ""
+	if cause != nil {
+		result = outcome(cause)
+		class = result
+	}
+	took := max(now.Sub(rep.StartedAt), 0)
+	s.Metrics.observeSync(rep.provider, result, took, rep.Changes, now)
+	level := slog.LevelInfo
+	if cause != nil {
+		level = slog.LevelWarn
+	}
+	s.Log.LogAttrs(context.Background(), level, "sync finished",
+		slog.String("connection_id", rep.connectionID.String()),
+		slog.String("provider", rep.provider),
+		slog.Int64("duration_ms", took.Milliseconds()),
+		slog.Int64("pages", rep.Pages),
+		slog.Int64("added", rep.Changes.Added),
+		slog.Int64("modified", rep.Changes.Modified),
+		slog.Int64("removed", rep.Changes.Removed),
+		slog.String("outcome", result),
+		slog.String("error_class", class))
 }
 
 // sliceEnd says when a sliced sync stops after its current batch: at the
@@ -123,13 +191,16 @@ func (e sliceEnd) sleep(ctx context.Context, d time.Duration) (bool, error) {
 }
 
 // sync is Sync, ending early with errSliceEnded after a committed batch
-// once end is over.
-func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd) error {
+// once end is over. It adds what it stored, and the failure that ended
+// it, to rep.
+func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *syncReport) error {
+	rep.connectionID = id
 	target, err := s.Store.SyncTarget(ctx, id)
 	if err != nil {
 		return err
 	}
 	conn := target.Connection
+	rep.provider = conn.Provider
 	if conn.Status == domain.ConnectionDisabled || !target.StorageMode {
 		return errSkipped
 	}
@@ -141,8 +212,9 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd) error {
 	if err != nil {
 		// No retry can help: the credentials were sealed with another key.
 		// Record it on the connection so operators see why it stopped.
-		return s.fail(ctx, conn, "", &providers.Error{Provider: conn.Provider, Class: providers.Permanent,
-			Code: CodeCredentialsUnreadable, Message: "stored credentials cannot be decrypted with the configured key", Err: err})
+		rep.cause = &providers.Error{Provider: conn.Provider, Class: providers.Permanent,
+			Code: CodeCredentialsUnreadable, Message: "stored credentials cannot be decrypted with the configured key", Err: err}
+		return s.fail(ctx, conn, "", rep.cause)
 	}
 	pc := providers.Connection{ID: id.String(), Provider: conn.Provider, InstitutionID: conn.InstitutionID, BaseURL: conn.BaseURL, Credentials: creds}
 	// A first sync that an earlier slice (or a killed worker) left half done
@@ -155,17 +227,20 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd) error {
 		// stored before, so no early refreshes.
 		run.stored = analyzeEvery
 	}
-	outcome, err := run.all(ctx, target.Cursor)
+	result, err := run.all(ctx, target.Cursor)
+	rep.Pages += run.tally.Pages
+	rep.Changes = rep.Changes.Add(run.tally.Changes)
 	if errors.Is(err, errSliceEnded) {
 		return err
 	}
 	if err != nil {
+		rep.cause = err
 		return s.fail(ctx, conn, run.dataset, err)
 	}
-	outcome.OK = true
+	result.OK = true
 	next := s.nextSync(conn, run.nextAllowedAt)
-	outcome.NextSyncAt = &next
-	return s.Store.FinishSync(ctx, id, outcome)
+	result.NextSyncAt = &next
+	return s.Store.FinishSync(ctx, id, result)
 }
 
 // profile returns what the provider declares; the zero profile when this
@@ -282,19 +357,53 @@ func (w *SyncWorker) NextRetry(job *river.Job[jobargs.SyncConnection]) time.Time
 // Work syncs the job's connection for one slice. A sync whose slice ended,
 // or whose worker is stopping (River cancelled its context), snoozes for no
 // time: snoozes do not count as attempts, and the next attempt continues
-// from the stored cursor.
+// from the stored cursor, with what the sync did so far kept in the job's
+// metadata. Any other end of the attempt ends the sync, which is then
+// reported once, as a whole (Syncer.finished).
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[jobargs.SyncConnection]) error {
 	end := sliceEnd{stop: w.Stopping, deadline: time.Now().Add(w.Syncer.slice())}
-	err := w.Syncer.sync(ctx, job.Args.ConnectionID, end)
+	rep := priorReport(job.Metadata)
+	if rep.StartedAt.IsZero() {
+		rep.StartedAt = time.Now()
+	}
+	err := w.Syncer.sync(ctx, job.Args.ConnectionID, end, &rep)
 	switch {
 	case errors.Is(err, errSkipped):
-		return nil
-	case errors.Is(err, errSliceEnded):
-		return river.JobSnooze(0)
-	case err != nil && stopping(ctx):
+		return w.setReport(ctx, nil)
+	case errors.Is(err, errSliceEnded), err != nil && stopping(ctx):
+		rep.Slices++
+		if mErr := w.setReport(ctx, &rep); mErr != nil {
+			return mErr
+		}
 		return river.JobSnooze(0)
 	}
+	rep.Slices++
+	w.Syncer.finished(&rep, err)
+	if mErr := w.setReport(ctx, nil); mErr != nil {
+		return errors.Join(err, mErr)
+	}
 	return err
+}
+
+// priorReport reads the report that earlier slices of the job left in its
+// metadata (the zero report when none did, or it cannot be read).
+func priorReport(metadata []byte) syncReport {
+	var md struct {
+		Report *syncReport `json:"finsync_sync"`
+	}
+	if err := json.Unmarshal(metadata, &md); err != nil || md.Report == nil {
+		return syncReport{}
+	}
+	return *md.Report
+}
+
+// setReport stores rep in the job's metadata when the attempt ends (nil
+// clears it: the next attempt, if any, starts a new sync).
+func (w *SyncWorker) setReport(ctx context.Context, rep *syncReport) error {
+	if err := river.MetadataSet(ctx, syncReportKey, rep); err != nil {
+		return fmt.Errorf("record sync progress in the job: %w", err)
+	}
+	return nil
 }
 
 // stopping reports whether ctx was cancelled by the client stopping (not by

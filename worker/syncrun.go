@@ -39,6 +39,8 @@ type syncRun struct {
 	// analyzeEvery when the connection had rows before), unanalyzed those
 	// stored since it last refreshed the planner's statistics.
 	stored, unanalyzed int
+	// tally counts the pages and rows this run's committed batches stored.
+	tally syncTally
 }
 
 // knownCategory is a provider category copied for the user in this sync:
@@ -281,9 +283,13 @@ func nextBatch(pages <-chan fetched, limit int) ([]providers.TransactionPage, bo
 
 // storeBatch writes pages in order, then the cursor after the last one, in
 // one database transaction.
+// Once it commits, the batch's pages and row changes count toward the run's
+// tally.
 func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionPage) error {
-	return r.Store.InTx(ctx, func(tx pgx.Tx) error {
+	var changes storage.RowChanges
+	err := r.Store.InTx(ctx, func(tx pgx.Tx) error {
 		w := storage.NewTransactionWriter(tx, r.conn)
+		defer func() { changes = w.Changes() }()
 		stored, err := r.storeFresh(ctx, tx, w, batch)
 		if err != nil {
 			return err
@@ -303,6 +309,11 @@ func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionP
 		}
 		return storage.SaveCursor(ctx, tx, r.conn.ID, batch[len(batch)-1].Next)
 	})
+	if err == nil {
+		r.tally.Pages += int64(len(batch))
+		r.tally.Changes = r.tally.Changes.Add(changes)
+	}
+	return err
 }
 
 // storeFresh stores a fresh sync's whole batch with one COPY when its pages
@@ -341,7 +352,9 @@ func (r *syncRun) insertFresh(ctx context.Context, tx pgx.Tx, w *storage.Transac
 		r.fresh = false
 		return nil, false, err
 	}
-	return ids, true, storage.MarkTransactionsDeleted(ctx, tx, r.conn.ID, removed)
+	n, err := storage.MarkTransactionsDeleted(ctx, tx, r.conn.ID, removed)
+	w.NoteRemoved(n)
+	return ids, true, err
 }
 
 // onlyAdds reports whether a batch's pages replace no pending set and
@@ -415,9 +428,11 @@ func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, w *storage.Transacti
 				ids = append(ids, id)
 			}
 		}
-		if err := storage.ReplacePending(ctx, tx, r.conn.ID, ids, append(keepPending, "")); err != nil {
+		n, err := storage.ReplacePending(ctx, tx, r.conn.ID, ids, append(keepPending, ""))
+		if err != nil {
 			return err
 		}
+		w.NoteRemoved(n)
 	}
 	return r.applyRules(ctx, tx, changed)
 }

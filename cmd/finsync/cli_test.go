@@ -123,7 +123,7 @@ func startDev(t *testing.T, dir string) (devDemo, func()) {
 	addr, simAddr := freeAddr(t), freeAddr(t)
 	var out, errOut syncBuffer
 	root := newRoot(&out, &errOut)
-	root.SetArgs([]string{"--json", "dev", "--addr", addr, "--sim-addr", simAddr, "--dir", dir})
+	root.SetArgs([]string{"--json", "dev", "--addr", addr, "--sim-addr", simAddr, "--metrics-addr", freeAddr(t), "--dir", dir})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()

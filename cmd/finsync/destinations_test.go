@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestDevPropagatesToDemoDestinations(t *testing.T) {
 	t.Setenv("DATABASE_URL", dbURL)
 	var out, errOut syncBuffer
 	root := newRoot(&out, &errOut)
-	root.SetArgs([]string{"--json", "dev", "--addr", freeAddr(t), "--sim-addr", freeAddr(t), "--dir", t.TempDir()})
+	root.SetArgs([]string{"--json", "dev", "--addr", freeAddr(t), "--sim-addr", freeAddr(t), "--metrics-addr", freeAddr(t), "--dir", t.TempDir()})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
@@ -96,9 +97,10 @@ func TestDevPropagatesToDemoDestinations(t *testing.T) {
 		}
 	}()
 	var demo struct {
-		BaseURL string `json:"baseUrl"`
-		SimURL  string `json:"simulatorUrl"`
-		Key     string `json:"key"`
+		BaseURL    string `json:"baseUrl"`
+		SimURL     string `json:"simulatorUrl"`
+		Key        string `json:"key"`
+		MetricsURL string `json:"metricsUrl"`
 	}
 	deadline := time.Now().Add(90 * time.Second)
 	for json.Unmarshal([]byte(out.String()), &demo) != nil || demo.Key == "" {
@@ -133,6 +135,49 @@ func TestDevPropagatesToDemoDestinations(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	// The one process serves the worker's metrics beside the API's.
+	m := scrape(t, demo.MetricsURL)
+	for _, series := range []string{
+		`finsync_sync_duration_seconds_count{outcome="ok",provider="plaid"}`,
+		`finsync_destination_delivery_lag_seconds{kind="airtable"}`,
+		`finsync_river_jobs{kind="deliver_destination",state="completed"}`,
+		`finsync_http_request_duration_seconds_count{method="POST",route="/v2/accounts",status="201"}`,
+	} {
+		if _, ok := m[series]; !ok {
+			t.Errorf("dev's /metrics has no %s", series)
+		}
+	}
+	if n := m[`finsync_sync_duration_seconds_count{outcome="ok",provider="plaid"}`]; n < 1 {
+		t.Errorf("%v successful plaid syncs counted, want the demo's", n)
+	}
+}
+
+// scrape reads a /metrics page into its samples, by series.
+func scrape(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape %s: %d %v", url, resp.StatusCode, err)
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(string(body)) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("scrape %s: %q: %v", url, line, err)
+		}
+		out[line[:i]] = v
+	}
+	return out
 }
 
 // simHolds reports whether a simulated destination's listing mentions s.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/finsync/finsync/domain"
@@ -22,7 +23,7 @@ import (
 const demoEmail = "demo@finsync.dev"
 
 func (a *app) devCmd() *cobra.Command {
-	var addr, simAddr, dir string
+	var addr, simAddr, metricsAddr, dir string
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Zero-config demo: database, simulator, demo data, API and worker in one process",
@@ -57,8 +58,11 @@ func (a *app) devCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// One registry for the API and the worker this process runs.
+			reg := prometheus.NewRegistry()
+			baseMetrics(reg, st)
 			stopping := make(chan struct{})
-			client, err := a.newWorkerClient(st, box, a.logger(), workerOptions{unlimited: true, periodic: true, stopping: stopping}, nil)
+			client, err := a.newWorkerClient(st, box, a.logger(), workerOptions{unlimited: true, periodic: true, stopping: stopping}, reg)
 			if err != nil {
 				return err
 			}
@@ -68,15 +72,19 @@ func (a *app) devCmd() *cobra.Command {
 				logf("%v", err)
 			}
 			apiErr := make(chan error, 1)
-			g.Go(func() error { err := a.runAPI(gctx, st, addr, ""); apiErr <- err; return err })
+			g.Go(func() error { err := a.runAPI(gctx, st, addr, metricsAddr, reg); apiErr <- err; return err })
 			if err := waitHealthy(ctx, "http://"+addr+"/v2/health", apiErr); err != nil {
 				return err
+			}
+			if metricsAddr != "" {
+				demo.MetricsURL = "http://" + metricsAddr + "/metrics"
 			}
 			a.printDemo(addr, simRoot, dbURL, demo)
 			return g.Wait()
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "API listen address")
+	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9090", "ops address for /metrics (the API's and the worker's), /livez and /readyz (empty disables)")
 	cmd.Flags().StringVar(&simAddr, "sim-addr", "127.0.0.1:8090", "provider simulator listen address")
 	cmd.Flags().StringVar(&dir, "dir", ".finsync", "where the demo keeps its encryption key and, when needed, a private PostgreSQL cluster")
 	return cmd
@@ -90,6 +98,9 @@ type demo struct {
 	Jobs        map[uuid.UUID]int64
 	// Asked is when the demo syncs were enqueued.
 	Asked time.Time
+	// MetricsURL serves the process's metrics, API's and worker's (empty:
+	// none).
+	MetricsURL string
 }
 
 // seedDemo creates (once) the demo user, a manual account and one
@@ -165,7 +176,8 @@ func seedDemoConnections(ctx context.Context, st *storage.Store, box *secrets.Bo
 func (a *app) printDemo(addr, simRoot, dbURL string, d demo) {
 	base := "http://" + addr
 	if a.json {
-		_ = a.print(map[string]any{"baseUrl": base, "key": d.Key, "userId": d.UserID, "databaseUrl": dbURL, "simulatorUrl": simRoot, "connections": d.Connections}, "")
+		_ = a.print(map[string]any{"baseUrl": base, "key": d.Key, "userId": d.UserID, "databaseUrl": dbURL, "simulatorUrl": simRoot, "connections": d.Connections,
+			"metricsUrl": d.MetricsURL}, "")
 		return
 	}
 	fmt.Fprintf(a.out, `finsync is running.

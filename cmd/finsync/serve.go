@@ -66,7 +66,9 @@ func (a *app) serveCmd() *cobra.Command {
 				defer rep.Pool().Close()
 				go rep.Run(ctx)
 			}
-			return a.runAPI(ctx, st, addr, metricsAddr)
+			reg := prometheus.NewRegistry()
+			baseMetrics(reg, st)
+			return a.runAPI(ctx, st, addr, metricsAddr, reg)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "API listen address")
@@ -131,31 +133,45 @@ func awaitDatabase(ctx context.Context, url string, opts storage.Options, log *s
 // read path (see BENCHMARKS.md).
 const defaultGCPercent = 400
 
-// runAPI serves the API and the ops endpoints until ctx ends.
-func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr string) error {
-	log := a.logger()
-	proxies, err := a.cfg.trustedProxies()
-	if err != nil {
-		return err
-	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
-	}
-	reg := prometheus.NewRegistry()
+// baseMetrics registers what every long-running process exports on reg:
+// Go runtime, process and database pool statistics, and the read
+// replica's when there is one.
+func baseMetrics(reg prometheus.Registerer, st *storage.Store) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), newPoolCollector(st))
 	if st.Replica() != nil {
 		reg.MustRegister(newReplicaCollector(st))
 	}
+}
+
+// newAPI builds the API server, registering its metrics on reg.
+func (a *app) newAPI(st *storage.Store, reg prometheus.Registerer) (*api.API, error) {
+	proxies, err := a.cfg.trustedProxies()
+	if err != nil {
+		return nil, err
+	}
 	jobs, err := worker.NewInsertClient(st.Pool())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cursorKeys, err := a.cfg.cursorKeys()
 	if err != nil {
+		return nil, err
+	}
+	return api.New(api.Config{Store: st, Log: a.logger(), Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
+		TrustedProxies: proxies}), nil
+}
+
+// runAPI serves the API, and the ops endpoints with reg's metrics, until
+// ctx ends.
+func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr string, reg *prometheus.Registry) error {
+	log := a.logger()
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
+	srv, err := a.newAPI(st, reg)
+	if err != nil {
 		return err
 	}
-	srv := api.New(api.Config{Store: st, Log: log, Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
-		TrustedProxies: proxies})
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { srv.Run(ctx); return nil })
 	g.Go(func() error { return api.Serve(ctx, addr, srv.Handler, log) })

@@ -20,7 +20,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/finsync/finsync/api"
-	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/secrets"
@@ -99,14 +98,17 @@ type workerOptions struct {
 	stopping <-chan struct{}
 }
 
-// newWorkerClient builds the River client with every worker.
+// newWorkerClient builds the River client with every worker. With a
+// registry, it registers the workers' metrics there (docs/metrics.md); the
+// process's own (baseMetrics) are the caller's.
 func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Logger, opts workerOptions, reg prometheus.Registerer) (*river.Client[pgx.Tx], error) {
-	provs, err := worker.NewProviders(all.NewRegistry(), worker.ProviderOptions{Unlimited: opts.unlimited, Rates: st, Quotas: st})
+	var metrics *worker.Metrics
+	if reg != nil {
+		metrics = worker.NewMetrics(reg, all.NewRegistry().Names())
+	}
+	provs, err := worker.NewProviders(all.NewRegistry(), worker.ProviderOptions{Unlimited: opts.unlimited, Rates: st, Quotas: st, Metrics: metrics})
 	if err != nil {
 		return nil, err
-	}
-	if reg != nil {
-		reg.MustRegister(newBreakerCollector(provs), worker.NewJobCollector(st.Pool()), newPoolCollector(st))
 	}
 	reconnect := a.cfg.ReconnectURLTemplate
 	if reconnect == "" {
@@ -116,9 +118,14 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: worker.ApplyRulesTx, WriteRate: rate}
-	return worker.NewClient(worker.Config{Pool: st.Pool(), Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
-		Destinations: &worker.Destinations{Box: box}, Stopping: opts.stopping})
+	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: worker.ApplyRulesTx, WriteRate: rate,
+		Metrics: metrics}
+	cfg := worker.Config{Pool: st.Pool(), Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
+		Destinations: &worker.Destinations{Box: box, Metrics: metrics}, Stopping: opts.stopping}
+	if reg != nil {
+		reg.MustRegister(worker.NewBreakerCollector(provs), worker.NewJobCollector(st.Pool(), worker.JobKinds(cfg)))
+	}
+	return worker.NewClient(cfg)
 }
 
 func (a *app) workerCmd() *cobra.Command {
@@ -147,6 +154,7 @@ func (a *app) workerCmd() *cobra.Command {
 			defer pool.Close()
 			st := storage.New(pool)
 			reg := prometheus.NewRegistry()
+			baseMetrics(reg, st)
 			opts.periodic = true
 			stopping := make(chan struct{})
 			opts.stopping = stopping
@@ -214,40 +222,6 @@ func (a *app) simCmd() *cobra.Command {
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8090", "listen address")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "seed of the simulated data")
 	return cmd
-}
-
-// breakerCollector exports circuit breaker states.
-type breakerCollector struct {
-	provs map[string]providers.Provider
-	desc  *prometheus.Desc
-}
-
-func newBreakerCollector(provs map[string]providers.Provider) *breakerCollector {
-	return &breakerCollector{provs: provs, desc: prometheus.NewDesc("finsync_provider_breaker_open",
-		"1 when the circuit breaker is open, 0.5 half-open, 0 closed.", []string{"provider", "institution"}, nil)}
-}
-
-// Describe implements prometheus.Collector.
-func (b *breakerCollector) Describe(ch chan<- *prometheus.Desc) { ch <- b.desc }
-
-// Collect implements prometheus.Collector.
-func (b *breakerCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, p := range b.provs {
-		r, ok := p.(*providers.Resilient)
-		if !ok {
-			continue
-		}
-		for _, s := range r.States() {
-			v := 0.0
-			switch s.State {
-			case "open":
-				v = 1
-			case "half-open":
-				v = 0.5
-			}
-			ch <- prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, v, s.Provider, s.InstitutionID)
-		}
-	}
 }
 
 var _ http.Handler = (*sim.Simulator)(nil)
