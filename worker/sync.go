@@ -215,7 +215,7 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 	}
 	for _, d := range datasetsFrom(s.profile(conn.Provider).HasInvestments, dataset) {
 		if mErr := storage.MarkDataset(ctx, s.Store.Pool(), conn.ID, d, false, o.ErrorClass); mErr != nil {
-			s.Log.Error("record dataset failure", "connection_id", conn.ID, "error", mErr)
+			s.Log.ErrorContext(ctx, "record dataset failure", "connection_id", conn.ID, "error", mErr)
 		}
 	}
 	if rErr := s.Store.FinishSync(ctx, conn.ID, o); rErr != nil {
@@ -285,7 +285,7 @@ func (w *SyncWorker) NextRetry(job *river.Job[jobargs.SyncConnection]) time.Time
 // from the stored cursor.
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[jobargs.SyncConnection]) error {
 	end := sliceEnd{stop: w.Stopping, deadline: time.Now().Add(w.Syncer.slice())}
-	err := w.Syncer.sync(ctx, job.Args.ConnectionID, end)
+	err := w.Syncer.sync(withSyncJob(ctx, job.ID), job.Args.ConnectionID, end)
 	switch {
 	case errors.Is(err, errSkipped):
 		return nil
