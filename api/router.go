@@ -21,6 +21,7 @@ import (
 	v1 "github.com/finsync/finsync/api/v1"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/requestid"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -74,6 +75,7 @@ type API struct {
 // New builds the API.
 func New(cfg Config) *API {
 	gin.SetMode(gin.ReleaseMode)
+	cfg.Log = requestid.Logger(cfg.Log)
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
@@ -90,7 +92,7 @@ func New(cfg Config) *API {
 	}
 	auth := middleware.NewAuthenticator(cfg.Store, authCfg, cfg.Log)
 	e.Use(dropForgedForwarding(cfg.TrustedProxies))
-	e.Use(middleware.RequestID())
+	e.Use(middleware.RequestID(isV1))
 	if cfg.Metrics != nil {
 		e.Use(middleware.NewMetrics(cfg.Metrics).Handler())
 	}

@@ -12,7 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/finsync/finsync/internal/requestid"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/storage"
 )
@@ -53,6 +55,7 @@ const RescueStuckJobsAfter = 75 * time.Second
 // NewClient returns a River client that runs every finsync worker. Start it
 // with Start and stop it with Stop (running jobs finish) on shutdown.
 func NewClient(cfg Config) (*river.Client[pgx.Tx], error) {
+	cfg.Log = requestid.Logger(cfg.Log)
 	workers := river.NewWorkers()
 	if err := addWorkers(workers, cfg); err != nil {
 		return nil, err
@@ -65,7 +68,8 @@ func NewClient(cfg Config) (*river.Client[pgx.Tx], error) {
 		ruleN = 2
 	}
 	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), &river.Config{
-		Logger: cfg.Log,
+		Logger:     cfg.Log,
+		Middleware: []rivertype.Middleware{&requestIDs{log: cfg.Log}},
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 2},
 			jobargs.QueueSync:  {MaxWorkers: syncN},
@@ -83,8 +87,12 @@ func NewClient(cfg Config) (*river.Client[pgx.Tx], error) {
 
 // NewInsertClient returns a River client that only enqueues jobs (the API
 // uses it to insert jobs in the same transaction as the change causing them).
+// A job inserted with a context carrying a request id (requestid.With)
+// carries it in its metadata.
 func NewInsertClient(pool *pgxpool.Pool) (*river.Client[pgx.Tx], error) {
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Middleware: []rivertype.Middleware{&requestIDs{log: requestid.Logger(nil)}},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("river insert client: %w", err)
 	}

@@ -258,7 +258,7 @@ func (w *DeliverWorker) deliverOne(ctx context.Context, t destinations.Target, e
 	if mErr := w.store.MarkAttemptFailed(ctx, ev.DestinationID, ev.ID, err.Error(), isPermanent); mErr != nil {
 		return mErr
 	}
-	w.log.Warn("destination delivery failed", "destination_id", ev.DestinationID, "kind", t.Kind,
+	w.log.WarnContext(ctx, "destination delivery failed", "destination_id", ev.DestinationID, "kind", t.Kind,
 		"event_id", ev.ID, "account_id", ev.AccountID, "attempt", ev.Attempts+1, "permanent", isPermanent, "error", err)
 	switch {
 	case isPermanent:

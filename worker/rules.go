@@ -83,7 +83,7 @@ func (w *ApplyRulesWorker) Work(ctx context.Context, job *river.Job[jobargs.Appl
 		}
 	}
 	if w.Log != nil {
-		w.Log.Info("rules applied", "user_id", job.Args.UserID, "rule_id", job.Args.RuleID,
+		w.Log.InfoContext(ctx, "rules applied", "user_id", job.Args.UserID, "rule_id", job.Args.RuleID,
 			"transactions", st.Seen, "changed", st.Changed, "duration", time.Since(start))
 	}
 	return nil

@@ -290,7 +290,7 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 	}
 	for _, d := range datasetsFrom(s.profile(conn.Provider).HasInvestments, dataset) {
 		if mErr := storage.MarkDataset(ctx, s.Store.Pool(), conn.ID, d, false, o.ErrorClass); mErr != nil {
-			s.Log.Error("record dataset failure", "connection_id", conn.ID, "error", mErr)
+			s.Log.ErrorContext(ctx, "record dataset failure", "connection_id", conn.ID, "error", mErr)
 		}
 	}
 	if rErr := s.Store.FinishSync(ctx, conn.ID, o); rErr != nil {
@@ -366,7 +366,7 @@ func (w *SyncWorker) Work(ctx context.Context, job *river.Job[jobargs.SyncConnec
 	if rep.StartedAt.IsZero() {
 		rep.StartedAt = time.Now()
 	}
-	err := w.Syncer.sync(ctx, job.Args.ConnectionID, end, &rep)
+	err := w.Syncer.sync(withSyncJob(ctx, job.ID), job.Args.ConnectionID, end, &rep)
 	switch {
 	case errors.Is(err, errSkipped):
 		return w.setReport(ctx, nil)

@@ -307,6 +307,9 @@ func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionP
 		if err := storage.MarkDataset(ctx, tx, r.conn.ID, "transactions", true, ""); err != nil {
 			return err
 		}
+		if err := recordProgress(ctx, tx, batch); err != nil {
+			return err
+		}
 		return storage.SaveCursor(ctx, tx, r.conn.ID, batch[len(batch)-1].Next)
 	})
 	if err == nil {

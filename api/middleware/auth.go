@@ -155,7 +155,7 @@ func (a *Authenticator) Run(ctx context.Context, pool *pgxpool.Pool) {
 		}
 		if wait == listenRetryMin {
 			// Logged once per outage, not on every retry.
-			a.log.Warn("credential change listener is down; the cache is bypassed until it reconnects", "error", err)
+			a.log.WarnContext(ctx, "credential change listener is down; the cache is bypassed until it reconnects", "error", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -241,7 +241,7 @@ func (a *Authenticator) checkVersionOnce(ctx context.Context, every time.Duratio
 	cancel()
 	if err != nil {
 		if !*failing && ctx.Err() == nil {
-			a.log.Warn("credentials version check failed; the cache is bypassed until it succeeds", "error", err)
+			a.log.WarnContext(ctx, "credentials version check failed; the cache is bypassed until it succeeds", "error", err)
 		}
 		*failing = true
 		return
@@ -409,6 +409,6 @@ func (a *Authenticator) flushOnce(ctx context.Context) {
 	a.touched = make(map[uuid.UUID]time.Time)
 	a.touchMu.Unlock()
 	if err := a.store.TouchCredentials(ctx, batch); err != nil {
-		a.log.Warn("record credential use", "error", err)
+		a.log.WarnContext(ctx, "record credential use", "error", err)
 	}
 }

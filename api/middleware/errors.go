@@ -67,11 +67,11 @@ type LimitInfo struct {
 // or 503 (a panic becomes a 500 in Recover).
 func ServerError(c *gin.Context, r Responder, log *slog.Logger, err error) {
 	if storage.Unavailable(err) {
-		log.Warn("database unavailable", "request_id", GetRequestID(c), "route", c.FullPath(), "error", err)
+		log.WarnContext(c.Request.Context(), "database unavailable", "route", c.FullPath(), "error", err)
 		apierr.Unavailable(c)
 		return
 	}
-	log.Error("request failed", "request_id", GetRequestID(c), "route", c.FullPath(), "error", err)
+	log.ErrorContext(c.Request.Context(), "request failed", "route", c.FullPath(), "error", err)
 	r.Internal(c)
 	c.Abort()
 }

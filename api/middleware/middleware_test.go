@@ -62,7 +62,7 @@ func (fakeResponder) Internal(c *gin.Context) {
 func TestRecoverHidesPanics(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	e := gin.New()
-	e.Use(RequestID(), Recover(slog.New(slog.NewTextHandler(io.Discard, nil)), fakeResponder{}))
+	e.Use(RequestID(nil), Recover(slog.New(slog.NewTextHandler(io.Discard, nil)), fakeResponder{}))
 	e.GET("/boom", func(*gin.Context) { panic("secret internals") })
 	rec := httptest.NewRecorder()
 	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/boom", nil))

@@ -49,7 +49,7 @@ func ReadRouting(rr ReadRouter, log *slog.Logger) gin.HandlerFunc {
 		c.Next()
 		if held.Status() < http.StatusBadRequest {
 			if err := rr.RecordWrite(c.Request.Context(), p.UserID); err != nil {
-				log.Error("write position not recorded; the user's next reads may miss this write on a lagging replica",
+				log.ErrorContext(c.Request.Context(), "write position not recorded; the user's next reads may miss this write on a lagging replica",
 					"error", err, "user_id", p.UserID)
 			}
 		}

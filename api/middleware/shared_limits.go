@@ -234,9 +234,9 @@ func (s *SharedLimits) storeUp(now time.Time) bool {
 	return now.UnixNano() >= s.downUntil.Load()
 }
 
-func (s *SharedLimits) storeFailed(err error, b *budget) {
+func (s *SharedLimits) storeFailed(ctx context.Context, err error, b *budget) {
 	s.downUntil.Store(time.Now().Add(s.cfg.OutageBackoff).UnixNano())
-	s.log.Warn("shared rate limit unavailable; limiting in this process only", "limit", b.info.Name, "error", err)
+	s.log.WarnContext(ctx, "shared rate limit unavailable; limiting in this process only", "limit", b.info.Name, "error", err)
 }
 
 // needsRenewal: a lease of more than one token is renewed ahead of need
@@ -279,7 +279,7 @@ func (s *SharedLimits) lease(ctx context.Context, b *budget, want, unused, keep 
 	if err != nil {
 		// Unused tokens that did not go back stay out of the bucket until
 		// it refills; nothing is spent twice.
-		s.storeFailed(err, b)
+		s.storeFailed(ctx, err, b)
 		return
 	}
 	b.bucket, b.at = g.Tokens, start
@@ -328,7 +328,7 @@ func (s *SharedLimits) Run(ctx context.Context) {
 			if now.Sub(lastPurge) > time.Hour && s.storeUp(now) {
 				lastPurge = now
 				if _, err := s.store.PurgeRateBuckets(ctx, now.Add(-s.cfg.PurgeAfter)); err != nil && ctx.Err() == nil {
-					s.log.Warn("purge rate buckets", "error", err)
+					s.log.WarnContext(ctx, "purge rate buckets", "error", err)
 				}
 			}
 		}

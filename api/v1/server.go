@@ -144,7 +144,7 @@ func (s *Server) health(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), HealthTimeout)
 	defer cancel()
 	if err := s.cfg.Store.Pool().Ping(ctx); err != nil {
-		s.cfg.Log.Warn("health: database unreachable", "request_id", middleware.GetRequestID(c), "error", err)
+		s.cfg.Log.WarnContext(c.Request.Context(), "health: database unreachable", "error", err)
 		apierr.Unavailable(c)
 		return
 	}

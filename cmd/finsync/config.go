@@ -1,13 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/finsync/finsync/api/cursor"
 	"github.com/finsync/finsync/secrets"
@@ -25,9 +29,23 @@ type config struct {
 	EncryptionKey string
 	// SimURL is the provider simulator's root URL (FINSYNC_SIM_URL).
 	SimURL string
-	// ReconnectURLTemplate builds a connection's reconnect URL (FINSYNC_RECONNECT_URL).
+	// ReconnectURLTemplate builds the reconnectUrl a connection shows when
+	// its provider wants the user to re-link it (FINSYNC_RECONNECT_URL: an
+	// absolute http(s) URL, in which {connection_id} is replaced by the
+	// connection's id). Empty, the default, records no URL (null), since
+	// finsync itself serves no re-link page.
 	ReconnectURLTemplate string
-	LogLevel             slog.Level
+	// LogLevelText is FINSYNC_LOG_LEVEL as given, LogLevel its value once
+	// check has parsed it (slog.Level's names: debug, info, warn, error,
+	// optionally with an offset such as warn+2; empty: info).
+	LogLevelText string
+	LogLevel     slog.Level
+	// GOGC is the Go collector's target as given (checked here only so
+	// that a typo does not pass silently: the runtime ignores it).
+	GOGC string
+	// PGBinDir names where `finsync dev` finds PostgreSQL's server
+	// binaries (FINSYNC_PG_BINDIR).
+	PGBinDir string
 	// TrustedProxies lists the proxies whose X-Forwarded-For header names
 	// the client (FINSYNC_TRUSTED_PROXIES: comma-separated IPs or CIDRs;
 	// empty trusts none).
@@ -62,16 +80,75 @@ func configFromEnv() config {
 		ReadDatabaseURL:      os.Getenv("FINSYNC_READ_DATABASE_URL"),
 		ReadMaxLag:           os.Getenv("FINSYNC_READ_MAX_LAG"),
 		SyncWriteRate:        os.Getenv("FINSYNC_SYNC_WRITE_RATE"),
-	}
-	switch strings.ToLower(os.Getenv("FINSYNC_LOG_LEVEL")) {
-	case "debug":
-		c.LogLevel = slog.LevelDebug
-	case "warn":
-		c.LogLevel = slog.LevelWarn
-	case "error":
-		c.LogLevel = slog.LevelError
+		LogLevelText:         os.Getenv("FINSYNC_LOG_LEVEL"),
+		GOGC:                 os.Getenv("GOGC"),
+		PGBinDir:             os.Getenv("FINSYNC_PG_BINDIR"),
 	}
 	return c
+}
+
+// check parses every setting read from the environment (the keys apart:
+// requireKeys checks them where they are needed) and sets LogLevel. The
+// error names each invalid variable, what it holds and what it should
+// hold; every command runs it before anything else.
+func (c *config) check() error {
+	var errs []error
+	if c.LogLevelText != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(c.LogLevelText)); err != nil {
+			errs = append(errs, fmt.Errorf("FINSYNC_LOG_LEVEL: %q is not a level: use debug, info, warn or error", c.LogLevelText))
+		}
+	}
+	if c.DatabaseURL != "" {
+		errs = append(errs, checkDatabaseURL("DATABASE_URL", c.DatabaseURL))
+	}
+	if c.ReadDatabaseURL != "" {
+		errs = append(errs, checkDatabaseURL("FINSYNC_READ_DATABASE_URL", c.ReadDatabaseURL))
+	}
+	if c.SimURL != "" {
+		errs = append(errs, checkHTTPURL("FINSYNC_SIM_URL", c.SimURL))
+	}
+	if c.ReconnectURLTemplate != "" {
+		errs = append(errs, checkHTTPURL("FINSYNC_RECONNECT_URL",
+			strings.ReplaceAll(c.ReconnectURLTemplate, "{connection_id}", "00000000-0000-0000-0000-000000000000")))
+	}
+	_, err := c.readMaxLag()
+	errs = append(errs, err)
+	_, err = c.syncWriteRate()
+	errs = append(errs, err)
+	_, err = c.trustedProxies()
+	errs = append(errs, err)
+	if c.GOGC != "" && c.GOGC != "off" {
+		if n, err := strconv.Atoi(c.GOGC); err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("GOGC: %q is not a percentage or off", c.GOGC))
+		}
+	}
+	if c.PGBinDir != "" {
+		if st, err := os.Stat(c.PGBinDir); err != nil || !st.IsDir() {
+			errs = append(errs, fmt.Errorf("FINSYNC_PG_BINDIR: %q is not a directory", c.PGBinDir))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("invalid configuration (see README, Configuration):\n%w", err)
+	}
+	return nil
+}
+
+// checkDatabaseURL reports whether s is a PostgreSQL connection string
+// (URL or key=value) that pgx accepts.
+func checkDatabaseURL(name, s string) error {
+	if _, err := pgconn.ParseConfig(s); err != nil {
+		return fmt.Errorf("%s: not a PostgreSQL URL such as postgres://user@host:5432/db: %w", name, err)
+	}
+	return nil
+}
+
+// checkHTTPURL reports whether s is an absolute http or https URL.
+func checkHTTPURL(name, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: %q is not an absolute http(s) URL", name, s)
+	}
+	return nil
 }
 
 // keysHelp says how to make a key; every refusal to start for want of one

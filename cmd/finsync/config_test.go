@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestWorkerRefusesABadWriteRate: an invalid FINSYNC_SYNC_WRITE_RATE stops
@@ -24,6 +26,73 @@ func TestWorkerRefusesABadWriteRate(t *testing.T) {
 		t.Setenv("FINSYNC_SYNC_WRITE_RATE", good)
 		if _, err := configFromEnv().syncWriteRate(); err != nil {
 			t.Fatalf("FINSYNC_SYNC_WRITE_RATE=%q: %v", good, err)
+		}
+	}
+}
+
+// TestServeAndWorkerRefuseInvalidSettings: each invalid setting stops serve
+// and worker before they connect to anything, with a message naming the
+// variable and what it holds; nothing falls back to a default silently.
+func TestServeAndWorkerRefuseInvalidSettings(t *testing.T) {
+	t.Setenv("FINSYNC_ENCRYPTION_KEY", strings.Repeat("0a", 32))
+	t.Setenv("FINSYNC_CURSOR_KEY", strings.Repeat("0b", 32))
+	cases := []struct{ name, value string }{
+		{"FINSYNC_LOG_LEVEL", "verbose"},
+		{"FINSYNC_LOG_LEVEL", "inf"},
+		{"FINSYNC_READ_MAX_LAG", "5"},
+		{"FINSYNC_READ_MAX_LAG", "-1s"},
+		{"FINSYNC_SYNC_WRITE_RATE", "lots"},
+		{"FINSYNC_TRUSTED_PROXIES", "10.0.0.0/33"},
+		{"FINSYNC_SIM_URL", "127.0.0.1:8090"},
+		{"FINSYNC_RECONNECT_URL", "/reconnect/{connection_id}"},
+		{"FINSYNC_RECONNECT_URL", "ftp://example.com/{connection_id}"},
+		{"FINSYNC_READ_DATABASE_URL", "postgres://host:port/db"},
+		{"DATABASE_URL", "postgres://host:notaport/db"},
+		{"GOGC", "fast"},
+		{"FINSYNC_PG_BINDIR", "/nonexistent/bin"},
+	}
+	for _, cmd := range []string{"serve", "worker"} {
+		for _, c := range cases {
+			t.Run(cmd+" "+c.name+"="+c.value, func(t *testing.T) {
+				t.Setenv(c.name, c.value)
+				var out, errOut syncBuffer
+				root := newRoot(&out, &errOut)
+				args := []string{cmd, "--metrics-addr", ""}
+				if c.name != "DATABASE_URL" {
+					// Unreachable: a start that got past the check would
+					// wait for it instead of failing at once.
+					args = append([]string{"--database-url", "postgres://nobody@127.0.0.1:1/none"}, args...)
+				}
+				root.SetArgs(args)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				err := root.ExecuteContext(ctx)
+				if err == nil || !strings.Contains(err.Error(), c.name+":") || !strings.Contains(err.Error(), "invalid configuration") {
+					t.Fatalf("%s with %s=%q: %v, want a refusal naming it", cmd, c.name, c.value, err)
+				}
+			})
+		}
+	}
+}
+
+// TestValidSettingsPass: documented values are accepted, and the log
+// level is what FINSYNC_LOG_LEVEL says.
+func TestValidSettingsPass(t *testing.T) {
+	for _, c := range []struct {
+		level string
+		want  slog.Level
+	}{{"", slog.LevelInfo}, {"debug", slog.LevelDebug}, {"WARN", slog.LevelWarn}, {"error", slog.LevelError}, {"info+2", slog.LevelInfo + 2}} {
+		t.Setenv("FINSYNC_LOG_LEVEL", c.level)
+		t.Setenv("FINSYNC_RECONNECT_URL", "https://app.example.com/relink/{connection_id}")
+		t.Setenv("FINSYNC_SIM_URL", "http://127.0.0.1:8090")
+		t.Setenv("FINSYNC_READ_MAX_LAG", "2s")
+		t.Setenv("GOGC", "off")
+		cfg := configFromEnv()
+		if err := cfg.check(); err != nil {
+			t.Fatalf("FINSYNC_LOG_LEVEL=%q: %v", c.level, err)
+		}
+		if cfg.LogLevel != c.want {
+			t.Fatalf("FINSYNC_LOG_LEVEL=%q: level %v, want %v", c.level, cfg.LogLevel, c.want)
 		}
 	}
 }

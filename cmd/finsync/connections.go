@@ -2,8 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -76,11 +77,14 @@ func connectionJSON(c domain.BankConnection) map[string]any {
 // addConnection is `connections add`.
 type addConnection struct {
 	user, provider, credentials, baseURL, institution, simURL, simName string
-	useSim                                                             bool
+	useSim, check                                                      bool
 	interval                                                           time.Duration
 }
 
-func (ac *addConnection) build(a *app) (storage.NewConnection, error) {
+// build checks the flags and the credentials (against the provider's
+// declared schema, and with --check by one call to the provider) and
+// returns the connection to store; nothing is stored when it fails.
+func (ac *addConnection) build(ctx context.Context, a *app) (storage.NewConnection, error) {
 	var nc storage.NewConnection
 	var err error
 	if nc.UserID, err = uuid.Parse(ac.user); err != nil {
@@ -111,17 +115,21 @@ func (ac *addConnection) build(a *app) (storage.NewConnection, error) {
 	case ac.credentials == "":
 		return nc, fmt.Errorf("--credentials (a JSON object) or --sim is required")
 	default:
-		var obj map[string]any
-		if err := json.Unmarshal(creds, &obj); err != nil {
-			return nc, fmt.Errorf("--credentials must be a JSON object: %w", err)
-		}
-		if missing := desc.MissingCredentials(obj); len(missing) > 0 {
-			return nc, fmt.Errorf("--credentials for %s lack %s", ac.provider, strings.Join(missing, ", "))
+		if err := desc.CheckCredentials(creds); err != nil {
+			return nc, fmt.Errorf("--credentials: %w", err)
 		}
 		nc.BaseURL = desc.DefaultBaseURL
 	}
 	if ac.baseURL != "" {
+		if err := checkBaseURL(ac.baseURL); err != nil {
+			return nc, err
+		}
 		nc.BaseURL = ac.baseURL
+	}
+	if ac.check {
+		if err := checkWithProvider(ctx, reg, nc, creds); err != nil {
+			return nc, err
+		}
 	}
 	if ac.interval > 0 {
 		nc.SyncInterval = &ac.interval
@@ -134,6 +142,34 @@ func (ac *addConnection) build(a *app) (storage.NewConnection, error) {
 	return nc, err
 }
 
+// checkTimeout bounds the one provider call of `connections add --check`.
+const checkTimeout = 30 * time.Second
+
+// checkWithProvider fetches the connection's accounts once through the
+// provider's adapter (no retries, no circuit breaker), to learn before
+// anything is stored whether the provider accepts the credentials.
+func checkWithProvider(ctx context.Context, reg *providers.Registry, nc storage.NewConnection, creds []byte) error {
+	p, err := reg.New(nc.Provider, providers.Deps{HTTPClient: &http.Client{Timeout: checkTimeout}})
+	if err != nil {
+		return fmt.Errorf("--check: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	if _, err := p.Accounts(ctx, providers.Connection{ID: "check", Provider: nc.Provider, BaseURL: nc.BaseURL, Credentials: creds}); err != nil {
+		return fmt.Errorf("--check: %s refused the connection, nothing stored: %w", nc.Provider, err)
+	}
+	return nil
+}
+
+// checkBaseURL refuses a --base-url that is not an absolute http(s) URL.
+func checkBaseURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--base-url: %q is not an absolute http(s) URL", s)
+	}
+	return nil
+}
+
 func (a *app) connectionsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "connections", Short: "Manage provider connections"}
 	var ac addConnection
@@ -141,7 +177,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 		Use:   "add",
 		Short: "Register a provider connection (credentials stored encrypted) and enqueue its first sync",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			nc, err := ac.build(a)
+			nc, err := ac.build(cmd.Context(), a)
 			if err != nil {
 				return err
 			}
@@ -169,6 +205,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 	f.StringVar(&ac.baseURL, "base-url", "", "provider API base URL (default: the provider's production URL)")
 	f.StringVar(&ac.institution, "institution", "", "institution name")
 	f.BoolVar(&ac.useSim, "sim", false, "use credentials the simulator accepts")
+	f.BoolVar(&ac.check, "check", false, "first fetch the connection's accounts once from the provider; store nothing if that fails")
 	f.StringVar(&ac.simURL, "sim-url", "", "the simulator's root URL (default $FINSYNC_SIM_URL)")
 	f.StringVar(&ac.simName, "sim-name", "", "names the simulated connection (same name, same data)")
 	f.DurationVar(&ac.interval, "interval", 0, intervalHelp(intervals))

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/finsync/finsync/internal/requestid"
 )
 
 func main() {
@@ -40,6 +42,9 @@ func newRoot(out, errOut io.Writer) *cobra.Command {
 		Short:         "Keep people's financial data in sync and serve it back",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every command refuses to start on an invalid setting rather
+		// than running with a default the operator did not ask for.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return a.cfg.check() },
 	}
 	root.PersistentFlags().StringVar(&a.cfg.DatabaseURL, "database-url", a.cfg.DatabaseURL, "PostgreSQL URL (env DATABASE_URL)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print results as one JSON object")
@@ -70,5 +75,5 @@ func (a *app) print(v any, human string) error {
 }
 
 func (a *app) logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(a.errOut, &slog.HandlerOptions{Level: a.cfg.LogLevel}))
+	return slog.New(requestid.NewHandler(slog.NewJSONHandler(a.errOut, &slog.HandlerOptions{Level: a.cfg.LogLevel})))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -75,13 +76,33 @@ func syncTargets(ctx context.Context, st *storage.Store, connection string) ([]u
 	return []uuid.UUID{id}, nil
 }
 
-// waitSyncs polls the jobs, printing progress, until each has ended, and
-// returns how each ended.
+// Following syncs: the jobs are polled every syncPollEvery; with no River
+// leader (no worker process alive: a started worker re-elects one every
+// few seconds, with a 15 s lease) for noWorkerAfter, the wait ends with an
+// error, so that a wait without a worker ends within about 25 s even just
+// after a worker died. A state line is printed when it changes, and at
+// least every syncQuietEvery.
+const (
+	syncPollEvery  = time.Second
+	noWorkerAfter  = 10 * time.Second
+	syncQuietEvery = 10 * time.Second
+)
+
+// errNoWorker ends a wait for syncs that no worker runs.
+var errNoWorker = errors.New("no finsync worker is running (none has held River's leadership for " + noWorkerAfter.String() +
+	"): start `finsync worker`; the syncs stay enqueued and run once one starts")
+
+// waitSyncs polls the jobs, printing each sync's progress (its state, the
+// pages and rows it has stored) when it changes, until each has ended, and
+// returns how each ended. It fails early when no worker is alive.
 // since is when the syncs were asked for.
 func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Client[pgx.Tx], jobs map[uuid.UUID]int64, since time.Time) (map[uuid.UUID]string, error) {
 	done := map[uuid.UUID]string{}
+	shown := map[uuid.UUID]string{}
+	shownAt := map[uuid.UUID]time.Time{}
 	failed := 0
-	for len(done) < len(jobs) {
+	var noWorkerSince time.Time
+	for {
 		for conn, jobID := range jobs {
 			if _, ok := done[conn]; ok {
 				continue
@@ -95,27 +116,55 @@ func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Cl
 				if outcome != "completed" {
 					failed++
 				}
-				a.progress(ctx, st, conn, outcome)
+				a.progress(conn, outcome, job)
+				continue
+			}
+			line := syncState(job)
+			if line != shown[conn] || time.Since(shownAt[conn]) >= syncQuietEvery {
+				a.progress(conn, line, job)
+				shown[conn], shownAt[conn] = line, time.Now()
 			}
 		}
 		if len(done) == len(jobs) {
 			break
 		}
+		alive, err := st.WorkerActive(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			return done, err
+		case alive:
+			noWorkerSince = time.Time{}
+		case noWorkerSince.IsZero():
+			noWorkerSince = time.Now()
+		case time.Since(noWorkerSince) >= noWorkerAfter:
+			return done, errNoWorker
+		}
 		select {
 		case <-ctx.Done():
 			return done, fmt.Errorf("syncs still running after the timeout: %d of %d done", len(done), len(jobs))
-		case <-time.After(500 * time.Millisecond):
-		}
-		for conn := range jobs {
-			if _, ok := done[conn]; !ok {
-				a.progress(ctx, st, conn, "running")
-			}
+		case <-time.After(syncPollEvery):
 		}
 	}
 	if failed > 0 {
 		return done, fmt.Errorf("%d of %d syncs failed", failed, len(jobs))
 	}
 	return done, nil
+}
+
+// syncState describes a sync that has not ended: waiting for a worker,
+// running, or between two slices, with the pages and rows stored so far.
+func syncState(job *rivertype.JobRow) string {
+	state := "queued"
+	switch job.State {
+	case rivertype.JobStateRunning:
+		state = "running"
+	case rivertype.JobStateScheduled, rivertype.JobStateRetryable:
+		state = "paused"
+	}
+	if p, ok := worker.ReadSyncProgress(job); ok {
+		return fmt.Sprintf("%-8s pages %d, transactions %d", state, p.Pages, p.Rows)
+	}
+	return state
 }
 
 // syncOutcome reports whether a job has ended and how; a job waiting to
@@ -141,12 +190,14 @@ func lastError(job *rivertype.JobRow) string {
 	return ": " + job.Errors[len(job.Errors)-1].Error
 }
 
-// progress prints one line about a connection's sync.
-func (a *app) progress(ctx context.Context, st *storage.Store, conn uuid.UUID, state string) {
+// progress prints one line about a connection's sync (standard error;
+// nothing with --json).
+func (a *app) progress(conn uuid.UUID, line string, job *rivertype.JobRow) {
 	if a.json {
 		return
 	}
-	var n int
-	_ = st.Pool().QueryRow(ctx, `SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, conn).Scan(&n)
-	fmt.Fprintf(a.errOut, "%s  %-8s transactions stored: %d\n", conn, state, n)
+	if p, ok := worker.ReadSyncProgress(job); ok && !strings.Contains(line, "pages") {
+		line = fmt.Sprintf("%s (pages %d, transactions %d)", line, p.Pages, p.Rows)
+	}
+	fmt.Fprintf(a.errOut, "%s  %s\n", conn, line)
 }

@@ -110,10 +110,8 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
+	// Unset, no reconnect URL is recorded: finsync serves no re-link page.
 	reconnect := a.cfg.ReconnectURLTemplate
-	if reconnect == "" {
-		reconnect = "http://127.0.0.1:8080/reconnect/{connection_id}"
-	}
 	rate, err := a.cfg.syncWriteRate()
 	if err != nil {
 		return nil, err

@@ -33,14 +33,26 @@ const (
 	maybeLimited
 )
 
-// headerComponents returns the reusable response headers.
-func headerComponents() Obj {
+// requestIDUUID is version 1's request id: the specification promises a
+// UUID, so only a UUID sent by the client is echoed there.
+func requestIDUUID() Obj { return uuidS() }
+
+// requestIDToken is version 2's request id: the client's X-Request-Id when
+// it is at most 128 characters of [A-Za-z0-9._:-], else a fresh UUID.
+func requestIDToken() Obj {
+	return str().with("pattern", "^[A-Za-z0-9._:-]{1,128}$")
+}
+
+// headerComponents returns the reusable response headers; requestID is the
+// schema of x-request-id.
+func headerComponents(requestID Obj) Obj {
 	hdr := func(desc string, required bool, schema Obj) Obj {
 		return Obj{{"description", desc}, {"required", required}, {"schema", schema}}
 	}
 	secs := integer().with("minimum", 0)
 	return Obj{
-		{"RequestId", hdr("Identifier of the request, echoed in logs.", true, uuidS())},
+		{"RequestId", hdr("Identifier of the request, carried by its log lines and by the jobs it enqueues: "+
+			"the request's own X-Request-Id when this schema admits it, else a fresh UUID.", true, requestID)},
 		{"RateLimitLimit", hdr("Requests allowed in the current window.", true, secs)},
 		{"RateLimitRemaining", hdr("Requests left in the current window.", true, secs)},
 		{"RateLimitReset", hdr("Unix time (seconds) at which the window resets.", true, secs)},

@@ -37,7 +37,7 @@ func V1(provs []domain.ProviderProfile) Obj {
 		{"paths", renderPaths(v1Routes(), v1Statuses())},
 		{"components", Obj{
 			{"securitySchemes", securitySchemes()},
-			{"headers", headerComponents()},
+			{"headers", headerComponents(requestIDUUID())},
 			{"parameters", v1Parameters()},
 			{"responses", v1Responses()},
 			{"schemas", v1Schemas(provs)},

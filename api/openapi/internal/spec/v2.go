@@ -41,7 +41,7 @@ func V2(provs []domain.ProviderProfile) Obj {
 		{"paths", renderPaths(v2Routes(), v2Statuses())},
 		{"components", Obj{
 			{"securitySchemes", securitySchemes()},
-			{"headers", headerComponents()},
+			{"headers", headerComponents(requestIDToken())},
 			{"parameters", v2Parameters()},
 			{"responses", v2Responses()},
 			{"schemas", v2Schemas(provs)},

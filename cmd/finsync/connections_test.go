@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/storage/storagetest"
+)
+
+// runErr executes one finsync command that should fail and returns its error.
+func runErr(t *testing.T, dbURL string, args ...string) error {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := newRoot(&out, &errOut)
+	root.SetArgs(append([]string{"--database-url", dbURL, "--json"}, args...))
+	err := root.ExecuteContext(context.Background())
+	if err == nil {
+		t.Fatalf("finsync %s succeeded: %s", strings.Join(args, " "), out.String())
+	}
+	return err
+}
+
+// storedRows counts the connections and jobs in the database.
+func storedRows(t *testing.T, pool *pgxpool.Pool) (conns, jobs int) {
+	t.Helper()
+	err := pool.QueryRow(context.Background(),
+		`SELECT (SELECT count(*) FROM bank_connections), (SELECT count(*) FROM river_job)`).Scan(&conns, &jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conns, jobs
+}
+
+// TestConnectionsAddRefusesMalformedCredentials: credentials that do not
+// fit the provider's declared schema, and with --check credentials the
+// provider refuses, store nothing and enqueue nothing.
+func TestConnectionsAddRefusesMalformedCredentials(t *testing.T) {
+	t.Setenv("FINSYNC_ENCRYPTION_KEY", strings.Repeat("0a", 32))
+	pool, dbURL := storagetest.NewDB(t)
+	s := httptest.NewServer(sim.New(sim.Options{Seed: 3}))
+	defer s.Close()
+	uid := run(t, dbURL, "users", "create", "--email", "creds@example.com", "--plan", "standard")["id"].(string)
+	add := func(provider, creds string, extra ...string) []string {
+		return append([]string{"connections", "add", "--user", uid, "--provider", provider, "--credentials", creds}, extra...)
+	}
+
+	for _, c := range []struct{ provider, creds, want string }{
+		{"mercury", `{"nope":1}`, `unknown key "nope"`},
+		{"mercury", `{"token":"t","nope":"x"}`, `unknown key "nope"`},
+		{"mercury", `{"token":42}`, "token must be a string"},
+		{"mercury", `{"token":""}`, "token is empty"},
+		{"mercury", `{"token":null}`, "token must be a string"},
+		{"mercury", `{}`, "lacks token"},
+		{"mercury", `["token"]`, "must be a JSON object"},
+		{"mercury", `token`, "must be a JSON object"},
+		{"mercury", `{"token":"t"} {"token":"u"}`, "nothing after it"},
+		{"stripe", `{"api_key":"k","account":""}`, "account is empty"},
+		{"plaid", `{"client_id":"c","secret":"s"}`, "lacks access_token"},
+	} {
+		err := runErr(t, dbURL, add(c.provider, c.creds)...)
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v, want %q", c.provider, c.creds, err, c.want)
+		}
+	}
+	if err := runErr(t, dbURL, add("mercury", `{"token":"t"}`, "--base-url", "not a url")...); !strings.Contains(err.Error(), "--base-url") {
+		t.Errorf("bad --base-url: %v", err)
+	}
+	if conns, jobs := storedRows(t, pool); conns != 0 || jobs != 0 {
+		t.Fatalf("refused credentials stored %d connections and %d jobs", conns, jobs)
+	}
+
+	// --check: well-formed credentials the provider refuses store nothing.
+	base := sim.BaseURL("mercury", s.URL)
+	err := runErr(t, dbURL, add("mercury", `{"token":"not-a-simulated-token"}`, "--base-url", base, "--check")...)
+	if !strings.Contains(err.Error(), "--check") || !strings.Contains(err.Error(), "nothing stored") {
+		t.Fatalf("--check with refused credentials: %v", err)
+	}
+	if conns, jobs := storedRows(t, pool); conns != 0 || jobs != 0 {
+		t.Fatalf("--check refusal stored %d connections and %d jobs", conns, jobs)
+	}
+	// ... and credentials the provider accepts are stored, with their sync.
+	good := string(sim.Credentials("mercury", "checked"))
+	if c := run(t, dbURL, add("mercury", good, "--base-url", base, "--check")...); c["status"] != "active" {
+		t.Fatalf("checked connection %v", c)
+	}
+	if conns, jobs := storedRows(t, pool); conns != 1 || jobs != 1 {
+		t.Fatalf("after a checked add: %d connections and %d jobs, want 1 and 1", conns, jobs)
+	}
+}
