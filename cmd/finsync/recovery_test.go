@@ -165,7 +165,17 @@ func (w *recoveryWorld) await(limit time.Duration, what string, cond func() bool
 // snapshot is every stored transaction of a connection, by provider id.
 func (w *recoveryWorld) snapshot(c domain.BankConnection) map[string]string {
 	w.t.Helper()
-	rows, err := w.pool.Query(context.Background(), `
+	// A read of every row may outlast the pool's statement timeout on a
+	// loaded machine; this one has none.
+	tx, err := w.pool.Begin(context.Background())
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(context.Background(), `SET LOCAL statement_timeout = 0`); err != nil {
+		w.t.Fatal(err)
+	}
+	rows, err := tx.Query(context.Background(), `
 		SELECT provider_id, concat_ws('|', status, amount::text, currency, authorized_date::text, posted_date::text,
 			summary, category_id::text, merchant_name, account_id::text IS NOT NULL, hidden)
 		FROM transactions WHERE bank_connection_id = $1`, c.ID)
@@ -269,7 +279,7 @@ func TestWorkerStopAndKillMidSync(t *testing.T) {
 		state, at := w.job(id)
 		return (state == "running" || state == "completed") && at.After(killAt)
 	})
-	w.await(3*time.Minute, "the sync completing", func() bool { state, _ := w.job(id); return state == "completed" })
+	w.await(6*time.Minute, "the sync completing", func() bool { state, _ := w.job(id); return state == "completed" })
 	doneTook := time.Since(killAt)
 
 	want, got := w.snapshot(reference), w.snapshot(c)
