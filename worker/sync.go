@@ -55,6 +55,10 @@ type Syncer struct {
 	// Zero means unbounded (finsync worker's default is 5,000). Caveat: a batch is paced as a whole, so the
 	// rate holds over seconds, not within one batch.
 	WriteRate float64
+	// Holder names this process's reports of its circuit breakers to the
+	// database (what the API shows as a connection's breaker); zero derives
+	// one from the host name and process id.
+	Holder uuid.UUID
 }
 
 // DefaultSlice is the slice of a sync job that NewClient's timeouts assume.
@@ -137,6 +141,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd) error {
 	if !ok {
 		return fmt.Errorf("sync connection %s: no adapter for provider %q", id, conn.Provider)
 	}
+	defer s.saveBreakers(ctx, conn.Provider)
 	creds, err := s.Box.Open(target.SealedCredentials)
 	if err != nil {
 		// No retry can help: the credentials were sealed with another key.
