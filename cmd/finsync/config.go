@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/finsync/finsync/api/cursor"
+	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/secrets"
 )
 
@@ -43,6 +44,9 @@ type config struct {
 	// workers together store (FINSYNC_SYNC_WRITE_RATE; empty:
 	// defaultSyncWriteRate; 0: unbounded). See docs/recovery.md.
 	SyncWriteRate string
+	// OpsToken is the operator credential of the ops console at /ops
+	// (FINSYNC_OPS_TOKEN; empty: no console). See docs/ops.md.
+	OpsToken string
 }
 
 // defaultSyncWriteRate is the shared sync write budget when
@@ -62,6 +66,7 @@ func configFromEnv() config {
 		ReadDatabaseURL:      os.Getenv("FINSYNC_READ_DATABASE_URL"),
 		ReadMaxLag:           os.Getenv("FINSYNC_READ_MAX_LAG"),
 		SyncWriteRate:        os.Getenv("FINSYNC_SYNC_WRITE_RATE"),
+		OpsToken:             os.Getenv("FINSYNC_OPS_TOKEN"),
 	}
 	switch strings.ToLower(os.Getenv("FINSYNC_LOG_LEVEL")) {
 	case "debug":
@@ -156,6 +161,17 @@ func (c config) syncWriteRate() (float64, error) {
 		return 0, fmt.Errorf("FINSYNC_SYNC_WRITE_RATE: %q is not a whole number of rows a second (0: no bound)", c.SyncWriteRate)
 	}
 	return float64(n), nil
+}
+
+// opsToken checks FINSYNC_OPS_TOKEN; empty (no console) is valid.
+func (c config) opsToken() (string, error) {
+	if c.OpsToken == "" {
+		return "", nil
+	}
+	if err := ops.ValidateToken(c.OpsToken); err != nil {
+		return "", fmt.Errorf("FINSYNC_OPS_TOKEN %w", err)
+	}
+	return c.OpsToken, nil
 }
 
 // trustedProxies parses FINSYNC_TRUSTED_PROXIES: comma-separated IP

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/finsync/finsync/api"
+	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
@@ -51,6 +52,9 @@ func (a *app) serveCmd() *cobra.Command {
 				return err
 			}
 			if _, err := a.cfg.readMaxLag(); err != nil {
+				return err
+			}
+			if _, err := a.cfg.opsToken(); err != nil {
 				return err
 			}
 			pool, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
@@ -154,9 +158,19 @@ func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr s
 	if err != nil {
 		return err
 	}
-	srv := api.New(api.Config{Store: st, Log: log, Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
-		TrustedProxies: proxies})
+	token, err := a.cfg.opsToken()
+	if err != nil {
+		return err
+	}
 	g, ctx := errgroup.WithContext(ctx)
+	var console *ops.Console
+	if token != "" {
+		if console, err = ops.New(ctx, ops.Config{Token: token, Store: st, Jobs: jobs, Log: log}); err != nil {
+			return err
+		}
+	}
+	srv := api.New(api.Config{Store: st, Log: log, Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
+		TrustedProxies: proxies, Ops: console})
 	g.Go(func() error { srv.Run(ctx); return nil })
 	g.Go(func() error { return api.Serve(ctx, addr, srv.Handler, log) })
 	if metricsAddr != "" {
