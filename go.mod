@@ -3,6 +3,7 @@ module github.com/finsync/finsync
 go 1.26.8
 
 require (
+	github.com/chromedp/chromedp v0.23.0
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/distribution/reference v0.6.0
 	github.com/getkin/kin-openapi v0.152.0
@@ -26,6 +27,7 @@ require (
 	golang.org/x/text v0.43.0
 	golang.org/x/time v0.16.0
 	mvdan.cc/sh/v3 v3.14.1
+	riverqueue.com/riverui v0.22.0
 )
 
 require (
@@ -35,6 +37,7 @@ require (
 	github.com/bytedance/sonic v1.15.0 // indirect
 	github.com/bytedance/sonic/loader v0.5.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/containerd/typeurl/v2 v2.3.0 // indirect
 	github.com/docker/go-connections v0.8.2 // indirect
@@ -99,5 +102,4 @@ require (
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	riverqueue.com/riverui v0.22.0 // indirect
 )
