@@ -56,7 +56,7 @@ func opsRequests(t *testing.T, id uuid.UUID) []opsRequest {
 		path = strings.ReplaceAll(path, ":id", id.String())
 		methods := []string{method}
 		if method == "ANY" {
-			methods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+			methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions, http.MethodTrace}
 		}
 		paths := []string{path}
 		if strings.HasSuffix(path, "/*path") {
@@ -77,7 +77,7 @@ func opsRequests(t *testing.T, id uuid.UUID) []opsRequest {
 	return out
 }
 
-// send sends an ops request without following redirects; auth sets the
+// opsDo sends an ops request without following redirects; auth sets the
 // credential on it.
 func (e *env) opsDo(r opsRequest, auth func(*http.Request)) (int, http.Header, string) {
 	e.t.Helper()
