@@ -18,6 +18,7 @@ import (
 	"github.com/finsync/finsync/api/cursor"
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/api/openapi"
+	"github.com/finsync/finsync/api/ops"
 	v1 "github.com/finsync/finsync/api/v1"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
@@ -62,6 +63,9 @@ type Config struct {
 	// Profiles): v1 needs their capitalised names and paging. The API
 	// itself never imports the adapters.
 	Providers []domain.ProviderProfile
+	// Ops is the operators' console mounted at /ops; nil mounts none (the
+	// /ops routes then answer 404 like any unknown path).
+	Ops *ops.Console
 }
 
 // API is the assembled HTTP handler and the background work it needs.
@@ -120,7 +124,14 @@ func New(cfg Config) *API {
 		OpenAPI:   openapi.V1(),
 		Providers: cfg.Providers,
 	})
+	if cfg.Ops != nil {
+		cfg.Ops.Register(e)
+	}
 	e.NoRoute(func(c *gin.Context) {
+		if cfg.Ops != nil && ops.Owns(c.Request.URL.Path) {
+			cfg.Ops.Unrouted(c, http.StatusNotFound)
+			return
+		}
 		if isV1(c) {
 			v1.Fail(c, http.StatusNotFound, v1.CodeNotFound, "No such endpoint")
 			return
@@ -128,6 +139,10 @@ func New(cfg Config) *API {
 		v2.Fail(c, http.StatusNotFound, v2.CodeNotFound, "No such endpoint")
 	})
 	e.NoMethod(func(c *gin.Context) {
+		if cfg.Ops != nil && ops.Owns(c.Request.URL.Path) {
+			cfg.Ops.Unrouted(c, http.StatusMethodNotAllowed)
+			return
+		}
 		msg := "Method " + c.Request.Method + " is not allowed on " + strings.TrimSuffix(c.Request.URL.Path, "/")
 		if isV1(c) {
 			v1.Fail(c, http.StatusMethodNotAllowed, v1.CodeMethodNotAllowed, msg)

@@ -42,6 +42,9 @@ var referenceTables = map[string]string{
 	// table is a write on every node).
 	"provider_rate_buckets": "coordinator",
 	"provider_quotas":       "coordinator",
+	// Circuit breaker states reported by each worker (migration 00012),
+	// keyed by the provider's own names, like the limits above.
+	"provider_breakers": "coordinator",
 	// One counter of credential changes (migration 00009), bumped by
 	// triggers on the reference tables credentials and users.
 	"credentials_version": "coordinator",

@@ -230,7 +230,7 @@ func (s *Store) FinishSync(ctx context.Context, connectionID uuid.UUID, o SyncOu
 			status = CASE WHEN status = 'disabled' THEN status ELSE 'active' END,
 			last_synced_at = now(), last_sync_attempt_at = now(), next_sync_at = $2,
 			last_provider_error_code = NULL, last_provider_error_message = NULL, last_error_class = NULL,
-			reconnect_url = NULL, has_investments = $3,
+			reconnect_url = NULL, has_investments = $3, consecutive_failures = 0,
 			institution_name = COALESCE(NULLIF($4, ''), institution_name),
 			institution_id = COALESCE(NULLIF($5, ''), institution_id),
 			institution_logo_url = COALESCE(NULLIF($6, ''), institution_logo_url), updated_at = now()
@@ -240,7 +240,7 @@ func (s *Store) FinishSync(ctx context.Context, connectionID uuid.UUID, o SyncOu
 			status = CASE WHEN status = 'disabled' THEN status ELSE 'error' END,
 			last_sync_attempt_at = now(), next_sync_at = COALESCE($2, next_sync_at),
 			last_provider_error_code = $3, last_provider_error_message = $4, last_error_class = $5,
-			reconnect_url = NULLIF($6, ''), updated_at = now()
+			reconnect_url = NULLIF($6, ''), consecutive_failures = consecutive_failures + 1, updated_at = now()
 			WHERE id = $1`, connectionID, o.NextSyncAt, o.ErrorCode, o.ErrorMessage, o.ErrorClass, o.ReconnectURL)
 	}
 	if err != nil {

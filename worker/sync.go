@@ -58,6 +58,10 @@ type Syncer struct {
 	WriteRate float64
 	// Metrics records each whole sync; nil records none.
 	Metrics *Metrics
+	// Holder names this process's reports of its circuit breakers to the
+	// database (what the API shows as a connection's breaker); zero derives
+	// one from the host name and process id.
+	Holder uuid.UUID
 }
 
 // DefaultSlice is the slice of a sync job that NewClient's timeouts assume.
@@ -208,6 +212,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	if !ok {
 		return fmt.Errorf("sync connection %s: no adapter for provider %q", id, conn.Provider)
 	}
+	defer s.saveBreakers(ctx, conn.Provider)
 	creds, err := s.Box.Open(target.SealedCredentials)
 	if err != nil {
 		// No retry can help: the credentials were sealed with another key.

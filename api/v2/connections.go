@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/storage"
 )
 
 // connectionView is the version 2 Bank connection object, with nextSyncAt
@@ -23,9 +24,30 @@ type connectionView struct {
 	LastProviderErrorMessage *string    `json:"lastProviderErrorMessage"`
 	ReconnectURL             *string    `json:"reconnectUrl"`
 	NextSyncAt               *time.Time `json:"nextSyncAt"`
+	Health                   healthView `json:"health"`
 }
 
-func newConnectionView(bc domain.BankConnection) connectionView {
+// healthView is a connection's health (our addition): how its syncs go,
+// its circuit breaker as the workers report it, and its provider quota.
+type healthView struct {
+	LastSuccessfulSyncAt *time.Time `json:"lastSuccessfulSyncAt"`
+	NextSyncAt           *time.Time `json:"nextSyncAt"`
+	Breaker              string     `json:"breaker"`
+	QuotaRemaining       *int       `json:"quotaRemaining"`
+	ConsecutiveFailures  int        `json:"consecutiveFailures"`
+}
+
+func newHealthView(h storage.ConnectionHealth) healthView {
+	if h.Breaker == "" {
+		h.Breaker = storage.BreakerClosed
+	}
+	return healthView{
+		LastSuccessfulSyncAt: utc(h.LastSuccessfulSyncAt), NextSyncAt: utc(h.NextSyncAt),
+		Breaker: h.Breaker, QuotaRemaining: h.QuotaRemaining, ConsecutiveFailures: h.ConsecutiveFailures,
+	}
+}
+
+func newConnectionView(bc domain.BankConnection, h storage.ConnectionHealth) connectionView {
 	return connectionView{
 		ID:                       bc.ID,
 		Provider:                 bc.Provider,
@@ -37,6 +59,7 @@ func newConnectionView(bc domain.BankConnection) connectionView {
 		LastProviderErrorMessage: bc.LastProviderErrorMessage,
 		ReconnectURL:             bc.ReconnectURL,
 		NextSyncAt:               utc(bc.NextSyncAt),
+		Health:                   newHealthView(h),
 	}
 }
 
@@ -52,9 +75,14 @@ func (s *Server) listConnections(c *gin.Context) {
 		s.handle(c, err)
 		return
 	}
+	health, err := s.cfg.Store.ConnectionHealth(c.Request.Context(), rows)
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
 	out := make([]connectionView, len(rows))
 	for i, bc := range rows {
-		out[i] = newConnectionView(bc)
+		out[i] = newConnectionView(bc, health[bc.ID])
 	}
 	c.JSON(http.StatusOK, gin.H{"bankConnections": out})
 }

@@ -114,6 +114,8 @@ type devDemo struct {
 	BaseURL     string   `json:"baseUrl"`
 	Key         string   `json:"key"`
 	Connections []string `json:"connections"`
+	OpsURL      string   `json:"opsUrl"`
+	OpsToken    string   `json:"opsToken"`
 }
 
 // startDev runs `finsync dev` with its key kept in dir until the test ends
@@ -176,6 +178,28 @@ func TestDevServesTheDemoUsersData(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"id"`)) {
 			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	// The ops console is on, with the token it printed, and lists the demo
+	// connections.
+	for token, want := range map[string]int{"": http.StatusUnauthorized, demo.Key: http.StatusUnauthorized, demo.OpsToken: http.StatusOK} {
+		req, _ := http.NewRequest(http.MethodGet, demo.OpsURL, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("GET %s with %q: %d, want %d", demo.OpsURL, token, resp.StatusCode, want)
+		}
+		if want == http.StatusOK {
+			for _, id := range demo.Connections {
+				if !bytes.Contains(body, []byte(id)) {
+					t.Fatalf("ops page lacks demo connection %s", id)
+				}
+			}
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/finsync/finsync/api/cursor"
+	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/secrets"
 )
 
@@ -61,6 +62,9 @@ type config struct {
 	// workers together store (FINSYNC_SYNC_WRITE_RATE; empty:
 	// defaultSyncWriteRate; 0: unbounded). See docs/recovery.md.
 	SyncWriteRate string
+	// OpsToken is the operator credential of the ops console at /ops
+	// (FINSYNC_OPS_TOKEN; empty: no console). See docs/ops.md.
+	OpsToken string
 }
 
 // defaultSyncWriteRate is the shared sync write budget when
@@ -83,6 +87,7 @@ func configFromEnv() config {
 		LogLevelText:         os.Getenv("FINSYNC_LOG_LEVEL"),
 		GOGC:                 os.Getenv("GOGC"),
 		PGBinDir:             os.Getenv("FINSYNC_PG_BINDIR"),
+		OpsToken:             os.Getenv("FINSYNC_OPS_TOKEN"),
 	}
 	return c
 }
@@ -116,6 +121,8 @@ func (c *config) check() error {
 	_, err = c.syncWriteRate()
 	errs = append(errs, err)
 	_, err = c.trustedProxies()
+	errs = append(errs, err)
+	_, err = c.opsToken()
 	errs = append(errs, err)
 	if c.GOGC != "" && c.GOGC != "off" {
 		if n, err := strconv.Atoi(c.GOGC); err != nil || n < 0 {
@@ -233,6 +240,17 @@ func (c config) syncWriteRate() (float64, error) {
 		return 0, fmt.Errorf("FINSYNC_SYNC_WRITE_RATE: %q is not a whole number of rows a second (0: no bound)", c.SyncWriteRate)
 	}
 	return float64(n), nil
+}
+
+// opsToken checks FINSYNC_OPS_TOKEN; empty (no console) is valid.
+func (c config) opsToken() (string, error) {
+	if c.OpsToken == "" {
+		return "", nil
+	}
+	if err := ops.ValidateToken(c.OpsToken); err != nil {
+		return "", fmt.Errorf("FINSYNC_OPS_TOKEN %w", err)
+	}
+	return c.OpsToken, nil
 }
 
 // trustedProxies parses FINSYNC_TRUSTED_PROXIES: comma-separated IP

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -96,7 +97,7 @@ func processMetrics(t *testing.T) map[string]bool {
 
 	serve := newReg()
 	baseMetrics(serve, st)
-	srv, err := a.newAPI(st, serve)
+	srv, err := a.newAPI(context.Background(), st, serve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func processMetrics(t *testing.T) map[string]bool {
 	if _, err := a.newWorkerClient(st, box, log, workerOptions{}, dev); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.newAPI(st, dev); err != nil {
+	if _, err := a.newAPI(context.Background(), st, dev); err != nil {
 		t.Fatal(err)
 	}
 	gather("dev", dev)

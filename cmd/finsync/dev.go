@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/finsync/finsync/api"
@@ -70,6 +72,11 @@ func (a *app) devCmd() *cobra.Command {
 			logf("syncing %d demo connections from the simulator", len(demo.Connections))
 			if _, err := a.waitSyncs(ctx, st, client, demo.Jobs, demo.Asked); err != nil {
 				logf("%v", err)
+			}
+			if a.cfg.OpsToken == "" {
+				if a.cfg.OpsToken, err = newOpsToken(); err != nil {
+					return err
+				}
 			}
 			apiErr := make(chan error, 1)
 			g.Go(func() error { err := a.runAPI(gctx, st, addr, metricsAddr, reg); apiErr <- err; return err })
@@ -177,7 +184,7 @@ func (a *app) printDemo(addr, simRoot, dbURL string, d demo) {
 	base := "http://" + addr
 	if a.json {
 		_ = a.print(map[string]any{"baseUrl": base, "key": d.Key, "userId": d.UserID, "databaseUrl": dbURL, "simulatorUrl": simRoot, "connections": d.Connections,
-			"metricsUrl": d.MetricsURL}, "")
+			"metricsUrl": d.MetricsURL, "opsUrl": base + "/ops", "opsToken": a.cfg.OpsToken}, "")
 		return
 	}
 	fmt.Fprintf(a.out, `finsync is running.
@@ -186,6 +193,7 @@ func (a *app) printDemo(addr, simRoot, dbURL string, d demo) {
   User:       %[2]s (%[3]s, pro plan)
   API key:    %[4]s
   Simulator:  %[5]s  (POST /_sim/advance {"days": 1}, then: go run ./cmd/finsync sync --all --wait)
+  Ops:        %[1]s/ops  (jobs: %[1]s/ops/jobs/), operator token %[6]s
 
 Try:
   curl -s -H "Authorization: Bearer %[4]s" %[1]s/v2/me
@@ -197,8 +205,20 @@ Manual-account changes (POST/PATCH/DELETE /v2/accounts) propagate to the simulat
   curl -s -H "Authorization: Bearer patDemoToken" %[5]s/v0/appFinsyncDemo/Accounts
   curl -s -H "Authorization: Bearer ya29.demo" "%[5]s/v4/spreadsheets/finsync-demo/values/Accounts"
 
+Ops console (sign in with the operator token, or send it as a bearer token):
+  curl -s -H "Authorization: Bearer %[6]s" %[1]s/ops
+
 Press Ctrl-C to stop.
-`, base, demoEmail, d.UserID, d.Key, simRoot)
+`, base, demoEmail, d.UserID, d.Key, simRoot, a.cfg.OpsToken)
+}
+
+// newOpsToken makes a random operator token for the demo's ops console.
+func newOpsToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("make ops token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // waitHealthy polls the health URL until it answers 200, the server fails,

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/finsync/finsync/api"
+	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
@@ -51,6 +52,9 @@ func (a *app) serveCmd() *cobra.Command {
 				return err
 			}
 			if _, err := a.cfg.readMaxLag(); err != nil {
+				return err
+			}
+			if _, err := a.cfg.opsToken(); err != nil {
 				return err
 			}
 			pool, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
@@ -143,8 +147,10 @@ func baseMetrics(reg prometheus.Registerer, st *storage.Store) {
 	}
 }
 
-// newAPI builds the API server, registering its metrics on reg.
-func (a *app) newAPI(st *storage.Store, reg prometheus.Registerer) (*api.API, error) {
+// newAPI builds the API server, registering its metrics on reg, with the
+// ops console when FINSYNC_OPS_TOKEN is set; ctx bounds the console's
+// background work.
+func (a *app) newAPI(ctx context.Context, st *storage.Store, reg prometheus.Registerer) (*api.API, error) {
 	proxies, err := a.cfg.trustedProxies()
 	if err != nil {
 		return nil, err
@@ -157,8 +163,18 @@ func (a *app) newAPI(st *storage.Store, reg prometheus.Registerer) (*api.API, er
 	if err != nil {
 		return nil, err
 	}
+	token, err := a.cfg.opsToken()
+	if err != nil {
+		return nil, err
+	}
+	var console *ops.Console
+	if token != "" {
+		if console, err = ops.New(ctx, ops.Config{Token: token, Store: st, Jobs: jobs, Log: a.logger()}); err != nil {
+			return nil, err
+		}
+	}
 	return api.New(api.Config{Store: st, Log: a.logger(), Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
-		TrustedProxies: proxies}), nil
+		TrustedProxies: proxies, Ops: console}), nil
 }
 
 // runAPI serves the API, and the ops endpoints with reg's metrics, until
@@ -168,11 +184,11 @@ func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr s
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
-	srv, err := a.newAPI(st, reg)
+	g, ctx := errgroup.WithContext(ctx)
+	srv, err := a.newAPI(ctx, st, reg)
 	if err != nil {
 		return err
 	}
-	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { srv.Run(ctx); return nil })
 	g.Go(func() error { return api.Serve(ctx, addr, srv.Handler, log) })
 	if metricsAddr != "" {

@@ -172,6 +172,8 @@ func v2BankConnection() obj {
 		"status": "error", "lastSyncedAt": stamp, "lastProviderErrorCode": "ITEM_LOGIN_REQUIRED",
 		"lastProviderErrorMessage": "login required", "reconnectUrl": "https://example.com/reconnect",
 		"nextSyncAt": nil,
+		"health": obj{"lastSuccessfulSyncAt": stamp, "nextSyncAt": nil, "breaker": "open",
+			"quotaRemaining": nil, "consecutiveFailures": 3},
 	}
 }
 

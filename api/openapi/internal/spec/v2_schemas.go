@@ -40,6 +40,7 @@ func v2Schemas(provs []domain.ProviderProfile) Obj {
 		)},
 		KV{"Transaction", v2Transaction()},
 		KV{"BankConnection", v2BankConnection()},
+		KV{"BankConnectionHealth", v2BankConnectionHealth()},
 		KV{"Category", object(
 			req("id", uuidS()),
 			req("provider", ref("Provider")),
@@ -227,6 +228,24 @@ func v2BankConnection() Obj {
 		req("lastProviderErrorMessage", orNull(str())),
 		req("reconnectUrl", orNull(str())),
 		req("nextSyncAt", orNull(dateTime())),
+		req("health", describe(ref("BankConnectionHealth"),
+			"Our addition: how the connection's syncs are going, shared by every process of the service.")),
+	)
+}
+
+func v2BankConnectionHealth() Obj {
+	return object(
+		req("lastSuccessfulSyncAt", orNull(dateTime())),
+		req("nextSyncAt", orNull(describe(dateTime(), "When the next periodic sync is due; null while disabled."))),
+		req("breaker", describe(enum("closed", "open", "half_open"),
+			"The worse of the provider's circuit breaker and the connection's institution's, as the workers last "+
+				"reported them: open while syncs are held back after repeated provider failures, half_open once "+
+				"a probe may go through.")),
+		req("quotaRemaining", orNull(describe(count(),
+			"Where the provider grants a quota of calls per account (a daily one, for some), the fewest calls left on "+
+				"any account and endpoint of the connection in the current window, as the provider last reported "+
+				"it; null for a provider without one, or when no window is current."))),
+		req("consecutiveFailures", describe(count(), "Failed sync attempts since the last successful sync.")),
 	)
 }
 

@@ -1,0 +1,319 @@
+// Package ops is the operators' console of `finsync serve`: a server-
+// rendered page at /ops listing every connection with its health and the
+// actions sync now, disable and enable, and River's own UI at /ops/jobs.
+// Every route needs the operator token (FINSYNC_OPS_TOKEN), as a bearer
+// token or through a sign-in that sets a session cookie; without a token
+// configured the routes do not exist.
+package ops
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"riverqueue.com/riverui"
+
+	"github.com/finsync/finsync/jobargs"
+	"github.com/finsync/finsync/storage"
+)
+
+// Prefix is where the console is mounted; JobsPrefix is River's UI.
+const (
+	Prefix     = "/ops"
+	JobsPrefix = "/ops/jobs"
+)
+
+// maxConnections caps the connections one page lists.
+const maxConnections = 500
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// Config wires the console.
+type Config struct {
+	// Token is the operator credential; it must pass ValidateToken.
+	Token string
+	Store *storage.Store
+	// Jobs is a River client (insert-only is enough) over the store's
+	// database: sync now enqueues with it, and River's UI reads through it.
+	Jobs *river.Client[pgx.Tx]
+	Log  *slog.Logger
+	// Now is the clock of sessions; nil means time.Now.
+	Now func() time.Time
+}
+
+// Console serves the ops routes. Build it with New; it is safe for
+// concurrent use.
+type Console struct {
+	cfg   Config
+	auth  *authenticator
+	jobs  http.Handler
+	pages *template.Template
+}
+
+// New builds the console and starts River's UI background work, which ends
+// with ctx.
+func New(ctx context.Context, cfg Config) (*Console, error) {
+	if err := ValidateToken(cfg.Token); err != nil {
+		return nil, fmt.Errorf("FINSYNC_OPS_TOKEN %w", err)
+	}
+	if cfg.Store == nil || cfg.Jobs == nil || cfg.Log == nil {
+		return nil, errors.New("ops console: Store, Jobs and Log are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
+		Endpoints: riverui.NewEndpoints(cfg.Jobs, nil),
+		Logger:    cfg.Log,
+		Prefix:    JobsPrefix,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("river UI: %w", err)
+	}
+	if err := ui.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start river UI: %w", err)
+	}
+	pages, err := template.New("ops").Funcs(template.FuncMap{"when": when}).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("ops templates: %w", err)
+	}
+	return &Console{cfg: cfg, auth: &authenticator{token: []byte(cfg.Token), now: cfg.Now}, jobs: ui, pages: pages}, nil
+}
+
+// Register mounts every ops route on e, each behind the operator
+// credential.
+func (c *Console) Register(e *gin.Engine) {
+	g := e.Group(Prefix)
+	g.POST("/sign-in", c.signIn)
+	g.Use(c.require)
+	g.GET("", c.page)
+	g.POST("/sign-out", c.signOut)
+	g.POST("/connections/:id/sync", c.syncNow)
+	g.POST("/connections/:id/disable", c.setEnabled(false))
+	g.POST("/connections/:id/enable", c.setEnabled(true))
+	jobs := gin.WrapH(c.jobs)
+	g.Any("/jobs", jobs)
+	g.Any("/jobs/*path", jobs)
+}
+
+// Routes lists the ops routes (method and path, with ":id" or "*path" for
+// parameters), for tests that must cover every one.
+func Routes() []string {
+	return []string{
+		"GET /ops", "POST /ops/sign-in", "POST /ops/sign-out",
+		"POST /ops/connections/:id/sync", "POST /ops/connections/:id/disable", "POST /ops/connections/:id/enable",
+		"ANY /ops/jobs", "ANY /ops/jobs/*path",
+	}
+}
+
+// Unrouted answers a request under /ops that no route serves (status is
+// 404 for an unknown path, 405 for a method the path does not allow): 401
+// without the credential, like every ops route, else status.
+func (c *Console) Unrouted(ctx *gin.Context, status int) {
+	if h, _ := c.auth.check(ctx.Request); h == unauthenticated {
+		c.unauthorized(ctx, "")
+		return
+	}
+	ctx.String(status, "%s", http.StatusText(status))
+}
+
+// Owns reports whether a request path is under /ops.
+func Owns(path string) bool { return path == Prefix || strings.HasPrefix(path, Prefix+"/") }
+
+// authKey keys how the request was authenticated in the gin context.
+const (
+	authKey    = "ops.how"
+	sessionKey = "ops.session"
+)
+
+// require answers 401 unless the request carries the operator credential;
+// GET /ops then shows the sign-in form.
+func (c *Console) require(ctx *gin.Context) {
+	h, session := c.auth.check(ctx.Request)
+	if h == unauthenticated {
+		c.unauthorized(ctx, "")
+		return
+	}
+	ctx.Set(authKey, h)
+	ctx.Set(sessionKey, session)
+	ctx.Next()
+}
+
+// unauthorized answers 401 with the sign-in form (HTML) to a browser
+// asking for a page, and a short text otherwise.
+func (c *Console) unauthorized(ctx *gin.Context, message string) {
+	ctx.Header("WWW-Authenticate", `Bearer realm="finsync ops"`)
+	ctx.Header("Cache-Control", "no-store")
+	page := ctx.Request.Method == http.MethodGet && ctx.Request.URL.Path == Prefix
+	if page || ctx.Request.URL.Path == Prefix+"/sign-in" {
+		c.render(ctx, http.StatusUnauthorized, "signin.html", map[string]any{"Error": message})
+		ctx.Abort()
+		return
+	}
+	ctx.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "the operator token is required (Authorization: Bearer, or sign in at /ops)"})
+}
+
+func (c *Console) signIn(ctx *gin.Context) {
+	if !c.auth.tokenMatches(ctx.PostForm(tokenField)) {
+		c.unauthorized(ctx, "That is not the operator token.")
+		return
+	}
+	setSession(ctx.Writer, c.auth.newSession(), int(sessionTTL.Seconds()))
+	ctx.Redirect(http.StatusSeeOther, Prefix)
+}
+
+func (c *Console) signOut(ctx *gin.Context) {
+	if !c.csrfOK(ctx) {
+		return
+	}
+	setSession(ctx.Writer, "", -1)
+	ctx.Redirect(http.StatusSeeOther, Prefix)
+}
+
+// csrfOK answers 403 and reports false when a form posted with a session
+// lacks its CSRF token.
+func (c *Console) csrfOK(ctx *gin.Context) bool {
+	h, _ := ctx.Get(authKey)
+	session := ctx.GetString(sessionKey)
+	hw, _ := h.(how)
+	if c.auth.csrfOK(ctx.Request, hw, session) {
+		return true
+	}
+	ctx.String(http.StatusForbidden, "The form is stale or was not sent from the ops page: reload /ops and try again.")
+	ctx.Abort()
+	return false
+}
+
+// pageData is what the ops page shows.
+type pageData struct {
+	Connections []storage.OpsConnection
+	CSRF        string
+	Notice      string
+	JobID       string
+}
+
+func (c *Console) page(ctx *gin.Context) {
+	conns, err := c.cfg.Store.OpsConnections(ctx.Request.Context(), maxConnections)
+	if err != nil {
+		c.cfg.Log.Error("ops page", "error", err)
+		ctx.String(http.StatusServiceUnavailable, "The connections cannot be read right now: %v", err)
+		return
+	}
+	d := pageData{Connections: conns, CSRF: c.auth.csrfFor(ctx.GetString(sessionKey))}
+	switch ctx.Query("done") {
+	case "sync":
+		d.Notice, d.JobID = "Sync queued.", ctx.Query("job")
+	case "disable":
+		d.Notice = "Connection disabled."
+	case "enable":
+		d.Notice = "Connection enabled; a sync is due now."
+	}
+	if _, err := strconv.ParseInt(d.JobID, 10, 64); err != nil {
+		d.JobID = ""
+	}
+	c.render(ctx, http.StatusOK, "page.html", d)
+}
+
+// connectionID parses the :id parameter, answering 404 when it names no
+// connection.
+func (c *Console) connectionID(ctx *gin.Context) (uuid.UUID, bool) {
+	id, err := uuid.Parse(ctx.Param("id"))
+	if err != nil {
+		ctx.String(http.StatusNotFound, "No such connection.")
+		return uuid.Nil, false
+	}
+	_, err = c.cfg.Store.ConnectionByID(ctx.Request.Context(), id)
+	if errors.Is(err, storage.ErrNotFound) {
+		ctx.String(http.StatusNotFound, "No such connection.")
+		return uuid.Nil, false
+	}
+	if err != nil {
+		c.fail(ctx, err)
+		return uuid.Nil, false
+	}
+	return id, true
+}
+
+func (c *Console) fail(ctx *gin.Context, err error) {
+	c.cfg.Log.Error("ops action", "path", ctx.Request.URL.Path, "error", err)
+	ctx.String(http.StatusServiceUnavailable, "The action failed: %v", err)
+}
+
+// syncNow enqueues a sync of the connection; one already waiting to retry
+// runs at once instead.
+func (c *Console) syncNow(ctx *gin.Context) {
+	if !c.csrfOK(ctx) {
+		return
+	}
+	id, ok := c.connectionID(ctx)
+	if !ok {
+		return
+	}
+	rctx := ctx.Request.Context()
+	res, err := c.cfg.Jobs.Insert(rctx, jobargs.SyncConnection{ConnectionID: id}, nil)
+	if err == nil && res.UniqueSkippedAsDuplicate &&
+		(res.Job.State == rivertype.JobStateRetryable || res.Job.State == rivertype.JobStateScheduled) {
+		_, err = c.cfg.Jobs.JobRetry(rctx, res.Job.ID)
+	}
+	if err != nil {
+		c.fail(ctx, fmt.Errorf("enqueue sync of %s: %w", id, err))
+		return
+	}
+	ctx.Redirect(http.StatusSeeOther, Prefix+"?done=sync&job="+strconv.FormatInt(res.Job.ID, 10))
+}
+
+// setEnabled disables or enables the connection.
+func (c *Console) setEnabled(enabled bool) gin.HandlerFunc {
+	return func(ctx *gin.Context) {
+		if !c.csrfOK(ctx) {
+			return
+		}
+		id, ok := c.connectionID(ctx)
+		if !ok {
+			return
+		}
+		if _, err := c.cfg.Store.SetConnectionEnabled(ctx.Request.Context(), id, enabled); err != nil {
+			c.fail(ctx, err)
+			return
+		}
+		done := "disable"
+		if enabled {
+			done = "enable"
+		}
+		ctx.Redirect(http.StatusSeeOther, Prefix+"?done="+done)
+	}
+}
+
+// render writes a template as an HTML page that no one may frame or cache.
+func (c *Console) render(ctx *gin.Context, status int, name string, data any) {
+	h := ctx.Writer.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	ctx.Status(status)
+	if err := c.pages.ExecuteTemplate(ctx.Writer, name, data); err != nil {
+		c.cfg.Log.Error("render ops page", "template", name, "error", err)
+	}
+}
+
+// when formats a time for the page (UTC, to the second); "—" when unset.
+func when(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
