@@ -5,9 +5,10 @@ import (
 	"net/http"
 )
 
-// builtinProviders returns the simulated providers a Simulator mounts.
-func builtinProviders() []ProviderSim {
-	return []ProviderSim{plaidSim{}, gocardlessSim{}, stripeSim{}, mercurySim{}}
+// Builtin returns the simulated providers still held by this package, for
+// the registration package to list until each moves beside its adapter.
+func Builtin() Providers {
+	return Providers{plaidSim{}, gocardlessSim{}, stripeSim{}, mercurySim{}}
 }
 
 // plaidSim is Plaid's simulated API, at the root.

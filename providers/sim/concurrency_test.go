@@ -8,7 +8,7 @@ import (
 )
 
 func TestConcurrentUse(t *testing.T) {
-	s, srv := newTestSim(t, Options{GoCardlessDailyQuota: -1})
+	s, srv := newTestSim(t, Options{DailyQuota: -1})
 	var wg sync.WaitGroup
 	for n := 0; n < 4; n++ {
 		wg.Add(1)

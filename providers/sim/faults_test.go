@@ -59,7 +59,7 @@ func (p providerProbe) send(t *testing.T, srvURL string) (int, http.Header, []by
 }
 
 func TestFaults(t *testing.T) {
-	s, srv := newTestSim(t, Options{GoCardlessDailyQuota: -1})
+	s, srv := newTestSim(t, Options{DailyQuota: -1})
 	tests := []struct {
 		mode   string
 		status map[string]int

@@ -123,7 +123,7 @@ func (s *Simulator) gcAccountHandler(kind string, h func(http.ResponseWriter, *h
 // gcQuotaServe serves an account data call under the daily quota: only
 // successful calls count.
 func (s *Simulator) gcQuotaServe(w http.ResponseWriter, r *http.Request, c *gcConn, slot int, kind string, h func(http.ResponseWriter, *http.Request, *gcConn, int) bool) {
-	limit := s.opts.GoCardlessDailyQuota
+	limit := s.opts.DailyQuota
 	reset := s.secondsToReset()
 	key := c.accounts[slot] + "/" + kind
 	s.mu.Lock()

@@ -23,7 +23,7 @@ func newTestSim(t *testing.T, opts Options) (*Simulator, *httptest.Server) {
 	if opts.Seed == 0 {
 		opts.Seed = 42
 	}
-	s := New(opts)
+	s := New(opts, Builtin()...)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return s, srv
@@ -33,7 +33,7 @@ func newTestSim(t *testing.T, opts Options) (*Simulator, *httptest.Server) {
 func creds(t *testing.T, provider, name string) map[string]string {
 	t.Helper()
 	var m map[string]string
-	if err := json.Unmarshal(Credentials(provider, name), &m); err != nil {
+	if err := json.Unmarshal(Builtin().Credentials(provider, name), &m); err != nil {
 		t.Fatalf("decode credentials: %v", err)
 	}
 	return m

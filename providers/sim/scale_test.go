@@ -150,7 +150,7 @@ func TestScaleMillionTransactions(t *testing.T) {
 func benchSyncBody(b *testing.B, s *Simulator) []byte {
 	b.Helper()
 	c := map[string]string{}
-	_ = json.Unmarshal(Credentials(Plaid, "bench"), &c)
+	_ = json.Unmarshal(Builtin().Credentials(Plaid, "bench"), &c)
 	if err := s.SetConnection(ConnectionSettings{Provider: Plaid, Credential: c["access_token"], Transactions: million, HistoryDays: 90}); err != nil {
 		b.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func benchSyncBody(b *testing.B, s *Simulator) []byte {
 // BenchmarkPlaidSyncPage500 measures one full 500-row /transactions/sync
 // request through the handler (decode, generate, encode), without network.
 func BenchmarkPlaidSyncPage500(b *testing.B) {
-	s := New(Options{Seed: 1, Start: testStart})
+	s := New(Options{Seed: 1, Start: testStart}, Builtin()...)
 	body := benchSyncBody(b, s)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -194,11 +194,11 @@ func BenchmarkPlaidSyncEncode500(b *testing.B) {
 	b.SetBytes(int64(len(buf.b)))
 }
 
-// ExampleCredentials shows the credential shape of each provider.
-func ExampleCredentials() {
+// ExampleProviders_Credentials shows the credential shape of each provider.
+func ExampleProviders_Credentials() {
 	for _, p := range []string{Plaid, GoCardless, Stripe, Mercury} {
 		var m map[string]string
-		_ = json.Unmarshal(Credentials(p, "demo"), &m)
+		_ = json.Unmarshal(Builtin().Credentials(p, "demo"), &m)
 		fmt.Println(p, len(m))
 	}
 	// Output:
@@ -211,7 +211,7 @@ func ExampleCredentials() {
 // BenchmarkPlaidSyncHTTP500 measures one 500-row /transactions/sync page
 // over a real loopback HTTP connection (body read, not decoded).
 func BenchmarkPlaidSyncHTTP500(b *testing.B) {
-	s := New(Options{Seed: 1, Start: testStart})
+	s := New(Options{Seed: 1, Start: testStart}, Builtin()...)
 	body := benchSyncBody(b, s)
 	srv := httptest.NewServer(s)
 	defer srv.Close()

@@ -19,7 +19,7 @@ func (e echoService) Paths() []string { return e.paths }
 // answers its own paths (a prefix and an exact path) even while every
 // provider is down, and that other paths still reach the providers.
 func TestMountedServiceIgnoresProviderFaults(t *testing.T) {
-	s := New(Options{Seed: 1, Services: []Service{echoService{paths: []string{"/v0/", "/token"}}}})
+	s := New(Options{Seed: 1, Services: []Service{echoService{paths: []string{"/v0/", "/token"}}}}, Builtin()...)
 	for _, p := range []string{Plaid, GoCardless, Stripe, Mercury} {
 		if err := s.SetFault(Fault{Provider: p, Mode: FaultOutage}); err != nil {
 			t.Fatal(err)

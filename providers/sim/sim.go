@@ -40,15 +40,16 @@ type Options struct {
 	HistoryTransactions int
 	// HistoryDays is the default span of a connection's history (default 90).
 	HistoryDays int
-	// GoCardlessDailyQuota is the number of successful calls per account per
-	// day allowed separately for details, balances and transactions
-	// (default 4; negative disables the quota).
-	GoCardlessDailyQuota int
-	// AccessTokenTTL is the lifetime of GoCardless access tokens
-	// (default 24h).
+	// DailyQuota is, for a provider that meters calls per account and day
+	// (GoCardless), the number of successful calls allowed separately for
+	// each kind of call (0: the provider's own default, 4 for GoCardless;
+	// negative disables the quota).
+	DailyQuota int
+	// AccessTokenTTL is the lifetime of the access tokens a provider issues
+	// (0: the provider's default, 24h for GoCardless).
 	AccessTokenTTL time.Duration
-	// RefreshTokenTTL is the lifetime of GoCardless refresh tokens
-	// (default 30 days).
+	// RefreshTokenTTL is the lifetime of the refresh tokens a provider
+	// issues (0: the provider's default, 30 days for GoCardless).
 	RefreshTokenTTL time.Duration
 	// Now returns the wall-clock time used for token expiry and for the time
 	// of day (default time.Now).
@@ -82,8 +83,8 @@ func (o Options) withDefaults() Options {
 	if o.HistoryDays <= 0 {
 		o.HistoryDays = 90
 	}
-	if o.GoCardlessDailyQuota == 0 {
-		o.GoCardlessDailyQuota = 4
+	if o.DailyQuota == 0 {
+		o.DailyQuota = 4
 	}
 	if o.AccessTokenTTL <= 0 {
 		o.AccessTokenTTL = 24 * time.Hour
@@ -138,13 +139,15 @@ type State struct {
 	Faults map[string]Fault `json:"faults"`
 }
 
-// Simulator serves the four providers' APIs. It is safe for concurrent use.
+// Simulator serves the simulated providers' APIs it was built with. It is
+// safe for concurrent use.
 type Simulator struct {
-	opts   Options
-	seed   uint64
-	jwtKey []byte
-	mux    *http.ServeMux
-	bufs   sync.Pool // *jw buffers for large responses
+	opts      Options
+	providers Providers
+	seed      uint64
+	jwtKey    []byte
+	mux       *http.ServeMux
+	bufs      sync.Pool // *jw buffers for large responses
 
 	mu     sync.Mutex
 	clock  int64
@@ -170,20 +173,29 @@ type quotaUse struct {
 	count int
 }
 
-// New returns a simulator configured by opts.
-func New(opts Options) *Simulator {
+// New returns a simulator configured by opts that serves the simulated
+// providers ps (allsim.Providers() lists every one finsync ships). A
+// provider listed twice is served once, under its first entry.
+func New(opts Options, ps ...ProviderSim) *Simulator {
 	opts = opts.withDefaults()
+	var list Providers
+	for _, p := range ps {
+		if list.Lookup(p.Name()) == nil {
+			list = append(list, p)
+		}
+	}
 	s := &Simulator{
-		opts:   opts,
-		seed:   mix(uint64(opts.Seed)),
-		faults: map[string]Fault{},
-		conns:  map[string]*conn{},
-		gcAcct: map[string]gcAccountRef{},
+		opts:      opts,
+		providers: list,
+		seed:      mix(uint64(opts.Seed)),
+		faults:    map[string]Fault{},
+		conns:     map[string]*conn{},
+		gcAcct:    map[string]gcAccountRef{},
 	}
 	s.jwtKey = []byte(fmt.Sprintf("finsync-sim-%016x", s.seed))
 	s.mux = http.NewServeMux()
 	s.routeControl()
-	for _, p := range builtinProviders() {
+	for _, p := range s.providers {
 		p.Route(s, s.mux)
 	}
 	return s
@@ -208,7 +220,7 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sv.ServeHTTP(w, r)
 		return
 	}
-	sp := providerOf(r.URL.Path)
+	sp := s.providerOf(r.URL.Path)
 	if sp == nil {
 		s.mux.ServeHTTP(w, r)
 		return
@@ -241,11 +253,11 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // providerOf returns the simulated provider that serves a request path
 // (nil for the control API).
-func providerOf(path string) ProviderSim {
+func (s *Simulator) providerOf(path string) ProviderSim {
 	if strings.HasPrefix(path, "/_sim/") {
 		return nil
 	}
-	return providerFor(path)
+	return s.providers.forPath(path)
 }
 
 // fault returns the active fault of provider p.
@@ -324,7 +336,7 @@ func (s *Simulator) Advance(days int) error {
 
 // SetFault sets (or with mode none clears) the fault of one provider.
 func (s *Simulator) SetFault(f Fault) error {
-	if !validProvider(f.Provider) {
+	if s.providers.Lookup(f.Provider) == nil {
 		return fmt.Errorf("set fault: unknown provider %q", f.Provider)
 	}
 	switch f.Mode {
@@ -335,7 +347,7 @@ func (s *Simulator) SetFault(f Fault) error {
 		return nil
 	case FaultOutage, FaultRateLimit, FaultLatency, FaultLoginRequired, FaultMalformed:
 	default:
-		if !slices.Contains(providerSim(f.Provider).ExtraFaults(), f.Mode) {
+		if !slices.Contains(s.providers.Lookup(f.Provider).ExtraFaults(), f.Mode) {
 			return fmt.Errorf("set fault: mode %q is not supported for %s", f.Mode, f.Provider)
 		}
 	}
@@ -348,7 +360,7 @@ func (s *Simulator) SetFault(f Fault) error {
 // SetConnection sizes one connection's history. It must be called before
 // the connection's data is first fetched.
 func (s *Simulator) SetConnection(cs ConnectionSettings) error {
-	if !validProvider(cs.Provider) {
+	if s.providers.Lookup(cs.Provider) == nil {
 		return fmt.Errorf("set connection: unknown provider %q", cs.Provider)
 	}
 	if cs.Credential == "" {
@@ -384,9 +396,6 @@ func (s *Simulator) State() State {
 	}
 	return st
 }
-
-// validProvider reports whether p names a simulated provider.
-func validProvider(p string) bool { return providerSim(p) != nil }
 
 // connLocked returns (creating if needed) the bookkeeping of a connection;
 // s.mu must be held.

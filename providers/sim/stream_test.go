@@ -43,7 +43,7 @@ func serve(s *Simulator, req *http.Request) *writeLog {
 // client a chunk at a time, the chunks adding up to the one JSON answer
 // with all its rows, while a small page is still written at once.
 func TestLargePagesAreStreamed(t *testing.T) {
-	s := New(Options{Seed: 42, Start: testStart})
+	s := New(Options{Seed: 42, Start: testStart}, Builtin()...)
 	pc, sc, mc := creds(t, Plaid, "stream"), creds(t, Stripe, "stream"), creds(t, Mercury, "stream")
 	for _, cs := range []ConnectionSettings{
 		{Provider: Plaid, Credential: pc["access_token"], Transactions: 5000, HistoryDays: 365},
@@ -132,7 +132,7 @@ func TestLargePagesAreStreamed(t *testing.T) {
 // TestStreamedPageErrorsBeforeFirstByte checks that a list request refused
 // before its first row is still a whole error answer.
 func TestStreamedPageErrorsBeforeFirstByte(t *testing.T) {
-	s := New(Options{Seed: 42, Start: testStart})
+	s := New(Options{Seed: 42, Start: testStart}, Builtin()...)
 	mc := creds(t, Mercury, "stream")
 	r := httptest.NewRequest(http.MethodGet, "/api/v1/transactions?limit=500&order=sideways", nil)
 	r.Header.Set("Authorization", "Bearer "+mc["token"])
