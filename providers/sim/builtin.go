@@ -3,6 +3,8 @@ package sim
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // Builtin returns the simulated providers still held by this package, for
@@ -30,11 +32,11 @@ func (plaidSim) WriteFault(w http.ResponseWriter, r *http.Request, mode string) 
 }
 
 func (plaidSim) Credentials(name string) json.RawMessage {
-	h := hashString(0x5eed, Plaid, name)
+	h := simkit.HashString(0x5eed, Plaid, name)
 	return mustJSON(map[string]string{
-		"client_id":    string(appendHex(nil, h, 24)),
-		"secret":       string(appendHex(nil, mix(h), 30)),
-		"access_token": "access-sandbox-" + uuidFrom(mix(h+1)),
+		"client_id":    string(simkit.AppendHex(nil, h, 24)),
+		"secret":       string(simkit.AppendHex(nil, simkit.Mix(h), 30)),
+		"access_token": "access-sandbox-" + simkit.UUIDFrom(simkit.Mix(h+1)),
 	})
 }
 
@@ -62,11 +64,11 @@ func (gocardlessSim) WriteFault(w http.ResponseWriter, _ *http.Request, mode str
 }
 
 func (gocardlessSim) Credentials(name string) json.RawMessage {
-	h := hashString(0x5eed, GoCardless, name)
+	h := simkit.HashString(0x5eed, GoCardless, name)
 	return mustJSON(map[string]string{
-		"secret_id":      uuidFrom(h),
-		"secret_key":     string(appendHex(nil, mix(h), 128)),
-		"requisition_id": uuidFrom(mix(h + 1)),
+		"secret_id":      simkit.UUIDFrom(h),
+		"secret_key":     string(simkit.AppendHex(nil, simkit.Mix(h), 128)),
+		"requisition_id": simkit.UUIDFrom(simkit.Mix(h + 1)),
 	})
 }
 
@@ -93,10 +95,10 @@ func (stripeSim) WriteFault(w http.ResponseWriter, r *http.Request, mode string)
 }
 
 func (stripeSim) Credentials(name string) json.RawMessage {
-	h := hashString(0x5eed, Stripe, name)
+	h := simkit.HashString(0x5eed, Stripe, name)
 	return mustJSON(map[string]string{
-		"api_key": "sk_test_" + string(appendAlnum(nil, h, 99)),
-		"account": "acct_" + string(appendAlnum(nil, mix(h), 16)),
+		"api_key": "sk_test_" + string(simkit.AppendAlnum(nil, h, 99)),
+		"account": "acct_" + string(simkit.AppendAlnum(nil, simkit.Mix(h), 16)),
 	})
 }
 
@@ -120,9 +122,9 @@ func (mercurySim) WriteFault(w http.ResponseWriter, _ *http.Request, mode string
 }
 
 func (mercurySim) Credentials(name string) json.RawMessage {
-	h := hashString(0x5eed, Mercury, name)
+	h := simkit.HashString(0x5eed, Mercury, name)
 	return mustJSON(map[string]string{
-		"token": "secret-token:mercury_sandbox_wma_" + string(appendAlnum(nil, h, 40)),
+		"token": "secret-token:mercury_sandbox_wma_" + string(simkit.AppendAlnum(nil, h, 40)),
 	})
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // gcBank is a simulated GoCardless institution and how its rows identify
@@ -43,11 +45,11 @@ type gcConn struct {
 // gcConnFor builds a requisition's data and registers its account ids.
 func (s *Simulator) gcConnFor(requisition string) *gcConn {
 	seed := s.connSeed(GoCardless, requisition)
-	c := &gcConn{requisition: requisition, seed: seed, bank: gcBanks[pick(hash2(seed, 1), len(gcBanks))]}
+	c := &gcConn{requisition: requisition, seed: seed, bank: gcBanks[simkit.Pick(simkit.Hash2(seed, 1), len(gcBanks))]}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k := range c.accounts {
-		c.accounts[k] = uuidFrom(hash2(seed^0xacc, uint64(k)))
+		c.accounts[k] = simkit.UUIDFrom(simkit.Hash2(seed^0xacc, uint64(k)))
 		s.gcAcct[c.accounts[k]] = gcAccountRef{requisition: requisition, slot: k}
 	}
 	return c
@@ -69,7 +71,7 @@ func (s *Simulator) routeGoCardless(mux *http.ServeMux) {
 // gcRequisition serves GET /api/v2/requisitions/{id}/.
 func (s *Simulator) gcRequisition(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if !isUUID(id) {
+	if !simkit.IsUUID(id) {
 		writeGCError(w, http.StatusBadRequest, gcError{Summary: "Invalid Requisition ID", Detail: id + " is not a valid Requisition UUID. "})
 		return
 	}
@@ -79,11 +81,11 @@ func (s *Simulator) gcRequisition(w http.ResponseWriter, r *http.Request) {
 		status = "EX"
 	}
 	created := s.dateOf(-int64(s.opts.HistoryDays)).Add(9 * time.Hour)
-	writeJSON(w, http.StatusOK, map[string]any{
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"id": id, "created": gcTime(created), "redirect": "http://localhost/callback", "status": status,
-		"institution_id": c.bank.id, "agreement": uuidFrom(hash2(c.seed, 0xa9)), "reference": id,
+		"institution_id": c.bank.id, "agreement": simkit.UUIDFrom(simkit.Hash2(c.seed, 0xa9)), "reference": id,
 		"accounts": c.accounts[:], "user_language": "EN",
-		"link":              "https://ob.gocardless.com/ob-psd2/start/" + uuidFrom(hash2(c.seed, 0x11)) + "/" + c.bank.id,
+		"link":              "https://ob.gocardless.com/ob-psd2/start/" + simkit.UUIDFrom(simkit.Hash2(c.seed, 0x11)) + "/" + c.bank.id,
 		"account_selection": false, "redirect_immediate": false,
 	})
 }
@@ -94,7 +96,7 @@ func (s *Simulator) gcRequisition(w http.ResponseWriter, r *http.Request) {
 func (s *Simulator) gcAccountHandler(kind string, h func(http.ResponseWriter, *http.Request, *gcConn, int) bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		if !isUUID(id) {
+		if !simkit.IsUUID(id) {
 			writeGCError(w, http.StatusBadRequest, gcError{Summary: "Invalid Account ID", Detail: id + " is not a valid Account UUID. "})
 			return
 		}
@@ -108,7 +110,7 @@ func (s *Simulator) gcAccountHandler(kind string, h func(http.ResponseWriter, *h
 		c := s.gcConnFor(ref.requisition)
 		if kind != "" && s.fault(GoCardless).Mode == FaultLoginRequired {
 			writeGCError(w, http.StatusUnauthorized, gcError{Type: "AccessExpiredError",
-				Summary: "End User Agreement (EUA) " + uuidFrom(hash2(c.seed, 0xa9)) + " has expired",
+				Summary: "End User Agreement (EUA) " + simkit.UUIDFrom(simkit.Hash2(c.seed, 0xa9)) + " has expired",
 				Detail:  "EUA was valid for 90 days and it expired. The end user must connect their account again with a new EUA and Requisition."})
 			return
 		}
@@ -165,7 +167,7 @@ func (s *Simulator) gcAccountMeta(w http.ResponseWriter, _ *http.Request, c *gcC
 	if s.fault(GoCardless).Mode == FaultLoginRequired {
 		status = "EXPIRED"
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"id": c.accounts[slot], "created": gcTime(created), "last_accessed": gcTime(s.wallNow()),
 		"iban": c.iban(slot), "bban": nil, "institution_id": c.bank.id, "status": status, "owner_name": c.owner(),
 	})
@@ -174,17 +176,17 @@ func (s *Simulator) gcAccountMeta(w http.ResponseWriter, _ *http.Request, c *gcC
 
 // iban returns the IBAN of account slot.
 func (c *gcConn) iban(slot int) string {
-	h := hash2(c.seed^0x1ba, uint64(slot))
+	h := simkit.Hash2(c.seed^0x1ba, uint64(slot))
 	if c.bank.currency == "GBP" {
-		return "GB" + string(appendDigits(nil, h, 2)) + c.bank.bic[:4] + string(appendDigits(nil, mix(h), 14))
+		return "GB" + string(simkit.AppendDigits(nil, h, 2)) + c.bank.bic[:4] + string(simkit.AppendDigits(nil, simkit.Mix(h), 14))
 	}
-	return "LT" + string(appendDigits(nil, h, 2)) + string(appendDigits(nil, mix(h), 16))
+	return "LT" + string(simkit.AppendDigits(nil, h, 2)) + string(simkit.AppendDigits(nil, simkit.Mix(h), 16))
 }
 
 // owner returns the account holder's name.
 func (c *gcConn) owner() string {
 	names := [...]string{"John Doe", "Jane Smith", "Alex Müller", "Maria García", "Luca Rossi"}
-	return names[pick(hash2(c.seed, 0x0e), len(names))]
+	return names[simkit.Pick(simkit.Hash2(c.seed, 0x0e), len(names))]
 }
 
 // gcSlotInfo returns the cash account type, product and name of a slot.
@@ -203,11 +205,11 @@ func gcSlotInfo(slot int) (cashType, product, name string) {
 func (s *Simulator) gcDetails(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
 	cashType, product, name := gcSlotInfo(slot)
 	acct := map[string]any{
-		"resourceId": string(appendHex(nil, hash2(c.seed^0x7e5, uint64(slot)), 24)), "currency": c.bank.currency,
+		"resourceId": string(simkit.AppendHex(nil, simkit.Hash2(c.seed^0x7e5, uint64(slot)), 24)), "currency": c.bank.currency,
 		"ownerName": c.owner(), "name": name, "product": product, "cashAccountType": cashType, "status": "enabled",
 	}
 	if slot == 2 {
-		acct["maskedPan"] = "516759XXXXXX" + string(appendDigits(nil, hash2(c.seed, 0x9a), 4))
+		acct["maskedPan"] = "516759XXXXXX" + string(simkit.AppendDigits(nil, simkit.Hash2(c.seed, 0x9a), 4))
 	} else {
 		acct["iban"] = c.iban(slot)
 		acct["bic"] = c.bank.bic
@@ -215,24 +217,24 @@ func (s *Simulator) gcDetails(w http.ResponseWriter, _ *http.Request, c *gcConn,
 	if c.bank.txID {
 		acct["displayName"] = name
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"account": acct})
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{"account": acct})
 	return true
 }
 
 // gcBalances serves GET /api/v2/accounts/{id}/balances/.
 func (s *Simulator) gcBalances(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
 	clock := s.now()
-	h := hash2(c.seed^0xba1, uint64(slot))
+	h := simkit.Hash2(c.seed^0xba1, uint64(slot))
 	var booked int64
 	switch slot {
 	case 0:
-		booked = between(h, 100000, 900000) + clock*731%30000
+		booked = simkit.Between(h, 100000, 900000) + clock*731%30000
 	case 1:
-		booked = between(h, 500000, 4000000) + clock*1291%20000
+		booked = simkit.Between(h, 500000, 4000000) + clock*1291%20000
 	default:
-		booked = -between(h, 5000, 300000)
+		booked = -simkit.Between(h, 5000, 300000)
 	}
-	avail := booked - between(mix(h), 0, 5000)
+	avail := booked - simkit.Between(simkit.Mix(h), 0, 5000)
 	ref := s.dateOf(clock - 1).Format(time.DateOnly)
 	bal := func(amount int64, typ string) map[string]any {
 		return map[string]any{
@@ -254,12 +256,12 @@ func (s *Simulator) gcBalances(w http.ResponseWriter, _ *http.Request, c *gcConn
 			b["creditLimitIncluded"] = b["balanceType"] == "interimAvailable"
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"balances": list})
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{"balances": list})
 	return true
 }
 
 // centsText formats minor units as a decimal string with two digits.
-func centsText(v int64) string { return string(appendCents(nil, v, true)) }
+func centsText(v int64) string { return string(simkit.AppendCents(nil, v, true)) }
 
 // gcTransactions serves GET /api/v2/accounts/{id}/transactions/.
 func (s *Simulator) gcTransactions(w http.ResponseWriter, r *http.Request, c *gcConn, slot int) bool {
@@ -270,7 +272,7 @@ func (s *Simulator) gcTransactions(w http.ResponseWriter, r *http.Request, c *gc
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, streamChunk)
+	bw := bufio.NewWriterSize(w, simkit.StreamChunk)
 	gw := gcTxWriter{s: s, c: c, t: &snap.tl, clock: snap.clock, bw: bw}
 	gw.write(slot, lo, hi)
 	_ = bw.Flush()
@@ -280,7 +282,7 @@ func (s *Simulator) gcTransactions(w http.ResponseWriter, r *http.Request, c *gc
 // gcDateRange validates date_from/date_to and returns them as sim days.
 func (s *Simulator) gcDateRange(w http.ResponseWriter, r *http.Request, snap snapshot) (lo, hi int64, ok bool) {
 	q := r.URL.Query()
-	lo, hi = -(snap.tl.days - 1), snap.clock
+	lo, hi = -(snap.tl.Days - 1), snap.clock
 	for _, f := range []struct {
 		name string
 		dst  *int64

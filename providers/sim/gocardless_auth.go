@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // gcError is GoCardless's error body.
@@ -19,7 +21,7 @@ type gcError struct {
 
 // writeGCError writes a GoCardless error body with its status code.
 func writeGCError(w http.ResponseWriter, status int, e gcError) {
-	writeJSON(w, status, struct {
+	simkit.WriteJSON(w, status, struct {
 		gcError
 		StatusCode int `json:"status_code"`
 	}{e, status})
@@ -27,7 +29,7 @@ func writeGCError(w http.ResponseWriter, status int, e gcError) {
 
 // writeGCFieldError writes a GoCardless validation error keyed by field.
 func writeGCFieldError(w http.ResponseWriter, field, summary, detail string) {
-	writeJSON(w, http.StatusBadRequest, map[string]any{
+	simkit.WriteJSON(w, http.StatusBadRequest, map[string]any{
 		field:         map[string]string{"summary": summary, "detail": detail},
 		"status_code": http.StatusBadRequest,
 	})
@@ -83,7 +85,7 @@ func (s *Simulator) parseJWT(tok, typ string) (jwtClaims, bool) {
 func (s *Simulator) issueAccess(secretID string) string {
 	now := s.opts.Now()
 	return s.issueJWT(jwtClaims{TokenType: "access", Iat: now.Unix(), Exp: now.Add(s.opts.AccessTokenTTL).Unix(),
-		Jti: string(appendHex(nil, mix(uint64(now.UnixNano())), 32)), SecretID: secretID})
+		Jti: string(simkit.AppendHex(nil, simkit.Mix(uint64(now.UnixNano())), 32)), SecretID: secretID})
 }
 
 // gcTokenNew serves POST /api/v2/token/new/.
@@ -104,14 +106,14 @@ func (s *Simulator) gcTokenNew(w http.ResponseWriter, r *http.Request) {
 	case req.SecretKey == "":
 		writeGCFieldError(w, "secret_key", "This field is required.", "This field is required.")
 		return
-	case !isToken(req.SecretID, 8, 128) || !isToken(req.SecretKey, 16, 256):
+	case !simkit.IsToken(req.SecretID, 8, 128) || !simkit.IsToken(req.SecretKey, 16, 256):
 		writeGCError(w, http.StatusUnauthorized, gcError{Summary: "Authentication failed", Detail: "No active account found with the given credentials"})
 		return
 	}
 	now := s.opts.Now()
 	refresh := s.issueJWT(jwtClaims{TokenType: "refresh", Iat: now.Unix(), Exp: now.Add(s.opts.RefreshTokenTTL).Unix(),
-		Jti: string(appendHex(nil, mix(uint64(now.UnixNano())+1), 32)), SecretID: req.SecretID})
-	writeJSON(w, http.StatusOK, map[string]any{
+		Jti: string(simkit.AppendHex(nil, simkit.Mix(uint64(now.UnixNano())+1), 32)), SecretID: req.SecretID})
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"access": s.issueAccess(req.SecretID), "access_expires": int64(s.opts.AccessTokenTTL.Seconds()),
 		"refresh": refresh, "refresh_expires": int64(s.opts.RefreshTokenTTL.Seconds()),
 	})
@@ -132,7 +134,7 @@ func (s *Simulator) gcTokenRefresh(w http.ResponseWriter, r *http.Request) {
 		writeGCError(w, http.StatusUnauthorized, gcError{Summary: "Invalid token", Detail: "Token is invalid or expired"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"access": s.issueAccess(c.SecretID), "access_expires": int64(s.opts.AccessTokenTTL.Seconds()),
 	})
 }

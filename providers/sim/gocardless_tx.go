@@ -3,44 +3,46 @@ package sim
 import (
 	"bufio"
 	"strconv"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // gcTxWriter streams one account's GoCardless transactions.
 type gcTxWriter struct {
 	s     *Simulator
 	c     *gcConn
-	t     *timeline
+	t     *simkit.Timeline
 	clock int64
 	bw    *bufio.Writer
-	b     jw
+	b     simkit.JW
 }
 
 // write streams {"transactions":{"booked":[...],"pending":[...]}} for the
 // account slot and the sim-day range [lo, hi].
 func (g *gcTxWriter) write(slot int, lo, hi int64) {
 	t := g.t
-	k := t.accounts
+	k := t.Accounts
 	_, _ = g.bw.WriteString(`{"transactions":{"booked":[`)
 	first := true
-	top := t.count(min(hi, g.clock)) - 1
+	top := t.Count(min(hi, g.clock)) - 1
 	top -= ((top-int64(slot))%k + k) % k
-	bottom := t.firstIndex(lo - 3)
+	bottom := t.FirstIndex(lo - 3)
 	for i := top; i >= bottom && i >= 0; i -= k {
-		l := t.lifeOf(i)
-		st := l.state(g.clock)
-		if (st != stPosted && st != stModified) || l.postDay() < lo || l.postDay() > hi {
+		l := t.LifeOf(i)
+		st := l.State(g.clock)
+		if (st != simkit.Posted && st != simkit.Modified) || l.PostDay() < lo || l.PostDay() > hi {
 			continue
 		}
 		g.row(i, l, false, &first)
 	}
 	_, _ = g.bw.WriteString(`],"pending":[`)
 	first = true
-	start := t.firstIndex(max(lo, g.clock-settleDays))
+	start := t.FirstIndex(max(lo, g.clock-simkit.SettleDays))
 	start += ((int64(slot)-start)%k + k) % k
-	end := t.count(min(hi, g.clock))
+	end := t.Count(min(hi, g.clock))
 	for i := start; i < end; i += k {
-		l := t.lifeOf(i)
-		if l.state(g.clock) != stPending {
+		l := t.LifeOf(i)
+		if l.State(g.clock) != simkit.Pending {
 			continue
 		}
 		g.row(i, l, true, &first)
@@ -49,72 +51,72 @@ func (g *gcTxWriter) write(slot int, lo, hi int64) {
 }
 
 // row writes one transaction.
-func (g *gcTxWriter) row(i int64, l life, pending bool, first *bool) {
+func (g *gcTxWriter) row(i int64, l simkit.Life, pending bool, first *bool) {
 	b := &g.b
-	b.b = b.b[:0]
+	b.B = b.B[:0]
 	if !*first {
-		b.comma()
+		b.Comma()
 	}
 	*first = false
-	ct := g.t.contentOf(i, acctKind(g.t.account(i)))
-	m := ct.m
+	ct := g.t.ContentOf(i, simkit.AccountKind(g.t.Account(i)))
+	m := ct.M
 	bank := g.c.bank
-	b.byte('{')
+	b.Byte('{')
 	sep := false
 	if bank.txID && !pending {
-		b.raw(`"transactionId":"`)
-		b.b = appendHexFixed(b.b, hash2(g.t.seed^0x71d, uint64(i))>>16, 12)
-		b.byte('-')
-		b.b = strconv.AppendInt(b.b, i, 10)
-		b.byte('"')
+		b.Raw(`"transactionId":"`)
+		b.B = simkit.AppendHexFixed(b.B, simkit.Hash2(g.t.Seed^0x71d, uint64(i))>>16, 12)
+		b.Byte('-')
+		b.B = strconv.AppendInt(b.B, i, 10)
+		b.Byte('"')
 		sep = true
 	}
 	if bank.internalID {
 		if sep {
-			b.comma()
+			b.Comma()
 		}
 		v := uint64(0x1d)
 		if pending {
 			v = 0x1e
 		}
-		b.raw(`"internalTransactionId":"`)
-		b.b = appendHex(b.b, hash2(g.t.seed^v, uint64(i)), 32)
-		b.byte('"')
+		b.Raw(`"internalTransactionId":"`)
+		b.B = simkit.AppendHex(b.B, simkit.Hash2(g.t.Seed^v, uint64(i)), 32)
+		b.Byte('"')
 		sep = true
 	}
 	if sep {
-		b.comma()
+		b.Comma()
 	}
 	if !pending {
-		b.raw(`"bookingDate":`)
-		b.date(g.s.dateOf(l.postDay()))
-		b.comma()
+		b.Raw(`"bookingDate":`)
+		b.Date(g.s.dateOf(l.PostDay()))
+		b.Comma()
 	}
-	b.raw(`"valueDate":`)
-	b.date(g.s.dateOf(l.day))
-	b.raw(`,"transactionAmount":{"amount":`)
-	b.centsString(ct.amount)
-	b.raw(`,"currency":`)
-	b.str(bank.currency)
-	b.byte('}')
-	if ct.amount < 0 {
-		b.raw(`,"creditorName":`)
+	b.Raw(`"valueDate":`)
+	b.Date(g.s.dateOf(l.Day))
+	b.Raw(`,"transactionAmount":{"amount":`)
+	b.CentsString(ct.Amount)
+	b.Raw(`,"currency":`)
+	b.Str(bank.currency)
+	b.Byte('}')
+	if ct.Amount < 0 {
+		b.Raw(`,"creditorName":`)
 	} else {
-		b.raw(`,"debtorName":`)
+		b.Raw(`,"debtorName":`)
 	}
-	b.str(m.name)
-	b.raw(`,"remittanceInformationUnstructured":`)
-	b.str(m.bankDesc)
-	b.raw(`,"bankTransactionCode":`)
-	if m.mcc != "" {
-		b.str("PMNT-CCRD-POSD")
-		b.raw(`,"merchantCategoryCode":`)
-		b.str(m.mcc)
-	} else if ct.amount < 0 {
-		b.str("PMNT-ICDT-STDO")
+	b.Str(m.Name)
+	b.Raw(`,"remittanceInformationUnstructured":`)
+	b.Str(m.BankDesc)
+	b.Raw(`,"bankTransactionCode":`)
+	if m.MCC != "" {
+		b.Str("PMNT-CCRD-POSD")
+		b.Raw(`,"merchantCategoryCode":`)
+		b.Str(m.MCC)
+	} else if ct.Amount < 0 {
+		b.Str("PMNT-ICDT-STDO")
 	} else {
-		b.str("PMNT-RCDT-ESCT")
+		b.Str("PMNT-RCDT-ESCT")
 	}
-	b.byte('}')
-	_, _ = g.bw.Write(b.b)
+	b.Byte('}')
+	_, _ = g.bw.Write(b.B)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // gcInstitutionJSON returns GoCardless's institution object.
@@ -26,7 +28,7 @@ func (s *Simulator) gcInstitution(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	for _, b := range gcBanks {
 		if b.id == id {
-			writeJSON(w, http.StatusOK, gcInstitutionJSON(b))
+			simkit.WriteJSON(w, http.StatusOK, gcInstitutionJSON(b))
 			return
 		}
 	}
@@ -43,7 +45,7 @@ func (s *Simulator) gcInstitutions(w http.ResponseWriter, r *http.Request) {
 			list = append(list, inst)
 		}
 	}
-	writeJSON(w, http.StatusOK, list)
+	simkit.WriteJSON(w, http.StatusOK, list)
 }
 
 // plaidInstitutionGet serves /institutions/get_by_id, which needs API keys
@@ -64,13 +66,13 @@ func (s *Simulator) plaidInstitutionGet(w http.ResponseWriter, r *http.Request) 
 	if req.Secret == "" {
 		req.Secret = r.Header.Get("PLAID-SECRET")
 	}
-	if !isToken(req.ClientID, 8, 64) || !isToken(req.Secret, 8, 64) {
+	if !simkit.IsToken(req.ClientID, 8, 64) || !simkit.IsToken(req.Secret, 8, 64) {
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_API_KEYS", "invalid client_id or secret provided", "")
 		return
 	}
 	for _, in := range plaidInstitutions {
 		if in[0] == req.InstitutionID {
-			writeJSON(w, http.StatusOK, map[string]any{
+			simkit.WriteJSON(w, http.StatusOK, map[string]any{
 				"institution": map[string]any{
 					"institution_id": in[0], "name": in[1], "country_codes": []string{"US"},
 					"products":        []string{"assets", "auth", "balance", "transactions", "identity", "investments", "liabilities"},

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // writeMercuryError writes Mercury's error body.
 func writeMercuryError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"errors": map[string]string{"message": msg}})
+	simkit.WriteJSON(w, status, map[string]any{"errors": map[string]string{"message": msg}})
 }
 
 // Mercury account slots; the credit account is listed by /credit only.
@@ -54,8 +56,8 @@ func (s *Simulator) mercury(h func(http.ResponseWriter, *http.Request, *mercuryO
 		seed := s.connSeed(Mercury, tok)
 		o := &mercuryOrg{token: tok, seed: seed, tag: seed >> 32}
 		for k := range o.accounts {
-			hi := hash2(seed^0xacc, uint64(k))
-			o.accounts[k] = string(appendUUID(nil, hi, mix(hi)))
+			hi := simkit.Hash2(seed^0xacc, uint64(k))
+			o.accounts[k] = string(simkit.AppendUUID(nil, hi, simkit.Mix(hi)))
 		}
 		h(w, r, o)
 	}
@@ -96,22 +98,22 @@ func mercuryTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:0
 
 // accountJSON returns a deposit account object.
 func (s *Simulator) mercuryAccountJSON(o *mercuryOrg, slot int) map[string]any {
-	h := hash2(o.seed^0xba1, uint64(slot))
+	h := simkit.Hash2(o.seed^0xba1, uint64(slot))
 	clock := s.now()
-	current := between(h, 2000000, 25000000) + clock*7919%500000
+	current := simkit.Between(h, 2000000, 25000000) + clock*7919%500000
 	if slot == mercurySavings {
-		current = between(h, 5000000, 90000000)
+		current = simkit.Between(h, 5000000, 90000000)
 	}
 	kind, name := "checking", "Mercury Checking ••"
 	if slot == mercurySavings {
 		kind, name = "savings", "Mercury Savings ••"
 	}
-	number := string(appendDigits(nil, mix(h), 12))
+	number := string(simkit.AppendDigits(nil, simkit.Mix(h), 12))
 	return map[string]any{
 		"id": o.accounts[slot], "accountNumber": number, "routingNumber": "091311229",
 		"name": name + number[8:], "nickname": nil, "legalBusinessName": "Acme Robotics, Inc.",
 		"status": "active", "type": "mercury", "kind": kind,
-		"availableBalance": money(current - between(mix(h+1), 0, 20000)), "currentBalance": money(current),
+		"availableBalance": simkit.Money(current - simkit.Between(simkit.Mix(h+1), 0, 20000)), "currentBalance": simkit.Money(current),
 		"createdAt":              mercuryTime(s.dateOf(-400).Add(15 * time.Hour)),
 		"dashboardLink":          "https://app.mercury.com/accounts/" + o.accounts[slot],
 		"canReceiveTransactions": true,
@@ -124,7 +126,7 @@ func (s *Simulator) mercuryAccounts(w http.ResponseWriter, r *http.Request, o *m
 	if r.URL.Query().Get("order") == "desc" {
 		list[0], list[1] = list[1], list[0]
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"accounts": list})
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{"accounts": list})
 }
 
 // mercuryAccount serves GET /api/v1/account/{id}.
@@ -134,14 +136,14 @@ func (s *Simulator) mercuryAccount(w http.ResponseWriter, r *http.Request, o *me
 		writeMercuryError(w, http.StatusNotFound, "Account not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, s.mercuryAccountJSON(o, slot))
+	simkit.WriteJSON(w, http.StatusOK, s.mercuryAccountJSON(o, slot))
 }
 
 // mercuryCreditAccounts serves GET /api/v1/credit.
 func (s *Simulator) mercuryCreditAccounts(w http.ResponseWriter, _ *http.Request, o *mercuryOrg) {
-	owed := between(hash2(o.seed, 0xc4ed), 50000, 2500000)
-	writeJSON(w, http.StatusOK, map[string]any{"accounts": []map[string]any{{
-		"id": o.accounts[mercuryCredit], "availableBalance": money(5000000 - owed), "currentBalance": money(owed),
+	owed := simkit.Between(simkit.Hash2(o.seed, 0xc4ed), 50000, 2500000)
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{"accounts": []map[string]any{{
+		"id": o.accounts[mercuryCredit], "availableBalance": simkit.Money(5000000 - owed), "currentBalance": simkit.Money(owed),
 		"createdAt": mercuryTime(s.dateOf(-300).Add(16 * time.Hour)), "status": "active",
 	}}})
 }
@@ -151,7 +153,9 @@ func (s *Simulator) mercuryCreditAccounts(w http.ResponseWriter, _ *http.Request
 var mercuryCustomCategories = [...]string{"Meals & Entertainment", "Travel", "Software & SaaS", "Payroll", "Office", "Transfers"}
 
 // mercuryCategoryID returns the id of custom category k.
-func (o *mercuryOrg) mercuryCategoryID(k int) string { return uuidFrom(hash2(o.seed^0xca7, uint64(k))) }
+func (o *mercuryOrg) mercuryCategoryID(k int) string {
+	return simkit.UUIDFrom(simkit.Hash2(o.seed^0xca7, uint64(k)))
+}
 
 // mercuryCategoryList serves GET /api/v1/categories.
 func (s *Simulator) mercuryCategoryList(w http.ResponseWriter, _ *http.Request, o *mercuryOrg) {
@@ -159,5 +163,11 @@ func (s *Simulator) mercuryCategoryList(w http.ResponseWriter, _ *http.Request, 
 	for k, name := range mercuryCustomCategories {
 		list = append(list, map[string]any{"id": o.mercuryCategoryID(k), "name": name, "isArchived": false})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"categories": list})
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{"categories": list})
+}
+
+// validMercuryToken reports whether t looks like a Mercury API token.
+func validMercuryToken(t string) bool {
+	rest, ok := strings.CutPrefix(t, "secret-token:")
+	return ok && simkit.IsToken(rest, 8, 255)
 }

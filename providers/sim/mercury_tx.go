@@ -6,21 +6,23 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // mercuryTxID returns the id of transaction i: a UUID carrying the
 // organisation tag and the index.
 func (o *mercuryOrg) mercuryTxID(b []byte, i int64) []byte {
-	h := hash2(o.seed^0x3e7, uint64(i))
-	b = appendHexFixed(b, o.tag&0xffffffff, 8)
+	h := simkit.Hash2(o.seed^0x3e7, uint64(i))
+	b = simkit.AppendHexFixed(b, o.tag&0xffffffff, 8)
 	b = append(b, '-')
-	b = appendHexFixed(b, h>>48, 4)
+	b = simkit.AppendHexFixed(b, h>>48, 4)
 	b = append(b, '-', '4')
-	b = appendHexFixed(b, (h>>36)&0xfff, 3)
-	b = append(b, '-', hexDigits[8|(h>>34)&0x3])
-	b = appendHexFixed(b, (h>>22)&0xfff, 3)
+	b = simkit.AppendHexFixed(b, (h>>36)&0xfff, 3)
+	b = append(b, '-', simkit.HexDigits[8|(h>>34)&0x3])
+	b = simkit.AppendHexFixed(b, (h>>22)&0xfff, 3)
 	b = append(b, '-')
-	return appendHexFixed(b, uint64(i), 12)
+	return simkit.AppendHexFixed(b, uint64(i), 12)
 }
 
 // mercuryTxIndex decodes a transaction id of this organisation.
@@ -28,7 +30,7 @@ func (o *mercuryOrg) mercuryTxIndex(id string) (int64, bool) {
 	if len(id) != 36 {
 		return 0, false
 	}
-	v, ok := parseHexFixed(id[24:])
+	v, ok := simkit.ParseHexFixed(id[24:])
 	if !ok {
 		return 0, false
 	}
@@ -65,11 +67,11 @@ func (mq *mercuryQuery) orgScope(q url.Values, o *mercuryOrg) string {
 }
 
 // mercuryStatus maps a life-cycle state to Mercury's status.
-func mercuryStatus(st txState) string {
+func mercuryStatus(st simkit.TxState) string {
 	switch st {
-	case stPending:
+	case simkit.Pending:
 		return "pending"
-	case stVanished:
+	case simkit.Vanished:
 		return "cancelled"
 	default:
 		return "sent"
@@ -77,70 +79,71 @@ func mercuryStatus(st txState) string {
 }
 
 // writeMercuryTx encodes transaction i at clock.
-func (s *Simulator) writeMercuryTx(b *jw, o *mercuryOrg, t *timeline, i int64, l life, clock int64) {
-	slot := t.account(i)
-	c := t.contentOf(i, acctKind(slot))
-	m := c.m
-	st := l.state(clock)
-	created := s.dateOf(l.day).Add(time.Duration(t.secondOfDay(i)) * time.Second)
-	b.raw(`{"id":"`)
-	b.b = o.mercuryTxID(b.b, i)
-	b.raw(`","accountId":`)
-	b.str(o.accounts[slot])
-	b.raw(`,"feeId":null,"amount":`)
-	b.cents(c.amount)
-	b.raw(`,"createdAt":`)
-	b.str(mercuryTime(created))
-	b.raw(`,"postedAt":`)
-	if st == stPosted || st == stModified {
-		b.str(mercuryTime(s.dateOf(l.postDay()).Add(time.Duration(t.secondOfDay(i))*time.Second + 90*time.Minute)))
+func (s *Simulator) writeMercuryTx(b *simkit.JW, o *mercuryOrg, t *simkit.Timeline, i int64, l simkit.Life, clock int64) {
+	slot := t.Account(i)
+	c := t.ContentOf(i, simkit.AccountKind(slot))
+	m := c.M
+	mc := mercuryCatOf(simkit.AccountKind(slot), m)
+	st := l.State(clock)
+	created := s.dateOf(l.Day).Add(time.Duration(t.SecondOfDay(i)) * time.Second)
+	b.Raw(`{"id":"`)
+	b.B = o.mercuryTxID(b.B, i)
+	b.Raw(`","accountId":`)
+	b.Str(o.accounts[slot])
+	b.Raw(`,"feeId":null,"amount":`)
+	b.Cents(c.Amount)
+	b.Raw(`,"createdAt":`)
+	b.Str(mercuryTime(created))
+	b.Raw(`,"postedAt":`)
+	if st == simkit.Posted || st == simkit.Modified {
+		b.Str(mercuryTime(s.dateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i))*time.Second + 90*time.Minute)))
 	} else {
-		b.null()
+		b.Null()
 	}
-	b.raw(`,"estimatedDeliveryDate":`)
-	b.str(mercuryTime(s.dateOf(l.postDay()).Add(time.Duration(t.secondOfDay(i)) * time.Second)))
-	b.raw(`,"status":`)
-	b.str(mercuryStatus(st))
-	b.raw(`,"note":null,"bankDescription":`)
-	b.str(m.bankDesc)
-	b.raw(`,"externalMemo":null,"counterpartyId":`)
-	b.str(uuidFrom(hashString(o.seed, m.name)))
-	b.raw(`,"counterpartyName":`)
-	b.str(m.name)
-	b.raw(`,"counterpartyNickname":null,"kind":`)
-	b.str(m.mercuryKind)
-	b.raw(`,"mercuryCategory":`)
-	b.str(m.mercury)
-	b.raw(`,"categoryData":`)
-	if (c.h>>40)%4 == 0 {
-		cat := pick(c.h>>8, len(mercuryCustomCategories))
-		b.raw(`{"id":`)
-		b.str(o.mercuryCategoryID(cat))
-		b.raw(`,"name":`)
-		b.str(mercuryCustomCategories[cat])
-		b.byte('}')
+	b.Raw(`,"estimatedDeliveryDate":`)
+	b.Str(mercuryTime(s.dateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i)) * time.Second)))
+	b.Raw(`,"status":`)
+	b.Str(mercuryStatus(st))
+	b.Raw(`,"note":null,"bankDescription":`)
+	b.Str(m.BankDesc)
+	b.Raw(`,"externalMemo":null,"counterpartyId":`)
+	b.Str(simkit.UUIDFrom(simkit.HashString(o.seed, m.Name)))
+	b.Raw(`,"counterpartyName":`)
+	b.Str(m.Name)
+	b.Raw(`,"counterpartyNickname":null,"kind":`)
+	b.Str(mc.kind)
+	b.Raw(`,"mercuryCategory":`)
+	b.Str(mc.category)
+	b.Raw(`,"categoryData":`)
+	if (c.H>>40)%4 == 0 {
+		cat := simkit.Pick(c.H>>8, len(mercuryCustomCategories))
+		b.Raw(`{"id":`)
+		b.Str(o.mercuryCategoryID(cat))
+		b.Raw(`,"name":`)
+		b.Str(mercuryCustomCategories[cat])
+		b.Byte('}')
 	} else {
-		b.null()
+		b.Null()
 	}
-	b.raw(`,"dashboardLink":"https://app.mercury.com/transactions/`)
-	b.b = o.mercuryTxID(b.b, i)
-	b.raw(`","reasonForFailure":null,"failedAt":null,"checkNumber":null,"currencyExchangeInfo":null,"relatedTransactions":[],"glAllocations":[],"attachments":[]`)
-	if m.mcc != "" {
-		b.raw(`,"cardId":`)
-		b.str(uuidFrom(hash2(o.seed^0xca2d, uint64(slot))))
-		b.raw(`,"merchant":{"id":`)
-		b.str(uuidFrom(hashString(o.seed^0x3e2c, m.name)))
-		b.raw(`,"amount":`)
-		b.int(-c.amount)
-		b.raw(`,"category":`)
-		b.str(m.mercury)
-		b.raw(`,"categoryCode":`)
-		b.str(m.mcc)
-		b.raw(`,"currency":"USD"}`)
+	b.Raw(`,"dashboardLink":"https://app.mercury.com/transactions/`)
+	b.B = o.mercuryTxID(b.B, i)
+	b.Raw(`","reasonForFailure":null,"failedAt":null,"checkNumber":null,"currencyExchangeInfo":null,"relatedTransactions":[],"glAllocations":[],"attachments":[]`)
+	if m.MCC != "" {
+		b.Raw(`,"cardId":`)
+		b.Str(simkit.UUIDFrom(simkit.Hash2(o.seed^0xca2d, uint64(slot))))
+		b.Raw(`,"merchant":{"id":`)
+		b.Str(simkit.UUIDFrom(simkit.HashString(o.seed^0x3e2c, m.Name)))
+		b.Raw(`,"amount":`)
+		b.Int(-c.Amount)
+		b.Raw(`,"category":`)
+		b.Str(mc.category)
+		b.Raw(`,"categoryCode":`)
+		b.Str(m.MCC)
+		b.Raw(`,"currency":"USD"}`)
 	} else {
-		b.raw(`,"cardId":null,"merchant":null`)
+		b.Raw(`,"cardId":null,"merchant":null`)
 	}
-	b.byte('}')
+	b.Byte('}')
 }
 
 // mercuryFilter holds the row filters of a transaction query.
@@ -157,22 +160,23 @@ func (f *mercuryFilter) scan() bool {
 }
 
 // match reports whether transaction i passes the filter at clock.
-func (f *mercuryFilter) match(t *timeline, i int64, clock int64) bool {
-	if f.slots&(1<<t.account(i)) == 0 {
+func (f *mercuryFilter) match(t *simkit.Timeline, i int64, clock int64) bool {
+	if f.slots&(1<<t.Account(i)) == 0 {
 		return false
 	}
 	if !f.scan() {
 		return true
 	}
-	l := t.lifeOf(i)
-	if len(f.status) > 0 && !f.status[mercuryStatus(l.state(clock))] {
+	l := t.LifeOf(i)
+	if len(f.status) > 0 && !f.status[mercuryStatus(l.State(clock))] {
 		return false
 	}
-	m := t.contentOf(i, acctKind(t.account(i))).m
-	if f.category != "" && m.mercury != f.category {
+	kind := simkit.AccountKind(t.Account(i))
+	m := t.ContentOf(i, kind).M
+	if f.category != "" && mercuryCatOf(kind, m).category != f.category {
 		return false
 	}
-	if f.search != "" && !strings.Contains(strings.ToLower(m.name+" "+m.bankDesc), strings.ToLower(f.search)) {
+	if f.search != "" && !strings.Contains(strings.ToLower(m.Name+" "+m.BankDesc), strings.ToLower(f.search)) {
 		return false
 	}
 	return true
@@ -200,7 +204,7 @@ type mercuryQuery struct {
 // parseMercuryQuery parses limit, order, status, category, search and the
 // date range (defStart: default first day; nil = whole history). It
 // returns a message for a 400 on bad input.
-func (s *Simulator) parseMercuryQuery(q url.Values, t *timeline, clock int64, defOrder string, defStart *int64) (mercuryQuery, string) {
+func (s *Simulator) parseMercuryQuery(q url.Values, t *simkit.Timeline, clock int64, defOrder string, defStart *int64) (mercuryQuery, string) {
 	mq := mercuryQuery{limit: 1000}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -236,8 +240,8 @@ func (s *Simulator) parseMercuryQuery(q url.Values, t *timeline, clock int64, de
 	if msg := mq.filter.parse(q); msg != "" {
 		return mq, msg
 	}
-	mq.lo = t.firstIndex(startDay)
-	mq.hi = max(mq.lo, t.count(min(endDay, clock)))
+	mq.lo = t.FirstIndex(startDay)
+	mq.hi = max(mq.lo, t.Count(min(endDay, clock)))
 	return mq, ""
 }
 
@@ -288,27 +292,27 @@ func (s *Simulator) mercuryAccountTransactions(w http.ResponseWriter, r *http.Re
 	}
 	mq.filter.slots = 1 << slot
 	idx, total := mercuryPage(t, mq, slot, offset, snap.clock)
-	b := jw{b: make([]byte, 0, min(256+len(idx)*900, streamChunk+8<<10))}
-	b.stream(w)
-	b.raw(`{"total":`)
-	b.int(total)
-	b.raw(`,"transactions":[`)
+	b := simkit.JW{B: make([]byte, 0, min(256+len(idx)*900, simkit.StreamChunk+8<<10))}
+	b.Stream(w)
+	b.Raw(`{"total":`)
+	b.Int(total)
+	b.Raw(`,"transactions":[`)
 	for k, i := range idx {
 		if k > 0 {
-			b.comma()
+			b.Comma()
 		}
-		s.writeMercuryTx(&b, o, t, i, t.lifeOf(i), snap.clock)
-		b.flush()
+		s.writeMercuryTx(&b, o, t, i, t.LifeOf(i), snap.clock)
+		b.Flush()
 	}
-	b.raw(`]}`)
-	b.end()
+	b.Raw(`]}`)
+	b.End()
 }
 
 // mercuryPage returns one page of an account's transactions in [lo, hi)
 // and the total number matching.
-func mercuryPage(t *timeline, mq mercuryQuery, slot, offset int, clock int64) ([]int64, int64) {
+func mercuryPage(t *simkit.Timeline, mq mercuryQuery, slot, offset int, clock int64) ([]int64, int64) {
 	lo, hi, limit, desc, f := mq.lo, mq.hi, mq.limit, mq.desc, &mq.filter
-	k := t.accounts
+	k := t.Accounts
 	first := lo + ((int64(slot)-lo)%k+k)%k
 	if !f.scan() {
 		total := int64(0)
@@ -354,13 +358,13 @@ func (s *Simulator) mercuryTransaction(w http.ResponseWriter, r *http.Request, o
 	slot := o.slotOf(r.PathValue("id"))
 	snap := s.open(Mercury, o.token, mercuryAccountCount)
 	i, ok := o.mercuryTxIndex(r.PathValue("txid"))
-	if slot < 0 || !ok || i >= snap.tl.count(snap.clock) || snap.tl.account(i) != slot {
+	if slot < 0 || !ok || i >= snap.tl.Count(snap.clock) || snap.tl.Account(i) != slot {
 		writeMercuryError(w, http.StatusNotFound, "Transaction not found")
 		return
 	}
-	var b jw
-	s.writeMercuryTx(&b, o, &snap.tl, i, snap.tl.lifeOf(i), snap.clock)
-	writeRaw(w, http.StatusOK, b.b)
+	var b simkit.JW
+	s.writeMercuryTx(&b, o, &snap.tl, i, snap.tl.LifeOf(i), snap.clock)
+	simkit.WriteRaw(w, http.StatusOK, b.B)
 }
 
 // mercuryOrgTransactions serves GET /api/v1/transactions.
@@ -377,9 +381,9 @@ func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	lo, hi, limit, desc, f := mq.lo, mq.hi, mq.limit, mq.desc, &mq.filter
-	b := jw{b: make([]byte, 0, min(256+limit*900, streamChunk+8<<10))}
-	b.stream(w)
-	b.raw(`{"transactions":[`)
+	b := simkit.JW{B: make([]byte, 0, min(256+limit*900, simkit.StreamChunk+8<<10))}
+	b.Stream(w)
+	b.Raw(`{"transactions":[`)
 	n := 0
 	step, i := int64(1), lo
 	if desc {
@@ -390,22 +394,12 @@ func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Reques
 			continue
 		}
 		if n > 0 {
-			b.comma()
+			b.Comma()
 		}
 		n++
-		s.writeMercuryTx(&b, o, t, i, t.lifeOf(i), snap.clock)
-		b.flush()
+		s.writeMercuryTx(&b, o, t, i, t.LifeOf(i), snap.clock)
+		b.Flush()
 	}
-	b.raw(`]}`)
-	b.end()
-}
-
-// isMercuryCategory reports whether c is one of Mercury's categories.
-func isMercuryCategory(c string) bool {
-	for _, m := range mercuryCategories {
-		if m == c {
-			return true
-		}
-	}
-	return false
+	b.Raw(`]}`)
+	b.End()
 }

@@ -3,7 +3,10 @@ package sim
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // plaidRequest is the union of the request bodies of the simulated Plaid
@@ -90,7 +93,7 @@ func (s *Simulator) plaidAuth(w http.ResponseWriter, r *http.Request, req *plaid
 			msg += m
 		}
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_REQUEST", "MISSING_FIELDS", msg, "")
-	case !isToken(req.ClientID, 8, 64) || !isToken(req.Secret, 8, 64):
+	case !simkit.IsToken(req.ClientID, 8, 64) || !simkit.IsToken(req.Secret, 8, 64):
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_API_KEYS", "invalid client_id or secret provided", "")
 	case !validPlaidAccessToken(req.AccessToken):
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_ACCESS_TOKEN", "provided access token is in an invalid format. expected format: access-<environment>-<identifier>", "")
@@ -120,25 +123,36 @@ func (s *Simulator) plaidItemFault(w http.ResponseWriter, r *http.Request, it *p
 
 // writePlaidError writes Plaid's error body.
 func writePlaidError(w http.ResponseWriter, r *http.Request, status int, typ, code, msg, display string) {
-	var b jw
-	b.raw(`{"display_message":`)
-	b.strOrNull(display)
-	b.field("documentation_url")
-	b.str("https://plaid.com/docs/errors/")
-	b.field("error_code")
-	b.str(code)
-	b.raw(`,"error_code_reason":null`)
-	b.field("error_message")
-	b.str(msg)
-	b.field("error_type")
-	b.str(typ)
-	b.field("request_id")
-	b.str(plaidRequestID())
-	b.raw(`,"suggested_action":null}`)
-	writeRaw(w, status, b.b)
+	var b simkit.JW
+	b.Raw(`{"display_message":`)
+	b.StrOrNull(display)
+	b.Field("documentation_url")
+	b.Str("https://plaid.com/docs/errors/")
+	b.Field("error_code")
+	b.Str(code)
+	b.Raw(`,"error_code_reason":null`)
+	b.Field("error_message")
+	b.Str(msg)
+	b.Field("error_type")
+	b.Str(typ)
+	b.Field("request_id")
+	b.Str(plaidRequestID())
+	b.Raw(`,"suggested_action":null}`)
+	simkit.WriteRaw(w, status, b.B)
 }
 
 // plaidRequestID returns a fresh Plaid-style request id.
 func plaidRequestID() string {
-	return string(appendAlnum(nil, mix(uint64(time.Now().UnixNano())), 15))
+	return string(simkit.AppendAlnum(nil, simkit.Mix(uint64(time.Now().UnixNano())), 15))
+}
+
+// validPlaidAccessToken reports whether t has the form
+// access-<environment>-<identifier>.
+func validPlaidAccessToken(t string) bool {
+	for _, env := range []string{"access-sandbox-", "access-development-", "access-production-"} {
+		if rest, ok := strings.CutPrefix(t, env); ok {
+			return simkit.IsToken(rest, 8, 128)
+		}
+	}
+	return false
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // plaidSecurity is one simulated security.
@@ -47,7 +49,7 @@ var plaidSecurities = [...]plaidSecurity{
 
 // securityID returns the id of security k (global, like Plaid's).
 func securityID(k int) string {
-	return string(appendAlnum(nil, hashString(0x5ec, plaidSecurities[k].name), 37))
+	return string(simkit.AppendAlnum(nil, simkit.HashString(0x5ec, plaidSecurities[k].name), 37))
 }
 
 // securityPrice returns the close price of security k on day d in cents.
@@ -56,16 +58,16 @@ func securityPrice(k int, d int64) int64 {
 	if plaidSecurities[k].cash {
 		return p
 	}
-	return p + p*int64(hash2(uint64(k), uint64(d))%41-20)/1000
+	return p + p*int64(simkit.Hash2(uint64(k), uint64(d))%41-20)/1000
 }
 
 // holdingQuantity returns the quantity of security k held (cash in cents).
 func (it *plaidItem) holdingQuantity(k int) int64 {
-	h := hash2(it.seed^0x401d, uint64(k))
+	h := simkit.Hash2(it.seed^0x401d, uint64(k))
 	if plaidSecurities[k].cash {
-		return between(h, 50000, 2000000)
+		return simkit.Between(h, 50000, 2000000)
 	}
-	return between(h, 5, 250)
+	return simkit.Between(h, 5, 250)
 }
 
 // holdingsCash returns the cash held in the brokerage account (cents).
@@ -88,10 +90,6 @@ func (it *plaidItem) holdingValue(k int) int64 {
 	return it.holdingQuantity(k) * securityPrice(k, it.clock)
 }
 
-// money converts cents to a JSON-friendly float (display only: the
-// simulator speaks Plaid's float wire format).
-func money(c int64) float64 { return float64(c) / 100 }
-
 // securitiesJSON returns the securities array.
 func (it *plaidItem) securitiesJSON(date string) []map[string]any {
 	out := make([]map[string]any, 0, len(plaidSecurities))
@@ -99,7 +97,7 @@ func (it *plaidItem) securitiesJSON(date string) []map[string]any {
 		out = append(out, map[string]any{
 			"security_id": securityID(k), "name": sec.name, "ticker_symbol": nullable(sec.ticker),
 			"isin": nullable(sec.isin), "cusip": nullable(sec.cusip), "type": sec.typ, "subtype": nullable(sec.subtype),
-			"close_price": money(securityPrice(k, it.clock)), "close_price_as_of": date,
+			"close_price": simkit.Money(securityPrice(k, it.clock)), "close_price_as_of": date,
 			"is_cash_equivalent": sec.cash, "iso_currency_code": "USD", "unofficial_currency_code": nil,
 			"institution_id": nil, "institution_security_id": nil, "proxy_security_id": nil, "sedol": nil,
 			"market_identifier_code": nil, "update_datetime": nil,
@@ -121,16 +119,16 @@ func nullable(s string) any {
 // accountsJSON returns the accounts of the given slots as raw JSON, as the
 // investments endpoints write them (with margin_loan_amount).
 func (it *plaidItem) accountsJSON(slots []int, now time.Time) json.RawMessage {
-	var b jw
+	var b simkit.JW
 	it.writeAccounts(&b, slots, now, true)
-	return b.b
+	return b.B
 }
 
 // itemJSON returns the item object as raw JSON.
 func (it *plaidItem) itemJSON() json.RawMessage {
-	var b jw
+	var b simkit.JW
 	it.writeItem(&b)
-	return b.b
+	return b.B
 }
 
 // plaidHoldings serves /investments/holdings/get.
@@ -145,17 +143,17 @@ func (s *Simulator) plaidHoldings(w http.ResponseWriter, r *http.Request, req *p
 	for k, sec := range plaidSecurities {
 		qty := float64(it.holdingQuantity(k))
 		if sec.cash {
-			qty = money(it.holdingQuantity(k))
+			qty = simkit.Money(it.holdingQuantity(k))
 		}
 		v := it.holdingValue(k)
 		holdings = append(holdings, map[string]any{
 			"account_id": acct.id, "security_id": securityID(k), "quantity": qty,
-			"institution_price": money(securityPrice(k, it.clock)), "institution_price_as_of": date,
-			"institution_price_datetime": nil, "institution_value": money(v), "cost_basis": money(v * 9 / 10),
+			"institution_price": simkit.Money(securityPrice(k, it.clock)), "institution_price_as_of": date,
+			"institution_price_datetime": nil, "institution_value": simkit.Money(v), "cost_basis": simkit.Money(v * 9 / 10),
 			"iso_currency_code": "USD", "unofficial_currency_code": nil, "vested_quantity": nil, "vested_value": nil,
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"accounts": it.accountsJSON([]int{plaidInvestment}, s.wallNow()), "holdings": holdings,
 		"securities": it.securitiesJSON(date), "item": it.itemJSON(), "request_id": plaidRequestID(),
 	})
@@ -191,30 +189,30 @@ func (s *Simulator) investmentTransactions(it *plaidItem) []investmentTx {
 		if d > it.clock {
 			break
 		}
-		h := hash2(it.seed^0x1b7, uint64(k))
-		sec := 1 + pick(h, len(plaidSecurities)-1)
+		h := simkit.Hash2(it.seed^0x1b7, uint64(k))
+		sec := 1 + simkit.Pick(h, len(plaidSecurities)-1)
 		price := securityPrice(sec, d)
-		qty := between(mix(h), 1, 10)
+		qty := simkit.Between(simkit.Mix(h), 1, 10)
 		f := map[string]any{
-			"investment_transaction_id": string(appendAlnum(nil, h, 37)), "cancel_transaction_id": nil,
+			"investment_transaction_id": string(simkit.AppendAlnum(nil, h, 37)), "cancel_transaction_id": nil,
 			"account_id": acct, "date": s.dateOf(d).Format(time.DateOnly), "iso_currency_code": "USD",
 			"unofficial_currency_code": nil, "fees": 0.0, "security_id": securityID(sec),
 		}
 		switch h % 5 {
 		case 0, 1:
-			f["type"], f["subtype"], f["quantity"], f["price"], f["amount"] = "buy", "buy", float64(qty), money(price), money(qty*price)
+			f["type"], f["subtype"], f["quantity"], f["price"], f["amount"] = "buy", "buy", float64(qty), simkit.Money(price), simkit.Money(qty*price)
 			f["name"] = "BUY " + plaidSecurities[sec].name
 		case 2:
-			f["type"], f["subtype"], f["quantity"], f["price"], f["amount"] = "sell", "sell", -float64(qty), money(price), money(-qty*price)
+			f["type"], f["subtype"], f["quantity"], f["price"], f["amount"] = "sell", "sell", -float64(qty), simkit.Money(price), simkit.Money(-qty*price)
 			f["name"] = "SELL " + plaidSecurities[sec].name
 		case 3:
-			amt := between(h>>20, 500, 9000)
-			f["type"], f["subtype"], f["quantity"], f["price"], f["amount"] = "cash", "dividend", 0.0, 0.0, money(-amt)
+			amt := simkit.Between(h>>20, 500, 9000)
+			f["type"], f["subtype"], f["quantity"], f["price"], f["amount"] = "cash", "dividend", 0.0, 0.0, simkit.Money(-amt)
 			f["name"] = "DIVIDEND " + plaidSecurities[sec].name
 		default:
 			f["security_id"] = securityID(0)
-			amt := between(h>>20, 10000, 100000)
-			f["type"], f["subtype"], f["quantity"], f["price"], f["amount"] = "cash", "contribution", money(amt), 1.0, money(-amt)
+			amt := simkit.Between(h>>20, 10000, 100000)
+			f["type"], f["subtype"], f["quantity"], f["price"], f["amount"] = "cash", "contribution", simkit.Money(amt), 1.0, simkit.Money(-amt)
 			f["name"] = "CONTRIBUTION"
 		}
 		out = append(out, investmentTx{day: d, fields: f, sortKey: k, security: sec})
@@ -261,7 +259,7 @@ func (s *Simulator) plaidInvestmentTransactions(w http.ResponseWriter, r *http.R
 	if offset < len(match) {
 		page = match[offset:min(len(match), offset+count)]
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"accounts": it.accountsJSON([]int{plaidInvestment}, s.wallNow()), "investment_transactions": page,
 		"securities": it.securitiesJSON(s.dateOf(it.clock).Format(time.DateOnly)), "item": it.itemJSON(),
 		"total_investment_transactions": len(match), "request_id": plaidRequestID(),
@@ -290,7 +288,7 @@ func (s *Simulator) plaidLiabilities(w http.ResponseWriter, r *http.Request, req
 		}
 		keep = append(keep, k)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"accounts": it.accountsJSON(keep, s.wallNow()), "item": it.itemJSON(),
 		"liabilities": liab, "request_id": plaidRequestID(),
 	})
@@ -307,12 +305,12 @@ func (s *Simulator) creditLiability(it *plaidItem) map[string]any {
 	return map[string]any{
 		"account_id": a.id,
 		"aprs": []map[string]any{
-			{"apr_percentage": 22.24, "apr_type": "purchase_apr", "balance_subject_to_apr": money(a.current), "interest_charge_amount": money(a.current * 2224 / 120000)},
+			{"apr_percentage": 22.24, "apr_type": "purchase_apr", "balance_subject_to_apr": simkit.Money(a.current), "interest_charge_amount": simkit.Money(a.current * 2224 / 120000)},
 			{"apr_percentage": 28.99, "apr_type": "cash_apr", "balance_subject_to_apr": 0.0, "interest_charge_amount": 0.0},
 		},
-		"is_overdue": false, "last_payment_amount": money(a.current / 3), "last_payment_date": s.relDate(it, -12),
-		"last_statement_issue_date": s.relDate(it, -15), "last_statement_balance": money(a.current * 9 / 10),
-		"minimum_payment_amount": money(max(2500, a.current/50)), "next_payment_due_date": s.relDate(it, 10),
+		"is_overdue": false, "last_payment_amount": simkit.Money(a.current / 3), "last_payment_date": s.relDate(it, -12),
+		"last_statement_issue_date": s.relDate(it, -15), "last_statement_balance": simkit.Money(a.current * 9 / 10),
+		"minimum_payment_amount": simkit.Money(max(2500, a.current/50)), "next_payment_due_date": s.relDate(it, 10),
 	}
 }
 
@@ -322,17 +320,17 @@ func (s *Simulator) studentLiability(it *plaidItem) map[string]any {
 	return map[string]any{
 		"account_id": a.id, "account_number": "4277075694", "disbursement_dates": []string{s.relDate(it, -3000)},
 		"expected_payoff_date": s.relDate(it, 3650), "guarantor": "DEPT OF ED", "interest_rate_percentage": 5.25,
-		"is_overdue": false, "last_payment_amount": money(a.current / 120), "last_payment_date": s.relDate(it, -20),
-		"last_statement_balance": money(a.current), "last_statement_issue_date": s.relDate(it, -25),
+		"is_overdue": false, "last_payment_amount": simkit.Money(a.current / 120), "last_payment_date": s.relDate(it, -20),
+		"last_statement_balance": simkit.Money(a.current), "last_statement_issue_date": s.relDate(it, -25),
 		"loan_name": "Consolidation", "loan_status": map[string]any{"end_date": s.relDate(it, 3650), "type": "repayment"},
-		"minimum_payment_amount": money(a.current / 120), "next_payment_due_date": s.relDate(it, 10),
-		"origination_date": s.relDate(it, -3000), "origination_principal_amount": money(a.current * 3 / 2),
-		"outstanding_interest_amount": money(a.current / 100), "payment_reference_number": "4277075694",
+		"minimum_payment_amount": simkit.Money(a.current / 120), "next_payment_due_date": s.relDate(it, 10),
+		"origination_date": s.relDate(it, -3000), "origination_principal_amount": simkit.Money(a.current * 3 / 2),
+		"outstanding_interest_amount": simkit.Money(a.current / 100), "payment_reference_number": "4277075694",
 		"pslf_status":       map[string]any{"estimated_eligibility_date": nil, "payments_made": nil, "payments_remaining": nil},
 		"repayment_plan":    map[string]any{"description": "Standard Repayment", "type": "standard"},
 		"sequence_number":   "1",
 		"servicer_address":  map[string]any{"city": "San Matias", "country": "US", "postal_code": "99415", "region": "CA", "street": "123 Relaxation Road"},
-		"ytd_interest_paid": money(a.current / 40), "ytd_principal_paid": money(a.current / 20),
+		"ytd_interest_paid": simkit.Money(a.current / 40), "ytd_principal_paid": simkit.Money(a.current / 20),
 	}
 }
 
@@ -340,15 +338,15 @@ func (s *Simulator) studentLiability(it *plaidItem) map[string]any {
 func (s *Simulator) mortgageLiability(it *plaidItem) map[string]any {
 	a := it.accounts[plaidMortgage]
 	return map[string]any{
-		"account_id": a.id, "account_number": "3120194154", "current_late_fee": 0.0, "escrow_balance": money(a.current / 100),
+		"account_id": a.id, "account_number": "3120194154", "current_late_fee": 0.0, "escrow_balance": simkit.Money(a.current / 100),
 		"has_pmi": true, "has_prepayment_penalty": false,
 		"interest_rate":       map[string]any{"percentage": 3.99, "type": "fixed"},
-		"last_payment_amount": money(a.current / 200), "last_payment_date": s.relDate(it, -18),
+		"last_payment_amount": simkit.Money(a.current / 200), "last_payment_date": s.relDate(it, -18),
 		"loan_term": "30 year", "loan_type_description": "conventional", "maturity_date": s.relDate(it, 9000),
-		"next_monthly_payment": money(a.current / 200), "next_payment_due_date": s.relDate(it, 12),
-		"origination_date": s.relDate(it, -1950), "origination_principal_amount": money(a.current * 6 / 5),
+		"next_monthly_payment": simkit.Money(a.current / 200), "next_payment_due_date": s.relDate(it, 12),
+		"origination_date": s.relDate(it, -1950), "origination_principal_amount": simkit.Money(a.current * 6 / 5),
 		"past_due_amount":   0.0,
 		"property_address":  map[string]any{"city": "Malakoff", "country": "US", "postal_code": "14236", "region": "NY", "street": "2992 Cameron Road"},
-		"ytd_interest_paid": money(a.current / 30), "ytd_principal_paid": money(a.current / 60),
+		"ytd_interest_paid": simkit.Money(a.current / 30), "ytd_principal_paid": simkit.Money(a.current / 60),
 	}
 }

@@ -3,6 +3,8 @@ package sim
 import (
 	"net/http"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // plaidInstitutions are Plaid sandbox institutions the items are spread
@@ -47,10 +49,10 @@ type plaidItem struct {
 // plaidItemFor builds the item behind an access token at the current clock.
 func (s *Simulator) plaidItemFor(token string) *plaidItem {
 	seed := s.connSeed(Plaid, token)
-	inst := plaidInstitutions[pick(hash2(seed, 1), len(plaidInstitutions))]
+	inst := plaidInstitutions[simkit.Pick(simkit.Hash2(seed, 1), len(plaidInstitutions))]
 	it := &plaidItem{
 		token: token, seed: seed, clock: s.now(),
-		itemID:        string(appendAlnum(nil, hash2(seed, 2), 37)),
+		itemID:        string(simkit.AppendAlnum(nil, simkit.Hash2(seed, 2), 37)),
 		institutionID: inst[0], institutionName: inst[1],
 	}
 	it.buildAccounts()
@@ -59,23 +61,23 @@ func (s *Simulator) plaidItemFor(token string) *plaidItem {
 
 // buildAccounts generates the item's accounts and balances.
 func (it *plaidItem) buildAccounts() {
-	h := func(k uint64) uint64 { return hash2(it.seed^0xacc7, k) }
+	h := func(k uint64) uint64 { return simkit.Hash2(it.seed^0xacc7, k) }
 	drift := it.clock * 1373
 	defs := [plaidAccountCount]plaidAccount{
-		plaidChecking:   {name: "Plaid Checking", official: "Plaid Gold Standard 0% Interest Checking", typ: "depository", subtype: "checking", current: between(h(10), 200000, 1500000) + drift%50000, limit: -1},
-		plaidSavings:    {name: "Plaid Saving", official: "Plaid Silver Standard 0.1% Interest Saving", typ: "depository", subtype: "savings", current: between(h(11), 1000000, 6000000) + drift%20000, limit: -1},
-		plaidCredit:     {name: "Plaid Credit Card", official: "Plaid Diamond 12.5% APR Interest Credit Card", typ: "credit", subtype: "credit card", current: between(h(12), 30000, 400000), limit: 1000000},
+		plaidChecking:   {name: "Plaid Checking", official: "Plaid Gold Standard 0% Interest Checking", typ: "depository", subtype: "checking", current: simkit.Between(h(10), 200000, 1500000) + drift%50000, limit: -1},
+		plaidSavings:    {name: "Plaid Saving", official: "Plaid Silver Standard 0.1% Interest Saving", typ: "depository", subtype: "savings", current: simkit.Between(h(11), 1000000, 6000000) + drift%20000, limit: -1},
+		plaidCredit:     {name: "Plaid Credit Card", official: "Plaid Diamond 12.5% APR Interest Credit Card", typ: "credit", subtype: "credit card", current: simkit.Between(h(12), 30000, 400000), limit: 1000000},
 		plaidInvestment: {name: "Plaid Brokerage", official: "Plaid Brokerage Account", typ: "investment", subtype: "brokerage", limit: -1},
-		plaidStudent:    {name: "Plaid Student Loan", official: "Plaid Student Loan", typ: "loan", subtype: "student", current: between(h(14), 2000000, 6000000), available: -1, limit: -1},
-		plaidMortgage:   {name: "Plaid Mortgage", official: "Plaid Mortgage", typ: "loan", subtype: "mortgage", current: between(h(15), 15000000, 45000000), available: -1, limit: -1},
+		plaidStudent:    {name: "Plaid Student Loan", official: "Plaid Student Loan", typ: "loan", subtype: "student", current: simkit.Between(h(14), 2000000, 6000000), available: -1, limit: -1},
+		plaidMortgage:   {name: "Plaid Mortgage", official: "Plaid Mortgage", typ: "loan", subtype: "mortgage", current: simkit.Between(h(15), 15000000, 45000000), available: -1, limit: -1},
 	}
 	for k := range defs {
 		a := &defs[k]
-		a.id = string(appendAlnum(nil, h(uint64(k)), 37))
-		a.mask = string(appendDigits(nil, h(uint64(100+k)), 4))
+		a.id = string(simkit.AppendAlnum(nil, h(uint64(k)), 37))
+		a.mask = string(simkit.AppendDigits(nil, h(uint64(100+k)), 4))
 		switch k {
 		case plaidChecking, plaidSavings:
-			a.available = a.current - between(h(uint64(20+k)), 0, 10000)
+			a.available = a.current - simkit.Between(h(uint64(20+k)), 0, 10000)
 		case plaidCredit:
 			a.available = a.limit - a.current
 		case plaidInvestment:
@@ -84,15 +86,6 @@ func (it *plaidItem) buildAccounts() {
 		}
 	}
 	it.accounts = defs
-}
-
-// appendDigits appends n decimal digits derived from h.
-func appendDigits(b []byte, h uint64, n int) []byte {
-	for i := 0; i < n; i++ {
-		b = append(b, byte('0'+h%10))
-		h /= 10
-	}
-	return b
 }
 
 // accountIndex returns the slot of an account id, or -1.
@@ -126,64 +119,64 @@ func (it *plaidItem) filterAccounts(ids []string) (slots []int, ok bool) {
 
 // writeAccount encodes one account; invest adds the balance field only the
 // investments endpoints carry (margin_loan_amount, null: no margin loan).
-func (it *plaidItem) writeAccount(b *jw, k int, now time.Time, invest bool) {
+func (it *plaidItem) writeAccount(b *simkit.JW, k int, now time.Time, invest bool) {
 	a := &it.accounts[k]
-	b.raw(`{"account_id":`)
-	b.str(a.id)
-	b.raw(`,"balances":{"available":`)
+	b.Raw(`{"account_id":`)
+	b.Str(a.id)
+	b.Raw(`,"balances":{"available":`)
 	if a.available < 0 && k != plaidCredit {
-		b.null()
+		b.Null()
 	} else {
-		b.cents(a.available)
+		b.Cents(a.available)
 	}
-	b.raw(`,"current":`)
-	b.cents(a.current)
-	b.raw(`,"iso_currency_code":"USD","last_updated_datetime":`)
-	b.datetime(now)
-	b.raw(`,"limit":`)
+	b.Raw(`,"current":`)
+	b.Cents(a.current)
+	b.Raw(`,"iso_currency_code":"USD","last_updated_datetime":`)
+	b.Datetime(now)
+	b.Raw(`,"limit":`)
 	if a.limit < 0 {
-		b.null()
+		b.Null()
 	} else {
-		b.cents(a.limit)
+		b.Cents(a.limit)
 	}
 	if invest {
-		b.raw(`,"margin_loan_amount":null`)
+		b.Raw(`,"margin_loan_amount":null`)
 	}
-	b.raw(`,"unofficial_currency_code":null},"holder_category":"personal","mask":`)
-	b.str(a.mask)
-	b.field("name")
-	b.str(a.name)
-	b.field("official_name")
-	b.str(a.official)
-	b.field("subtype")
-	b.str(a.subtype)
-	b.field("type")
-	b.str(a.typ)
-	b.byte('}')
+	b.Raw(`,"unofficial_currency_code":null},"holder_category":"personal","mask":`)
+	b.Str(a.mask)
+	b.Field("name")
+	b.Str(a.name)
+	b.Field("official_name")
+	b.Str(a.official)
+	b.Field("subtype")
+	b.Str(a.subtype)
+	b.Field("type")
+	b.Str(a.typ)
+	b.Byte('}')
 }
 
 // writeAccounts encodes the accounts of the given slots as a JSON array
 // (invest: as writeAccount says).
-func (it *plaidItem) writeAccounts(b *jw, slots []int, now time.Time, invest bool) {
-	b.byte('[')
+func (it *plaidItem) writeAccounts(b *simkit.JW, slots []int, now time.Time, invest bool) {
+	b.Byte('[')
 	for n, k := range slots {
 		if n > 0 {
-			b.comma()
+			b.Comma()
 		}
 		it.writeAccount(b, k, now, invest)
 	}
-	b.byte(']')
+	b.Byte(']')
 }
 
 // writeItem encodes the item object.
-func (it *plaidItem) writeItem(b *jw) {
-	b.raw(`{"available_products":["assets","auth","balance","identity"],"billed_products":["investments","liabilities","transactions"],"consent_expiration_time":null,"error":null,"institution_id":`)
-	b.str(it.institutionID)
-	b.field("institution_name")
-	b.str(it.institutionName)
-	b.field("item_id")
-	b.str(it.itemID)
-	b.raw(`,"products":["investments","liabilities","transactions"],"consented_products":["investments","liabilities","transactions"],"update_type":"background","webhook":""}`)
+func (it *plaidItem) writeItem(b *simkit.JW) {
+	b.Raw(`{"available_products":["assets","auth","balance","identity"],"billed_products":["investments","liabilities","transactions"],"consent_expiration_time":null,"error":null,"institution_id":`)
+	b.Str(it.institutionID)
+	b.Field("institution_name")
+	b.Str(it.institutionName)
+	b.Field("item_id")
+	b.Str(it.itemID)
+	b.Raw(`,"products":["investments","liabilities","transactions"],"consented_products":["investments","liabilities","transactions"],"update_type":"background","webhook":""}`)
 }
 
 // plaidAccounts serves /accounts/get and /accounts/balance/get.
@@ -193,28 +186,28 @@ func (s *Simulator) plaidAccounts(w http.ResponseWriter, r *http.Request, req *p
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_ACCOUNT_ID", "one or more of the account IDs is invalid", "")
 		return
 	}
-	var b jw
-	b.raw(`{"accounts":`)
+	var b simkit.JW
+	b.Raw(`{"accounts":`)
 	it.writeAccounts(&b, slots, s.wallNow(), false)
-	b.raw(`,"item":`)
+	b.Raw(`,"item":`)
 	it.writeItem(&b)
-	b.field("request_id")
-	b.str(plaidRequestID())
-	b.byte('}')
-	writeRaw(w, http.StatusOK, b.b)
+	b.Field("request_id")
+	b.Str(plaidRequestID())
+	b.Byte('}')
+	simkit.WriteRaw(w, http.StatusOK, b.B)
 }
 
 // plaidItemGet serves /item/get.
 func (s *Simulator) plaidItemGet(w http.ResponseWriter, _ *http.Request, _ *plaidRequest, it *plaidItem) {
-	var b jw
-	b.raw(`{"item":`)
+	var b simkit.JW
+	b.Raw(`{"item":`)
 	it.writeItem(&b)
-	b.raw(`,"status":{"investments":null,"transactions":{"last_successful_update":`)
-	b.datetime(s.wallNow())
-	b.raw(`,"last_failed_update":null},"last_webhook":null},"request_id":`)
-	b.str(plaidRequestID())
-	b.byte('}')
-	writeRaw(w, http.StatusOK, b.b)
+	b.Raw(`,"status":{"investments":null,"transactions":{"last_successful_update":`)
+	b.Datetime(s.wallNow())
+	b.Raw(`,"last_failed_update":null},"last_webhook":null},"request_id":`)
+	b.Str(plaidRequestID())
+	b.Byte('}')
+	simkit.WriteRaw(w, http.StatusOK, b.B)
 }
 
 // wallNow returns the simulated current instant: the sim date with the wall

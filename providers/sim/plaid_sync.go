@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // syncCursor is the decoded form of a /transactions/sync cursor. A loop
@@ -54,7 +56,7 @@ func decodeSyncCursor(s, tag string) (syncCursor, bool) {
 }
 
 // syncTag identifies the connection a cursor belongs to.
-func syncTag(seed uint64) string { return string(appendHex(nil, seed, 8)) }
+func syncTag(seed uint64) string { return string(simkit.AppendHex(nil, seed, 8)) }
 
 // plaidSync serves /transactions/sync.
 func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
@@ -83,28 +85,28 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 		pfc:       req.Options.PFCVersion,
 		origDesc:  req.Options.IncludeOriginalDescription,
 		tag:       syncTag(snap.seed),
-		inst:      pick(hash2(it.seed, 1), len(plaidInstitutions)),
+		inst:      simkit.Pick(simkit.Hash2(it.seed, 1), len(plaidInstitutions)),
 		accountID: func(k int) string { return it.accounts[k].id },
 		dateOf:    s.dateOf,
 	}
 	if opts.pfc == "" {
 		opts.pfc = "v1"
 	}
-	b := s.getBuf(streamChunk + 16<<10)
+	b := s.getBuf(simkit.StreamChunk + 16<<10)
 	defer s.putBuf(b)
-	b.stream(w)
+	b.Stream(w)
 	page := buildSyncPage(b, &snap.tl, cur, count, &opts)
-	b.raw(`,"accounts":`)
+	b.Raw(`,"accounts":`)
 	slots, _ := it.filterAccounts(nil)
 	it.writeAccounts(b, slots, s.wallNow(), false)
-	b.raw(`,"has_more":`)
-	b.bool(page.hasMore)
-	b.raw(`,"next_cursor":`)
-	b.str(page.next.encode())
-	b.raw(`,"request_id":`)
-	b.str(plaidRequestID())
-	b.raw(`,"transactions_update_status":"HISTORICAL_UPDATE_COMPLETE"}`)
-	b.end()
+	b.Raw(`,"has_more":`)
+	b.Bool(page.hasMore)
+	b.Raw(`,"next_cursor":`)
+	b.Str(page.next.encode())
+	b.Raw(`,"request_id":`)
+	b.Str(plaidRequestID())
+	b.Raw(`,"transactions_update_status":"HISTORICAL_UPDATE_COMPLETE"}`)
+	b.End()
 }
 
 // plaidLoopPosition resolves the request's cursor to the loop position to
@@ -116,7 +118,7 @@ func (s *Simulator) plaidLoopPosition(req *plaidRequest, snap snapshot, slot int
 		return start, ""
 	}
 	if *req.Cursor == "now" {
-		return syncCursor{tag: tag, end: true, from: snap.clock, to: snap.clock, pos: snap.tl.count(snap.clock), slot: slot}, ""
+		return syncCursor{tag: tag, end: true, from: snap.clock, to: snap.clock, pos: snap.tl.Count(snap.clock), slot: slot}, ""
 	}
 	c, ok := decodeSyncCursor(*req.Cursor, tag)
 	if !ok || c.slot != slot || c.to > snap.clock {
@@ -124,9 +126,9 @@ func (s *Simulator) plaidLoopPosition(req *plaidRequest, snap snapshot, slot int
 	}
 	if c.end {
 		start.from = c.to
-		start.pos = snap.tl.unsettledFrom(c.to)
+		start.pos = snap.tl.UnsettledFrom(c.to)
 		if c.to == snap.clock {
-			start.pos = snap.tl.count(snap.clock)
+			start.pos = snap.tl.Count(snap.clock)
 		}
 		return start, ""
 	}
@@ -166,35 +168,35 @@ type syncPage struct {
 // syncChange is what one transaction contributes to a page.
 type syncChange struct {
 	added, modified, removed bool
-	addState                 txState
+	addState                 simkit.TxState
 }
 
 // changeOf computes the change of transaction i between the loop's clocks.
-func changeOf(l life, from, to int64) syncChange {
-	s1 := l.state(to)
+func changeOf(l simkit.Life, from, to int64) syncChange {
+	s1 := l.State(to)
 	if from < 0 {
-		if s1 == stVanished || s1 == stAbsent {
+		if s1 == simkit.Vanished || s1 == simkit.Absent {
 			return syncChange{}
 		}
 		return syncChange{added: true, addState: s1}
 	}
-	s0 := l.state(from)
-	if s0 == s1 || (s0 == stModified && s1 == stPosted) {
+	s0 := l.State(from)
+	if s0 == s1 || (s0 == simkit.Modified && s1 == simkit.Posted) {
 		return syncChange{}
 	}
 	switch s0 {
-	case stAbsent:
-		if s1 == stVanished {
+	case simkit.Absent:
+		if s1 == simkit.Vanished {
 			return syncChange{}
 		}
 		return syncChange{added: true, addState: s1}
-	case stPending:
-		if s1 == stVanished {
+	case simkit.Pending:
+		if s1 == simkit.Vanished {
 			return syncChange{removed: true}
 		}
 		return syncChange{removed: true, added: true, addState: s1}
-	case stPosted:
-		return syncChange{modified: s1 == stModified, addState: s1}
+	case simkit.Posted:
+		return syncChange{modified: s1 == simkit.Modified, addState: s1}
 	}
 	return syncChange{}
 }
@@ -202,30 +204,30 @@ func changeOf(l life, from, to int64) syncChange {
 // buildSyncPage writes the "added", "modified" and "removed" arrays of one
 // page starting at cur, and returns the next position. A streamed b is
 // flushed between rows.
-func buildSyncPage(b *jw, t *timeline, cur syncCursor, count int, o *plaidTxOptions) syncPage {
-	b.raw(`{"added":[`)
+func buildSyncPage(b *simkit.JW, t *simkit.Timeline, cur syncCursor, count int, o *plaidTxOptions) syncPage {
+	b.Raw(`{"added":[`)
 	i, end, modified, removed := writeAdded(b, t, cur, count, o)
-	b.raw(`],"modified":[`)
+	b.Raw(`],"modified":[`)
 	for k, j := range modified {
 		if k > 0 {
-			b.comma()
+			b.Comma()
 		}
-		writePlaidTx(b, t, j, t.lifeOf(j), stModified, o)
-		b.flush()
+		writePlaidTx(b, t, j, t.LifeOf(j), simkit.Modified, o)
+		b.Flush()
 	}
-	b.raw(`],"removed":[`)
+	b.Raw(`],"removed":[`)
 	for k, j := range removed {
 		if k > 0 {
-			b.comma()
+			b.Comma()
 		}
-		b.raw(`{"account_id":`)
-		b.str(o.accountID(t.account(j)))
-		b.raw(`,"transaction_id":`)
-		b.b = appendPlaidTxID(b.b, t.seed, j, true)
-		b.byte('}')
-		b.flush()
+		b.Raw(`{"account_id":`)
+		b.Str(o.accountID(t.Account(j)))
+		b.Raw(`,"transaction_id":`)
+		b.B = appendPlaidTxID(b.B, t.Seed, j, true)
+		b.Byte('}')
+		b.Flush()
 	}
-	b.byte(']')
+	b.Byte(']')
 	if i >= end {
 		return syncPage{next: syncCursor{tag: o.tag, end: true, from: cur.to, to: cur.to, slot: cur.slot}}
 	}
@@ -237,17 +239,17 @@ func buildSyncPage(b *jw, t *timeline, cur syncCursor, count int, o *plaidTxOpti
 // writeAdded walks the loop from cur, writes the added rows of up to count
 // changes and returns where it stopped, the loop's end, and the indices of
 // the modified and removed rows of the page.
-func writeAdded(b *jw, t *timeline, cur syncCursor, count int, o *plaidTxOptions) (i, end int64, modified, removed []int64) {
-	end = t.count(cur.to)
+func writeAdded(b *simkit.JW, t *simkit.Timeline, cur syncCursor, count int, o *plaidTxOptions) (i, end int64, modified, removed []int64) {
+	end = t.Count(cur.to)
 	step := int64(1)
 	i = cur.pos
 	if cur.slot >= 0 {
-		step = t.accounts
-		i += ((int64(cur.slot)-i)%t.accounts + t.accounts) % t.accounts
+		step = t.Accounts
+		i += ((int64(cur.slot)-i)%t.Accounts + t.Accounts) % t.Accounts
 	}
 	n, first := 0, true
 	for ; i < end; i += step {
-		l := t.lifeOf(i)
+		l := t.LifeOf(i)
 		ch := changeOf(l, cur.from, cur.to)
 		k := btoi(ch.added) + btoi(ch.modified) + btoi(ch.removed)
 		if k == 0 {
@@ -265,11 +267,11 @@ func writeAdded(b *jw, t *timeline, cur syncCursor, count int, o *plaidTxOptions
 		}
 		if ch.added {
 			if !first {
-				b.comma()
+				b.Comma()
 			}
 			first = false
 			writePlaidTx(b, t, i, l, ch.addState, o)
-			b.flush()
+			b.Flush()
 		}
 	}
 	return i, end, modified, removed
@@ -291,11 +293,11 @@ func appendPlaidTxID(b []byte, seed uint64, i int64, pending bool) []byte {
 		v = 0x7b
 	}
 	b = append(b, '"')
-	b = appendAlnum(b, hash2(seed^v, uint64(i)), 27)
+	b = simkit.AppendAlnum(b, simkit.Hash2(seed^v, uint64(i)), 27)
 	x := uint64(i)
 	var d [10]byte
 	for k := 9; k >= 0; k-- {
-		d[k] = alnum[x%62]
+		d[k] = simkit.Alnum[x%62]
 		x /= 62
 	}
 	b = append(b, d[:]...)
@@ -303,91 +305,92 @@ func appendPlaidTxID(b []byte, seed uint64, i int64, pending bool) []byte {
 }
 
 // writePlaidTx encodes transaction i in state st as a Plaid Transaction.
-func writePlaidTx(b *jw, t *timeline, i int64, l life, st txState, o *plaidTxOptions) {
-	slot := t.account(i)
-	c := t.contentOf(i, acctKind(slot))
-	m := c.m
-	pending := st == stPending
-	b.raw(`{"account_id":`)
-	b.str(o.accountID(slot))
-	b.raw(`,"account_owner":null,"amount":`)
-	b.cents(-c.amount)
-	b.raw(`,"authorized_date":`)
-	b.date(o.dateOf(l.day))
-	b.raw(`,"authorized_datetime":`)
+func writePlaidTx(b *simkit.JW, t *simkit.Timeline, i int64, l simkit.Life, st simkit.TxState, o *plaidTxOptions) {
+	slot := t.Account(i)
+	c := t.ContentOf(i, simkit.AccountKind(slot))
+	m := c.M
+	pc := plaidCatOf(simkit.AccountKind(slot), m)
+	pending := st == simkit.Pending
+	b.Raw(`{"account_id":`)
+	b.Str(o.accountID(slot))
+	b.Raw(`,"account_owner":null,"amount":`)
+	b.Cents(-c.Amount)
+	b.Raw(`,"authorized_date":`)
+	b.Date(o.dateOf(l.Day))
+	b.Raw(`,"authorized_datetime":`)
 	if o.inst%2 == 0 {
-		b.datetime(o.dateOf(l.day).Add(time.Duration(t.secondOfDay(i)) * time.Second))
+		b.Datetime(o.dateOf(l.Day).Add(time.Duration(t.SecondOfDay(i)) * time.Second))
 	} else {
-		b.null()
+		b.Null()
 	}
-	b.raw(`,"category":null,"category_id":null,"check_number":null,"counterparties":[`)
-	if m.hasMerchant {
-		b.raw(`{"confidence_level":"VERY_HIGH","entity_id":null,"logo_url":null,"name":`)
-		b.str(m.name)
-		b.raw(`,"phone_number":null,"type":"merchant","website":null}`)
+	b.Raw(`,"category":null,"category_id":null,"check_number":null,"counterparties":[`)
+	if pc.hasMerchant {
+		b.Raw(`{"confidence_level":"VERY_HIGH","entity_id":null,"logo_url":null,"name":`)
+		b.Str(m.Name)
+		b.Raw(`,"phone_number":null,"type":"merchant","website":null}`)
 	}
-	b.raw(`],"date":`)
+	b.Raw(`],"date":`)
 	if pending {
-		b.date(o.dateOf(l.day))
+		b.Date(o.dateOf(l.Day))
 	} else {
-		b.date(o.dateOf(l.postDay()))
+		b.Date(o.dateOf(l.PostDay()))
 	}
-	b.raw(`,"datetime":null,"iso_currency_code":"USD","unofficial_currency_code":null,"location":{"address":null,"city":null,"country":null,"lat":null,"lon":null,"postal_code":null,"region":null,"store_number":null},"logo_url":null,"merchant_entity_id":null`)
-	writePlaidTxNames(b, m, st, o)
-	writePlaidTxTail(b, t, i, l, m, pending, o)
+	b.Raw(`,"datetime":null,"iso_currency_code":"USD","unofficial_currency_code":null,"location":{"address":null,"city":null,"country":null,"lat":null,"lon":null,"postal_code":null,"region":null,"store_number":null},"logo_url":null,"merchant_entity_id":null`)
+	writePlaidTxNames(b, m, pc, st, o)
+	writePlaidTxTail(b, t, i, l, pc, pending, o)
 }
 
 // writePlaidTxNames writes merchant_name, name and original_description;
 // a modified row has its name cleaned up.
-func writePlaidTxNames(b *jw, m *merchant, st txState, o *plaidTxOptions) {
-	b.raw(`,"merchant_name":`)
-	if m.hasMerchant {
-		b.str(m.name)
+func writePlaidTxNames(b *simkit.JW, m *simkit.Merchant, pc plaidCat, st simkit.TxState, o *plaidTxOptions) {
+	b.Raw(`,"merchant_name":`)
+	if pc.hasMerchant {
+		b.Str(m.Name)
 	} else {
-		b.null()
+		b.Null()
 	}
-	b.raw(`,"name":`)
-	if st == stModified {
-		b.str(m.name)
+	b.Raw(`,"name":`)
+	if st == simkit.Modified {
+		b.Str(m.Name)
 	} else {
-		b.str(m.bankDesc)
+		b.Str(m.BankDesc)
 	}
-	b.raw(`,"original_description":`)
+	b.Raw(`,"original_description":`)
 	if o.origDesc {
-		b.str(m.bankDesc)
+		b.Str(m.BankDesc)
 	} else {
-		b.null()
+		b.Null()
 	}
 }
 
 // writePlaidTxTail writes the remaining fields from payment_channel on.
-func writePlaidTxTail(b *jw, t *timeline, i int64, l life, m *merchant, pending bool, o *plaidTxOptions) {
-	b.raw(`,"payment_channel":`)
-	b.str(m.channel)
-	b.raw(`,"payment_meta":{"by_order_of":null,"payee":null,"payer":null,"payment_method":null,"payment_processor":null,"ppd_id":null,"reason":null,"reference_number":null},"pending":`)
-	b.bool(pending)
-	b.raw(`,"pending_transaction_id":`)
-	if !pending && l.pendDays > 0 {
-		b.b = appendPlaidTxID(b.b, t.seed, i, true)
+func writePlaidTxTail(b *simkit.JW, t *simkit.Timeline, i int64, l simkit.Life, pc plaidCat, pending bool, o *plaidTxOptions) {
+	b.Raw(`,"payment_channel":`)
+	b.Str(pc.channel)
+	b.Raw(`,"payment_meta":{"by_order_of":null,"payee":null,"payer":null,"payment_method":null,"payment_processor":null,"ppd_id":null,"reason":null,"reference_number":null},"pending":`)
+	b.Bool(pending)
+	b.Raw(`,"pending_transaction_id":`)
+	if !pending && l.PendDays > 0 {
+		b.B = appendPlaidTxID(b.B, t.Seed, i, true)
 	} else {
-		b.null()
+		b.Null()
 	}
-	b.raw(`,"personal_finance_category":{"confidence_level":"VERY_HIGH","detailed":`)
-	b.str(m.pfcDetailedFor(o.pfc))
-	b.raw(`,"primary":`)
-	b.str(m.pfcPrimary)
-	b.raw(`,"version":`)
-	b.str(o.pfc)
-	b.raw(`},"transaction_code":null,"transaction_id":`)
-	b.b = appendPlaidTxID(b.b, t.seed, i, pending && l.pendDays > 0)
-	b.raw(`,"transaction_type":`)
-	switch m.channel {
+	b.Raw(`,"personal_finance_category":{"confidence_level":"VERY_HIGH","detailed":`)
+	b.Str(pc.pfcDetailedFor(o.pfc))
+	b.Raw(`,"primary":`)
+	b.Str(pc.pfcPrimary)
+	b.Raw(`,"version":`)
+	b.Str(o.pfc)
+	b.Raw(`},"transaction_code":null,"transaction_id":`)
+	b.B = appendPlaidTxID(b.B, t.Seed, i, pending && l.PendDays > 0)
+	b.Raw(`,"transaction_type":`)
+	switch pc.channel {
 	case "online":
-		b.str("digital")
+		b.Str("digital")
 	case "in store":
-		b.str("place")
+		b.Str("place")
 	default:
-		b.str("special")
+		b.Str("special")
 	}
-	b.raw(`,"website":null}`)
+	b.Raw(`,"website":null}`)
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 const million = 1_000_000
@@ -57,7 +59,7 @@ func TestScaleMillionTransactions(t *testing.T) {
 			t.Fatalf("first page: %d rows, has_more %v", len(first.Added), first.HasMore)
 		}
 		snap := s.open(Plaid, pc["access_token"], plaidTxAccounts)
-		end := snap.tl.count(snap.clock)
+		end := snap.tl.Count(snap.clock)
 		cur := syncCursor{tag: syncTag(snap.seed), from: -1, to: snap.clock, pos: end - 400, slot: -1}
 		var last syncResp
 		timed(t, "last sync page", func() {
@@ -181,17 +183,17 @@ func BenchmarkPlaidSyncPage500(b *testing.B) {
 // BenchmarkPlaidSyncEncode500 measures generating and encoding the
 // transactions of one 500-row page alone.
 func BenchmarkPlaidSyncEncode500(b *testing.B) {
-	tl := newTimeline(7, million, 90, plaidTxAccounts)
+	tl := simkit.NewTimeline(7, million, 90, plaidTxAccounts)
 	ids := [3]string{"acc0", "acc1", "acc2"}
 	o := plaidTxOptions{pfc: "v1", tag: "t", accountID: func(k int) string { return ids[k] }, dateOf: func(d int64) time.Time { return testStart.AddDate(0, 0, int(d)) }}
 	cur := syncCursor{tag: "t", from: -1, to: 0, pos: million / 2, slot: -1}
-	buf := jw{b: make([]byte, 0, 1<<20)}
+	buf := simkit.JW{B: make([]byte, 0, 1<<20)}
 	b.ReportAllocs()
 	for b.Loop() {
-		buf.b = buf.b[:0]
+		buf.B = buf.B[:0]
 		buildSyncPage(&buf, &tl, cur, 500, &o)
 	}
-	b.SetBytes(int64(len(buf.b)))
+	b.SetBytes(int64(len(buf.B)))
 }
 
 // ExampleProviders_Credentials shows the credential shape of each provider.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // Provider names, as used by the control API and Credentials.
@@ -147,7 +149,7 @@ type Simulator struct {
 	seed      uint64
 	jwtKey    []byte
 	mux       *http.ServeMux
-	bufs      sync.Pool // *jw buffers for large responses
+	bufs      sync.Pool // *simkit.JW buffers for large responses
 
 	mu     sync.Mutex
 	clock  int64
@@ -187,7 +189,7 @@ func New(opts Options, ps ...ProviderSim) *Simulator {
 	s := &Simulator{
 		opts:      opts,
 		providers: list,
-		seed:      mix(uint64(opts.Seed)),
+		seed:      simkit.Mix(uint64(opts.Seed)),
 		faults:    map[string]Fault{},
 		conns:     map[string]*conn{},
 		gcAcct:    map[string]gcAccountRef{},
@@ -279,18 +281,18 @@ func (s *Simulator) takeMutationFault() bool {
 }
 
 // getBuf returns an empty response buffer with at least n bytes of room.
-func (s *Simulator) getBuf(n int) *jw {
-	if b, ok := s.bufs.Get().(*jw); ok && cap(b.b) >= n {
-		b.b, b.out, b.sent = b.b[:0], nil, false
+func (s *Simulator) getBuf(n int) *simkit.JW {
+	if b, ok := s.bufs.Get().(*simkit.JW); ok && cap(b.B) >= n {
+		b.Reset()
 		return b
 	}
-	return &jw{b: make([]byte, 0, n)}
+	return &simkit.JW{B: make([]byte, 0, n)}
 }
 
 // putBuf returns a buffer to the pool once its bytes were written.
-func (s *Simulator) putBuf(b *jw) {
-	b.out = nil
-	if cap(b.b) <= 4<<20 {
+func (s *Simulator) putBuf(b *simkit.JW) {
+	b.Reset()
+	if cap(b.B) <= 4<<20 {
 		s.bufs.Put(b)
 	}
 }
@@ -406,7 +408,7 @@ func (s *Simulator) connLocked(provider, key string) *conn {
 		c = &conn{
 			provider: provider,
 			key:      key,
-			seed:     hashString(s.seed, provider, key),
+			seed:     simkit.HashString(s.seed, provider, key),
 			total:    int64(s.opts.HistoryTransactions),
 			days:     int64(s.opts.HistoryDays),
 			quota:    map[string]quotaUse{},
@@ -420,7 +422,7 @@ func (s *Simulator) connLocked(provider, key string) *conn {
 type snapshot struct {
 	seed  uint64
 	clock int64
-	tl    timeline
+	tl    simkit.Timeline
 }
 
 // open freezes a connection's settings and returns its timeline with the
@@ -430,12 +432,12 @@ func (s *Simulator) open(provider, key string, accounts int) snapshot {
 	defer s.mu.Unlock()
 	c := s.connLocked(provider, key)
 	c.frozen = true
-	return snapshot{seed: c.seed, clock: s.clock, tl: newTimeline(c.seed, c.total, c.days, accounts)}
+	return snapshot{seed: c.seed, clock: s.clock, tl: simkit.NewTimeline(c.seed, c.total, c.days, accounts)}
 }
 
 // connSeed returns the seed of a connection without freezing it.
 func (s *Simulator) connSeed(provider, key string) uint64 {
-	return hashString(s.seed, provider, key)
+	return simkit.HashString(s.seed, provider, key)
 }
 
 // truncWriter keeps the start of a response and writes only part of it,

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // writeLog is a ResponseWriter that keeps each Write apart.
@@ -117,8 +119,8 @@ func TestLargePagesAreStreamed(t *testing.T) {
 			t.Errorf("%s: %d bytes in %d writes, want a stream of chunks", tt.name, len(body), len(l.writes))
 		}
 		for k, w := range l.writes[:len(l.writes)-1] {
-			if len(w) < streamChunk || len(w) > streamChunk+8<<10 {
-				t.Errorf("%s: write %d has %d bytes, want a chunk of about %d", tt.name, k, len(w), streamChunk)
+			if len(w) < simkit.StreamChunk || len(w) > simkit.StreamChunk+8<<10 {
+				t.Errorf("%s: write %d has %d bytes, want a chunk of about %d", tt.name, k, len(w), simkit.StreamChunk)
 			}
 		}
 	}

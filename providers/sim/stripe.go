@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strings"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // stripeError is the "error" object of Stripe's error body.
@@ -21,7 +23,7 @@ func writeStripeError(w http.ResponseWriter, r *http.Request, status int, e stri
 		e.DocURL = "https://stripe.com/docs/error-codes/" + strings.ReplaceAll(e.Code, "_", "-")
 	}
 	setStripeRequestID(w)
-	writeJSON(w, status, map[string]stripeError{"error": e})
+	simkit.WriteJSON(w, status, map[string]stripeError{"error": e})
 }
 
 // setStripeRequestID sets Stripe's Request-Id response header.
@@ -74,7 +76,7 @@ func (s *Simulator) stripe(h func(http.ResponseWriter, *http.Request, *stripeCon
 		}
 		ck := stripeKey(key, acct)
 		seed := s.connSeed(Stripe, ck)
-		h(w, r, &stripeConn{key: ck, live: strings.Contains(key, "_live_"), seed: seed, tag: string(appendAlnum(nil, seed, 6)), jpy: seed%3 == 0, account: acct})
+		h(w, r, &stripeConn{key: ck, live: strings.Contains(key, "_live_"), seed: seed, tag: string(simkit.AppendAlnum(nil, seed, 6)), jpy: seed%3 == 0, account: acct})
 	}
 }
 
@@ -101,4 +103,24 @@ func redactKey(k string) string {
 	}
 	i := strings.LastIndexByte(k[:min(len(k), 8)], '_') + 1
 	return k[:i] + strings.Repeat("*", len(k)-i-4) + k[len(k)-4:]
+}
+
+// stripeKey is the connection key of a Stripe API key and optional
+// connected account.
+func stripeKey(apiKey, account string) string {
+	if account == "" {
+		return apiKey
+	}
+	return apiKey + "/" + account
+}
+
+// validStripeKey reports whether k looks like a Stripe secret or
+// restricted key.
+func validStripeKey(k string) bool {
+	for _, p := range []string{"sk_test_", "sk_live_", "rk_test_", "rk_live_"} {
+		if rest, ok := strings.CutPrefix(k, p); ok {
+			return simkit.IsToken(rest, 8, 255)
+		}
+	}
+	return false
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // stripeRow is one generated balance transaction.
@@ -40,11 +42,11 @@ var stripeKinds = [...]stripeKind{
 }
 
 // stripeRowOf generates balance transaction i.
-func (c *stripeConn) stripeRowOf(t *timeline, i int64) stripeRow {
-	h := hash2(c.seed^0x57, uint64(t.content(i)))
-	k := &stripeKinds[pick(h, len(stripeKinds))]
+func (c *stripeConn) stripeRowOf(t *simkit.Timeline, i int64) stripeRow {
+	h := simkit.Hash2(c.seed^0x57, uint64(t.Content(i)))
+	k := &stripeKinds[simkit.Pick(h, len(stripeKinds))]
 	r := stripeRow{typ: k.typ, category: k.category, desc: k.desc, srcPrefix: k.srcPrefix, currency: "usd", availDays: k.availDays}
-	r.amount = between(mix(h), k.lo, k.hi)
+	r.amount = simkit.Between(simkit.Mix(h), k.lo, k.hi)
 	if c.jpy && (h>>32)%5 == 0 {
 		r.currency = "jpy"
 		r.amount = r.amount / 100 * 15
@@ -73,7 +75,7 @@ func (c *stripeConn) stripeID(i int64) string {
 	b = append(b, "txn_1"...)
 	b = append(b, c.tag...)
 	b = appendBase62Fixed(b, uint64(i), 8)
-	b = appendAlnum(b, hash2(c.seed^0x1d, uint64(i)), 9)
+	b = simkit.AppendAlnum(b, simkit.Hash2(c.seed^0x1d, uint64(i)), 9)
 	return string(b)
 }
 
@@ -84,7 +86,7 @@ func (c *stripeConn) stripeIndex(id string) (int64, bool) {
 	}
 	var v uint64
 	for k := 11; k < 19; k++ {
-		d := strings.IndexByte(alnum, id[k])
+		d := strings.IndexByte(simkit.Alnum, id[k])
 		if d < 0 {
 			return 0, false
 		}
@@ -98,65 +100,65 @@ func (c *stripeConn) stripeIndex(id string) (int64, bool) {
 func appendBase62Fixed(b []byte, v uint64, n int) []byte {
 	var d [16]byte
 	for k := n - 1; k >= 0; k-- {
-		d[k] = alnum[v%62]
+		d[k] = simkit.Alnum[v%62]
 		v /= 62
 	}
 	return append(b, d[:n]...)
 }
 
 // created returns the Unix creation time of transaction i.
-func (s *Simulator) stripeCreated(t *timeline, i int64) int64 {
-	return s.dateOf(t.day(i)).Unix() + t.secondOfDay(i)
+func (s *Simulator) stripeCreated(t *simkit.Timeline, i int64) int64 {
+	return s.dateOf(t.Day(i)).Unix() + t.SecondOfDay(i)
 }
 
 // writeStripeTx encodes balance transaction i at clock.
-func (s *Simulator) writeStripeTx(b *jw, c *stripeConn, t *timeline, i, clock int64) {
+func (s *Simulator) writeStripeTx(b *simkit.JW, c *stripeConn, t *simkit.Timeline, i, clock int64) {
 	r := c.stripeRowOf(t, i)
-	d := t.day(i)
+	d := t.Day(i)
 	status := "available"
 	if clock < d+r.availDays {
 		status = "pending"
 	}
-	b.raw(`{"id":`)
-	b.str(c.stripeID(i))
-	b.raw(`,"object":"balance_transaction","amount":`)
-	b.int(r.amount)
-	b.raw(`,"available_on":`)
-	b.int(s.dateOf(d + r.availDays).Unix())
-	b.raw(`,"balance_type":"payments","created":`)
-	b.int(s.stripeCreated(t, i))
-	b.raw(`,"currency":`)
-	b.str(r.currency)
-	b.raw(`,"description":`)
-	b.str(r.desc)
-	b.raw(`,"exchange_rate":null,"fee":`)
-	b.int(r.fee)
-	b.raw(`,"fee_details":[`)
+	b.Raw(`{"id":`)
+	b.Str(c.stripeID(i))
+	b.Raw(`,"object":"balance_transaction","amount":`)
+	b.Int(r.amount)
+	b.Raw(`,"available_on":`)
+	b.Int(s.dateOf(d + r.availDays).Unix())
+	b.Raw(`,"balance_type":"payments","created":`)
+	b.Int(s.stripeCreated(t, i))
+	b.Raw(`,"currency":`)
+	b.Str(r.currency)
+	b.Raw(`,"description":`)
+	b.Str(r.desc)
+	b.Raw(`,"exchange_rate":null,"fee":`)
+	b.Int(r.fee)
+	b.Raw(`,"fee_details":[`)
 	if r.fee != 0 {
-		b.raw(`{"amount":`)
-		b.int(r.fee)
-		b.raw(`,"application":null,"currency":`)
-		b.str(r.currency)
-		b.raw(`,"description":"Stripe processing fees","type":"stripe_fee"}`)
+		b.Raw(`{"amount":`)
+		b.Int(r.fee)
+		b.Raw(`,"application":null,"currency":`)
+		b.Str(r.currency)
+		b.Raw(`,"description":"Stripe processing fees","type":"stripe_fee"}`)
 	}
-	b.raw(`],"net":`)
-	b.int(r.amount - r.fee)
-	b.raw(`,"reporting_category":`)
-	b.str(r.category)
-	b.raw(`,"source":`)
+	b.Raw(`],"net":`)
+	b.Int(r.amount - r.fee)
+	b.Raw(`,"reporting_category":`)
+	b.Str(r.category)
+	b.Raw(`,"source":`)
 	if r.srcPrefix == "" {
-		b.null()
+		b.Null()
 	} else {
-		b.byte('"')
-		b.raw(r.srcPrefix)
-		b.b = appendAlnum(b.b, hash2(c.seed^0x5c, uint64(i)), 24)
-		b.byte('"')
+		b.Byte('"')
+		b.Raw(r.srcPrefix)
+		b.B = simkit.AppendAlnum(b.B, simkit.Hash2(c.seed^0x5c, uint64(i)), 24)
+		b.Byte('"')
 	}
-	b.raw(`,"status":`)
-	b.str(status)
-	b.raw(`,"type":`)
-	b.str(r.typ)
-	b.byte('}')
+	b.Raw(`,"status":`)
+	b.Str(status)
+	b.Raw(`,"type":`)
+	b.Str(r.typ)
+	b.Byte('}')
 }
 
 // stripeQuery is a parsed list request.
@@ -168,8 +170,8 @@ type stripeQuery struct {
 }
 
 // parseStripeQuery parses the list parameters.
-func (s *Simulator) parseStripeQuery(q url.Values, c *stripeConn, t *timeline, clock int64) (stripeQuery, *stripeError) {
-	sq := stripeQuery{limit: 10, after: -1, before: -1, hi: t.count(clock), typ: q.Get("type"), currency: strings.ToLower(q.Get("currency"))}
+func (s *Simulator) parseStripeQuery(q url.Values, c *stripeConn, t *simkit.Timeline, clock int64) (stripeQuery, *stripeError) {
+	sq := stripeQuery{limit: 10, after: -1, before: -1, hi: t.Count(clock), typ: q.Get("type"), currency: strings.ToLower(q.Get("currency"))}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -201,7 +203,7 @@ func (s *Simulator) parseStripeQuery(q url.Values, c *stripeConn, t *timeline, c
 }
 
 // parseStripeCreated narrows the index window by the created filters.
-func (s *Simulator) parseStripeCreated(q url.Values, t *timeline, sq *stripeQuery) *stripeError {
+func (s *Simulator) parseStripeCreated(q url.Values, t *simkit.Timeline, sq *stripeQuery) *stripeError {
 	n := int(sq.hi)
 	first := func(ts int64) int64 { // first index created at or after ts
 		return int64(sort.Search(n, func(i int) bool { return s.stripeCreated(t, int64(i)) >= ts }))
@@ -236,7 +238,7 @@ func (s *Simulator) parseStripeCreated(q url.Values, t *timeline, sq *stripeQuer
 }
 
 // matches reports whether transaction i passes the type/currency filters.
-func (sq *stripeQuery) matches(c *stripeConn, t *timeline, i int64) bool {
+func (sq *stripeQuery) matches(c *stripeConn, t *simkit.Timeline, i int64) bool {
 	if sq.typ == "" && sq.currency == "" {
 		return true
 	}
@@ -254,25 +256,25 @@ func (s *Simulator) stripeList(w http.ResponseWriter, r *http.Request, c *stripe
 		return
 	}
 	idx, hasMore := sq.selectRows(c, t)
-	b := jw{b: make([]byte, 0, min(256+len(idx)*600, streamChunk+8<<10))}
-	b.stream(w)
-	b.raw(`{"object":"list","data":[`)
+	b := simkit.JW{B: make([]byte, 0, min(256+len(idx)*600, simkit.StreamChunk+8<<10))}
+	b.Stream(w)
+	b.Raw(`{"object":"list","data":[`)
 	for k, i := range idx {
 		if k > 0 {
-			b.comma()
+			b.Comma()
 		}
 		s.writeStripeTx(&b, c, t, i, snap.clock)
-		b.flush()
+		b.Flush()
 	}
-	b.raw(`],"has_more":`)
-	b.bool(hasMore)
-	b.raw(`,"url":"/v1/balance_transactions"}`)
-	b.end()
+	b.Raw(`],"has_more":`)
+	b.Bool(hasMore)
+	b.Raw(`,"url":"/v1/balance_transactions"}`)
+	b.End()
 }
 
 // selectRows returns the indices of the page, newest first, and whether
 // more rows lie beyond it in the paging direction.
-func (sq *stripeQuery) selectRows(c *stripeConn, t *timeline) ([]int64, bool) {
+func (sq *stripeQuery) selectRows(c *stripeConn, t *simkit.Timeline) ([]int64, bool) {
 	var idx []int64
 	if sq.before >= 0 {
 		for i := max(sq.lo, sq.before+1); i < sq.hi; i++ {
@@ -309,13 +311,13 @@ func (s *Simulator) stripeGet(w http.ResponseWriter, r *http.Request, c *stripeC
 	snap := s.open(Stripe, c.key, 1)
 	id := r.PathValue("id")
 	i, ok := c.stripeIndex(id)
-	if !ok || i >= snap.tl.count(snap.clock) {
+	if !ok || i >= snap.tl.Count(snap.clock) {
 		writeStripeError(w, r, http.StatusNotFound, stripeError{Type: "invalid_request_error", Code: "resource_missing", Param: "id", Message: "No such balance transaction: '" + id + "'"})
 		return
 	}
-	var b jw
+	var b simkit.JW
 	s.writeStripeTx(&b, c, &snap.tl, i, snap.clock)
-	writeRaw(w, http.StatusOK, b.b)
+	simkit.WriteRaw(w, http.StatusOK, b.B)
 }
 
 // stripeBalance serves GET /v1/balance.
@@ -323,14 +325,14 @@ func (s *Simulator) stripeBalance(w http.ResponseWriter, _ *http.Request, c *str
 	snap := s.open(Stripe, c.key, 1)
 	t := &snap.tl
 	pending := map[string]int64{"usd": 0}
-	available := map[string]int64{"usd": between(hash2(c.seed, 0xba1), 100000, 5000000) + snap.clock*4711%100000}
+	available := map[string]int64{"usd": simkit.Between(simkit.Hash2(c.seed, 0xba1), 100000, 5000000) + snap.clock*4711%100000}
 	if c.jpy {
 		pending["jpy"] = 0
-		available["jpy"] = between(hash2(c.seed, 0xba2), 10000, 900000)
+		available["jpy"] = simkit.Between(simkit.Hash2(c.seed, 0xba2), 10000, 900000)
 	}
-	for i := t.firstIndex(snap.clock - 3); i < t.count(snap.clock); i++ {
+	for i := t.FirstIndex(snap.clock - 3); i < t.Count(snap.clock); i++ {
 		row := c.stripeRowOf(t, i)
-		if snap.clock < t.day(i)+row.availDays {
+		if snap.clock < t.Day(i)+row.availDays {
 			pending[row.currency] += row.amount - row.fee
 		}
 	}
@@ -343,7 +345,7 @@ func (s *Simulator) stripeBalance(w http.ResponseWriter, _ *http.Request, c *str
 		}
 		return out
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"object": "balance", "livemode": c.live, "available": list(available), "pending": list(pending),
 		"connect_reserved": []any{}, "instant_available": list(available),
 	})
