@@ -44,7 +44,7 @@ type gcConn struct {
 
 // gcConnFor builds a requisition's data and registers its account ids.
 func (s *Simulator) gcConnFor(requisition string) *gcConn {
-	seed := s.connSeed(GoCardless, requisition)
+	seed := s.ConnSeed(GoCardless, requisition)
 	c := &gcConn{requisition: requisition, seed: seed, bank: gcBanks[simkit.Pick(simkit.Hash2(seed, 1), len(gcBanks))]}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -77,10 +77,10 @@ func (s *Simulator) gcRequisition(w http.ResponseWriter, r *http.Request) {
 	}
 	c := s.gcConnFor(id)
 	status := "LN"
-	if s.fault(GoCardless).Mode == FaultLoginRequired {
+	if s.ActiveFault(GoCardless).Mode == FaultLoginRequired {
 		status = "EX"
 	}
-	created := s.dateOf(-int64(s.opts.HistoryDays)).Add(9 * time.Hour)
+	created := s.DateOf(-int64(s.Options().HistoryDays)).Add(9 * time.Hour)
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"id": id, "created": gcTime(created), "redirect": "http://localhost/callback", "status": status,
 		"institution_id": c.bank.id, "agreement": simkit.UUIDFrom(simkit.Hash2(c.seed, 0xa9)), "reference": id,
@@ -108,7 +108,7 @@ func (s *Simulator) gcAccountHandler(kind string, h func(http.ResponseWriter, *h
 			return
 		}
 		c := s.gcConnFor(ref.requisition)
-		if kind != "" && s.fault(GoCardless).Mode == FaultLoginRequired {
+		if kind != "" && s.ActiveFault(GoCardless).Mode == FaultLoginRequired {
 			writeGCError(w, http.StatusUnauthorized, gcError{Type: "AccessExpiredError",
 				Summary: "End User Agreement (EUA) " + simkit.UUIDFrom(simkit.Hash2(c.seed, 0xa9)) + " has expired",
 				Detail:  "EUA was valid for 90 days and it expired. The end user must connect their account again with a new EUA and Requisition."})
@@ -125,8 +125,8 @@ func (s *Simulator) gcAccountHandler(kind string, h func(http.ResponseWriter, *h
 // gcQuotaServe serves an account data call under the daily quota: only
 // successful calls count.
 func (s *Simulator) gcQuotaServe(w http.ResponseWriter, r *http.Request, c *gcConn, slot int, kind string, h func(http.ResponseWriter, *http.Request, *gcConn, int) bool) {
-	limit := s.opts.DailyQuota
-	reset := s.secondsToReset()
+	limit := s.Options().DailyQuota
+	reset := s.SecondsToReset()
 	key := c.accounts[slot] + "/" + kind
 	s.mu.Lock()
 	cn := s.connLocked(GoCardless, c.requisition)
@@ -162,13 +162,13 @@ func (s *Simulator) gcQuotaServe(w http.ResponseWriter, r *http.Request, c *gcCo
 
 // gcAccountMeta serves GET /api/v2/accounts/{id}/.
 func (s *Simulator) gcAccountMeta(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
-	created := s.dateOf(-int64(s.opts.HistoryDays)).Add(9*time.Hour + 5*time.Minute)
+	created := s.DateOf(-int64(s.Options().HistoryDays)).Add(9*time.Hour + 5*time.Minute)
 	status := "READY"
-	if s.fault(GoCardless).Mode == FaultLoginRequired {
+	if s.ActiveFault(GoCardless).Mode == FaultLoginRequired {
 		status = "EXPIRED"
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"id": c.accounts[slot], "created": gcTime(created), "last_accessed": gcTime(s.wallNow()),
+		"id": c.accounts[slot], "created": gcTime(created), "last_accessed": gcTime(s.WallNow()),
 		"iban": c.iban(slot), "bban": nil, "institution_id": c.bank.id, "status": status, "owner_name": c.owner(),
 	})
 	return true
@@ -223,7 +223,7 @@ func (s *Simulator) gcDetails(w http.ResponseWriter, _ *http.Request, c *gcConn,
 
 // gcBalances serves GET /api/v2/accounts/{id}/balances/.
 func (s *Simulator) gcBalances(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
-	clock := s.now()
+	clock := s.Clock()
 	h := simkit.Hash2(c.seed^0xba1, uint64(slot))
 	var booked int64
 	switch slot {
@@ -235,7 +235,7 @@ func (s *Simulator) gcBalances(w http.ResponseWriter, _ *http.Request, c *gcConn
 		booked = -simkit.Between(h, 5000, 300000)
 	}
 	avail := booked - simkit.Between(simkit.Mix(h), 0, 5000)
-	ref := s.dateOf(clock - 1).Format(time.DateOnly)
+	ref := s.DateOf(clock - 1).Format(time.DateOnly)
 	bal := func(amount int64, typ string) map[string]any {
 		return map[string]any{
 			"balanceAmount": map[string]string{"amount": centsText(amount), "currency": c.bank.currency},
@@ -265,7 +265,7 @@ func centsText(v int64) string { return string(simkit.AppendCents(nil, v, true))
 
 // gcTransactions serves GET /api/v2/accounts/{id}/transactions/.
 func (s *Simulator) gcTransactions(w http.ResponseWriter, r *http.Request, c *gcConn, slot int) bool {
-	snap := s.open(GoCardless, c.requisition, gcAccountCount)
+	snap := s.Open(GoCardless, c.requisition, gcAccountCount)
 	lo, hi, ok := s.gcDateRange(w, r, snap)
 	if !ok {
 		return false
@@ -273,16 +273,16 @@ func (s *Simulator) gcTransactions(w http.ResponseWriter, r *http.Request, c *gc
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, simkit.StreamChunk)
-	gw := gcTxWriter{s: s, c: c, t: &snap.tl, clock: snap.clock, bw: bw}
+	gw := gcTxWriter{s: s, c: c, t: &snap.TL, clock: snap.Clock, bw: bw}
 	gw.write(slot, lo, hi)
 	_ = bw.Flush()
 	return true
 }
 
 // gcDateRange validates date_from/date_to and returns them as sim days.
-func (s *Simulator) gcDateRange(w http.ResponseWriter, r *http.Request, snap snapshot) (lo, hi int64, ok bool) {
+func (s *Simulator) gcDateRange(w http.ResponseWriter, r *http.Request, snap Snapshot) (lo, hi int64, ok bool) {
 	q := r.URL.Query()
-	lo, hi = -(snap.tl.Days - 1), snap.clock
+	lo, hi = -(snap.TL.Days - 1), snap.Clock
 	for _, f := range []struct {
 		name string
 		dst  *int64
@@ -296,9 +296,9 @@ func (s *Simulator) gcDateRange(w http.ResponseWriter, r *http.Request, snap sna
 			writeGCFieldError(w, f.name, "Invalid date format", fmt.Sprintf("%s must be a valid date in the YYYY-MM-DD format", f.name))
 			return 0, 0, false
 		}
-		*f.dst = s.dayOf(d)
-		if *f.dst > snap.clock {
-			writeGCFieldError(w, f.name, "Date can't be in future", fmt.Sprintf("'%s' can't be greater than %s. Specify correct date range", v, s.dateOf(snap.clock).Format(time.DateOnly)))
+		*f.dst = s.DayOf(d)
+		if *f.dst > snap.Clock {
+			writeGCFieldError(w, f.name, "Date can't be in future", fmt.Sprintf("'%s' can't be greater than %s. Specify correct date range", v, s.DateOf(snap.Clock).Format(time.DateOnly)))
 			return 0, 0, false
 		}
 	}

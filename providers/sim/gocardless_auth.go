@@ -75,7 +75,7 @@ func (s *Simulator) parseJWT(tok, typ string) (jwtClaims, bool) {
 		return jwtClaims{}, false
 	}
 	var c jwtClaims
-	if json.Unmarshal(body, &c) != nil || c.TokenType != typ || s.opts.Now().Unix() >= c.Exp {
+	if json.Unmarshal(body, &c) != nil || c.TokenType != typ || s.Now().Unix() >= c.Exp {
 		return jwtClaims{}, false
 	}
 	return c, true
@@ -83,8 +83,8 @@ func (s *Simulator) parseJWT(tok, typ string) (jwtClaims, bool) {
 
 // issueAccess returns a fresh access token for a secret id.
 func (s *Simulator) issueAccess(secretID string) string {
-	now := s.opts.Now()
-	return s.issueJWT(jwtClaims{TokenType: "access", Iat: now.Unix(), Exp: now.Add(s.opts.AccessTokenTTL).Unix(),
+	now := s.Now()
+	return s.issueJWT(jwtClaims{TokenType: "access", Iat: now.Unix(), Exp: now.Add(s.Options().AccessTokenTTL).Unix(),
 		Jti: string(simkit.AppendHex(nil, simkit.Mix(uint64(now.UnixNano())), 32)), SecretID: secretID})
 }
 
@@ -110,12 +110,12 @@ func (s *Simulator) gcTokenNew(w http.ResponseWriter, r *http.Request) {
 		writeGCError(w, http.StatusUnauthorized, gcError{Summary: "Authentication failed", Detail: "No active account found with the given credentials"})
 		return
 	}
-	now := s.opts.Now()
-	refresh := s.issueJWT(jwtClaims{TokenType: "refresh", Iat: now.Unix(), Exp: now.Add(s.opts.RefreshTokenTTL).Unix(),
+	now := s.Now()
+	refresh := s.issueJWT(jwtClaims{TokenType: "refresh", Iat: now.Unix(), Exp: now.Add(s.Options().RefreshTokenTTL).Unix(),
 		Jti: string(simkit.AppendHex(nil, simkit.Mix(uint64(now.UnixNano())+1), 32)), SecretID: req.SecretID})
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"access": s.issueAccess(req.SecretID), "access_expires": int64(s.opts.AccessTokenTTL.Seconds()),
-		"refresh": refresh, "refresh_expires": int64(s.opts.RefreshTokenTTL.Seconds()),
+		"access": s.issueAccess(req.SecretID), "access_expires": int64(s.Options().AccessTokenTTL.Seconds()),
+		"refresh": refresh, "refresh_expires": int64(s.Options().RefreshTokenTTL.Seconds()),
 	})
 }
 
@@ -135,7 +135,7 @@ func (s *Simulator) gcTokenRefresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"access": s.issueAccess(c.SecretID), "access_expires": int64(s.opts.AccessTokenTTL.Seconds()),
+		"access": s.issueAccess(c.SecretID), "access_expires": int64(s.Options().AccessTokenTTL.Seconds()),
 	})
 }
 

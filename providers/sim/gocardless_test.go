@@ -127,7 +127,7 @@ func TestGoCardlessValidation(t *testing.T) {
 	var req gcRequisitionBody
 	doJSON(t, http.MethodGet, srv.URL+"/api/v2/requisitions/"+c["requisition_id"]+"/", nil, auth, &req)
 	base := srv.URL + "/api/v2/accounts/" + req.Accounts[0] + "/transactions/"
-	future := s.dateOf(3).Format(time.DateOnly)
+	future := s.DateOf(3).Format(time.DateOnly)
 	tests := []struct {
 		name, query string
 		field       string

@@ -89,11 +89,11 @@ func (g *gcTxWriter) row(i int64, l simkit.Life, pending bool, first *bool) {
 	}
 	if !pending {
 		b.Raw(`"bookingDate":`)
-		b.Date(g.s.dateOf(l.PostDay()))
+		b.Date(g.s.DateOf(l.PostDay()))
 		b.Comma()
 	}
 	b.Raw(`"valueDate":`)
-	b.Date(g.s.dateOf(l.Day))
+	b.Date(g.s.DateOf(l.Day))
 	b.Raw(`,"transactionAmount":{"amount":`)
 	b.CentsString(ct.Amount)
 	b.Raw(`,"currency":`)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -88,3 +89,22 @@ func truncate(b []byte) string {
 
 // jsonReader returns a reader over a JSON literal.
 func jsonReader(s string) io.Reader { return strings.NewReader(s) }
+
+// heapInUse returns the live heap after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// timed runs f and fails when it takes longer than a generous bound that
+// only an O(history) implementation would exceed.
+func timed(t *testing.T, what string, f func()) {
+	t.Helper()
+	start := time.Now()
+	f()
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Fatalf("%s took %v", what, d)
+	}
+}

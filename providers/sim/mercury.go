@@ -49,11 +49,11 @@ func (s *Simulator) mercury(h func(http.ResponseWriter, *http.Request, *mercuryO
 			writeMercuryError(w, http.StatusUnauthorized, "Unauthorized: invalid or missing API token")
 			return
 		}
-		if s.fault(Mercury).Mode == FaultLoginRequired {
+		if s.ActiveFault(Mercury).Mode == FaultLoginRequired {
 			writeMercuryError(w, http.StatusUnauthorized, "Unauthorized: the API token has been revoked")
 			return
 		}
-		seed := s.connSeed(Mercury, tok)
+		seed := s.ConnSeed(Mercury, tok)
 		o := &mercuryOrg{token: tok, seed: seed, tag: seed >> 32}
 		for k := range o.accounts {
 			hi := simkit.Hash2(seed^0xacc, uint64(k))
@@ -99,7 +99,7 @@ func mercuryTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:0
 // accountJSON returns a deposit account object.
 func (s *Simulator) mercuryAccountJSON(o *mercuryOrg, slot int) map[string]any {
 	h := simkit.Hash2(o.seed^0xba1, uint64(slot))
-	clock := s.now()
+	clock := s.Clock()
 	current := simkit.Between(h, 2000000, 25000000) + clock*7919%500000
 	if slot == mercurySavings {
 		current = simkit.Between(h, 5000000, 90000000)
@@ -114,7 +114,7 @@ func (s *Simulator) mercuryAccountJSON(o *mercuryOrg, slot int) map[string]any {
 		"name": name + number[8:], "nickname": nil, "legalBusinessName": "Acme Robotics, Inc.",
 		"status": "active", "type": "mercury", "kind": kind,
 		"availableBalance": simkit.Money(current - simkit.Between(simkit.Mix(h+1), 0, 20000)), "currentBalance": simkit.Money(current),
-		"createdAt":              mercuryTime(s.dateOf(-400).Add(15 * time.Hour)),
+		"createdAt":              mercuryTime(s.DateOf(-400).Add(15 * time.Hour)),
 		"dashboardLink":          "https://app.mercury.com/accounts/" + o.accounts[slot],
 		"canReceiveTransactions": true,
 	}
@@ -144,7 +144,7 @@ func (s *Simulator) mercuryCreditAccounts(w http.ResponseWriter, _ *http.Request
 	owed := simkit.Between(simkit.Hash2(o.seed, 0xc4ed), 50000, 2500000)
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{"accounts": []map[string]any{{
 		"id": o.accounts[mercuryCredit], "availableBalance": simkit.Money(5000000 - owed), "currentBalance": simkit.Money(owed),
-		"createdAt": mercuryTime(s.dateOf(-300).Add(16 * time.Hour)), "status": "active",
+		"createdAt": mercuryTime(s.DateOf(-300).Add(16 * time.Hour)), "status": "active",
 	}}})
 }
 

@@ -85,7 +85,7 @@ func (s *Simulator) writeMercuryTx(b *simkit.JW, o *mercuryOrg, t *simkit.Timeli
 	m := c.M
 	mc := mercuryCatOf(simkit.AccountKind(slot), m)
 	st := l.State(clock)
-	created := s.dateOf(l.Day).Add(time.Duration(t.SecondOfDay(i)) * time.Second)
+	created := s.DateOf(l.Day).Add(time.Duration(t.SecondOfDay(i)) * time.Second)
 	b.Raw(`{"id":"`)
 	b.B = o.mercuryTxID(b.B, i)
 	b.Raw(`","accountId":`)
@@ -96,12 +96,12 @@ func (s *Simulator) writeMercuryTx(b *simkit.JW, o *mercuryOrg, t *simkit.Timeli
 	b.Str(mercuryTime(created))
 	b.Raw(`,"postedAt":`)
 	if st == simkit.Posted || st == simkit.Modified {
-		b.Str(mercuryTime(s.dateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i))*time.Second + 90*time.Minute)))
+		b.Str(mercuryTime(s.DateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i))*time.Second + 90*time.Minute)))
 	} else {
 		b.Null()
 	}
 	b.Raw(`,"estimatedDeliveryDate":`)
-	b.Str(mercuryTime(s.dateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i)) * time.Second)))
+	b.Str(mercuryTime(s.DateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i)) * time.Second)))
 	b.Raw(`,"status":`)
 	b.Str(mercuryStatus(st))
 	b.Raw(`,"note":null,"bankDescription":`)
@@ -185,10 +185,10 @@ func (f *mercuryFilter) match(t *simkit.Timeline, i int64, clock int64) bool {
 // parseMercuryDay parses YYYY-MM-DD or an ISO 8601 instant into a sim day.
 func (s *Simulator) parseMercuryDay(v string) (int64, bool) {
 	if d, err := time.Parse(time.DateOnly, v); err == nil {
-		return s.dayOf(d), true
+		return s.DayOf(d), true
 	}
 	if d, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return s.dayOf(d.UTC()), true
+		return s.DayOf(d.UTC()), true
 	}
 	return 0, false
 }
@@ -273,11 +273,11 @@ func (s *Simulator) mercuryAccountTransactions(w http.ResponseWriter, r *http.Re
 		writeMercuryError(w, http.StatusNotFound, "Account not found")
 		return
 	}
-	snap := s.open(Mercury, o.token, mercuryAccountCount)
-	t := &snap.tl
+	snap := s.Open(Mercury, o.token, mercuryAccountCount)
+	t := &snap.TL
 	q := r.URL.Query()
-	defStart := snap.clock - 30
-	mq, msg := s.parseMercuryQuery(q, t, snap.clock, "desc", &defStart)
+	defStart := snap.Clock - 30
+	mq, msg := s.parseMercuryQuery(q, t, snap.Clock, "desc", &defStart)
 	offset := 0
 	if v := q.Get("offset"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -291,7 +291,7 @@ func (s *Simulator) mercuryAccountTransactions(w http.ResponseWriter, r *http.Re
 		return
 	}
 	mq.filter.slots = 1 << slot
-	idx, total := mercuryPage(t, mq, slot, offset, snap.clock)
+	idx, total := mercuryPage(t, mq, slot, offset, snap.Clock)
 	b := simkit.JW{B: make([]byte, 0, min(256+len(idx)*900, simkit.StreamChunk+8<<10))}
 	b.Stream(w)
 	b.Raw(`{"total":`)
@@ -301,7 +301,7 @@ func (s *Simulator) mercuryAccountTransactions(w http.ResponseWriter, r *http.Re
 		if k > 0 {
 			b.Comma()
 		}
-		s.writeMercuryTx(&b, o, t, i, t.LifeOf(i), snap.clock)
+		s.writeMercuryTx(&b, o, t, i, t.LifeOf(i), snap.Clock)
 		b.Flush()
 	}
 	b.Raw(`]}`)
@@ -356,23 +356,23 @@ func mercuryPage(t *simkit.Timeline, mq mercuryQuery, slot, offset int, clock in
 // mercuryTransaction serves GET /api/v1/account/{id}/transaction/{txid}.
 func (s *Simulator) mercuryTransaction(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
 	slot := o.slotOf(r.PathValue("id"))
-	snap := s.open(Mercury, o.token, mercuryAccountCount)
+	snap := s.Open(Mercury, o.token, mercuryAccountCount)
 	i, ok := o.mercuryTxIndex(r.PathValue("txid"))
-	if slot < 0 || !ok || i >= snap.tl.Count(snap.clock) || snap.tl.Account(i) != slot {
+	if slot < 0 || !ok || i >= snap.TL.Count(snap.Clock) || snap.TL.Account(i) != slot {
 		writeMercuryError(w, http.StatusNotFound, "Transaction not found")
 		return
 	}
 	var b simkit.JW
-	s.writeMercuryTx(&b, o, &snap.tl, i, snap.tl.LifeOf(i), snap.clock)
+	s.writeMercuryTx(&b, o, &snap.TL, i, snap.TL.LifeOf(i), snap.Clock)
 	simkit.WriteRaw(w, http.StatusOK, b.B)
 }
 
 // mercuryOrgTransactions serves GET /api/v1/transactions.
 func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
-	snap := s.open(Mercury, o.token, mercuryAccountCount)
-	t := &snap.tl
+	snap := s.Open(Mercury, o.token, mercuryAccountCount)
+	t := &snap.TL
 	q := r.URL.Query()
-	mq, msg := s.parseMercuryQuery(q, t, snap.clock, "asc", nil)
+	mq, msg := s.parseMercuryQuery(q, t, snap.Clock, "asc", nil)
 	if msg == "" {
 		msg = mq.orgScope(q, o)
 	}
@@ -390,14 +390,14 @@ func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Reques
 		step, i = -1, hi-1
 	}
 	for ; i >= lo && i < hi && n < limit; i += step {
-		if !f.match(t, i, snap.clock) {
+		if !f.match(t, i, snap.Clock) {
 			continue
 		}
 		if n > 0 {
 			b.Comma()
 		}
 		n++
-		s.writeMercuryTx(&b, o, t, i, t.LifeOf(i), snap.clock)
+		s.writeMercuryTx(&b, o, t, i, t.LifeOf(i), snap.Clock)
 		b.Flush()
 	}
 	b.Raw(`]}`)

@@ -105,7 +105,7 @@ func (s *Simulator) plaidAuth(w http.ResponseWriter, r *http.Request, req *plaid
 
 // plaidItemFault answers with an injected item or institution error.
 func (s *Simulator) plaidItemFault(w http.ResponseWriter, r *http.Request, it *plaidItem) bool {
-	f := s.fault(Plaid)
+	f := s.ActiveFault(Plaid)
 	switch {
 	case f.Mode == FaultLoginRequired:
 		writePlaidError(w, r, http.StatusBadRequest, "ITEM_ERROR", "ITEM_LOGIN_REQUIRED",

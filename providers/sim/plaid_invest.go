@@ -137,7 +137,7 @@ func (s *Simulator) plaidHoldings(w http.ResponseWriter, r *http.Request, req *p
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_ACCOUNT_ID", "one or more of the account IDs is invalid", "")
 		return
 	}
-	date := s.dateOf(it.clock).Format(time.DateOnly)
+	date := s.DateOf(it.clock).Format(time.DateOnly)
 	acct := it.accounts[plaidInvestment]
 	holdings := make([]map[string]any, 0, len(plaidSecurities))
 	for k, sec := range plaidSecurities {
@@ -154,7 +154,7 @@ func (s *Simulator) plaidHoldings(w http.ResponseWriter, r *http.Request, req *p
 		})
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"accounts": it.accountsJSON([]int{plaidInvestment}, s.wallNow()), "holdings": holdings,
+		"accounts": it.accountsJSON([]int{plaidInvestment}, s.WallNow()), "holdings": holdings,
 		"securities": it.securitiesJSON(date), "item": it.itemJSON(), "request_id": plaidRequestID(),
 	})
 }
@@ -181,7 +181,7 @@ type investmentTx struct {
 // investmentTransactions generates the brokerage account's transactions
 // from the start of its history to the current clock.
 func (s *Simulator) investmentTransactions(it *plaidItem) []investmentTx {
-	days := int64(s.opts.HistoryDays)
+	days := int64(s.Options().HistoryDays)
 	acct := it.accounts[plaidInvestment].id
 	var out []investmentTx
 	for k := int64(0); ; k++ {
@@ -195,7 +195,7 @@ func (s *Simulator) investmentTransactions(it *plaidItem) []investmentTx {
 		qty := simkit.Between(simkit.Mix(h), 1, 10)
 		f := map[string]any{
 			"investment_transaction_id": string(simkit.AppendAlnum(nil, h, 37)), "cancel_transaction_id": nil,
-			"account_id": acct, "date": s.dateOf(d).Format(time.DateOnly), "iso_currency_code": "USD",
+			"account_id": acct, "date": s.DateOf(d).Format(time.DateOnly), "iso_currency_code": "USD",
 			"unofficial_currency_code": nil, "fees": 0.0, "security_id": securityID(sec),
 		}
 		switch h % 5 {
@@ -248,7 +248,7 @@ func (s *Simulator) plaidInvestmentTransactions(w http.ResponseWriter, r *http.R
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_ACCOUNT_ID", "one or more of the account IDs is invalid", "")
 		return
 	}
-	lo, hi := s.dayOf(from), s.dayOf(to)
+	lo, hi := s.DayOf(from), s.DayOf(to)
 	var match []map[string]any
 	for _, tx := range s.investmentTransactions(it) {
 		if tx.day >= lo && tx.day <= hi {
@@ -260,8 +260,8 @@ func (s *Simulator) plaidInvestmentTransactions(w http.ResponseWriter, r *http.R
 		page = match[offset:min(len(match), offset+count)]
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"accounts": it.accountsJSON([]int{plaidInvestment}, s.wallNow()), "investment_transactions": page,
-		"securities": it.securitiesJSON(s.dateOf(it.clock).Format(time.DateOnly)), "item": it.itemJSON(),
+		"accounts": it.accountsJSON([]int{plaidInvestment}, s.WallNow()), "investment_transactions": page,
+		"securities": it.securitiesJSON(s.DateOf(it.clock).Format(time.DateOnly)), "item": it.itemJSON(),
 		"total_investment_transactions": len(match), "request_id": plaidRequestID(),
 	})
 }
@@ -289,14 +289,14 @@ func (s *Simulator) plaidLiabilities(w http.ResponseWriter, r *http.Request, req
 		keep = append(keep, k)
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"accounts": it.accountsJSON(keep, s.wallNow()), "item": it.itemJSON(),
+		"accounts": it.accountsJSON(keep, s.WallNow()), "item": it.itemJSON(),
 		"liabilities": liab, "request_id": plaidRequestID(),
 	})
 }
 
 // relDate formats the sim date d days from the item's clock.
 func (s *Simulator) relDate(it *plaidItem, d int64) string {
-	return s.dateOf(it.clock + d).Format(time.DateOnly)
+	return s.DateOf(it.clock + d).Format(time.DateOnly)
 }
 
 // creditLiability returns the credit card's liability object.

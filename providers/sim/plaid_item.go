@@ -48,10 +48,10 @@ type plaidItem struct {
 
 // plaidItemFor builds the item behind an access token at the current clock.
 func (s *Simulator) plaidItemFor(token string) *plaidItem {
-	seed := s.connSeed(Plaid, token)
+	seed := s.ConnSeed(Plaid, token)
 	inst := plaidInstitutions[simkit.Pick(simkit.Hash2(seed, 1), len(plaidInstitutions))]
 	it := &plaidItem{
-		token: token, seed: seed, clock: s.now(),
+		token: token, seed: seed, clock: s.Clock(),
 		itemID:        string(simkit.AppendAlnum(nil, simkit.Hash2(seed, 2), 37)),
 		institutionID: inst[0], institutionName: inst[1],
 	}
@@ -188,7 +188,7 @@ func (s *Simulator) plaidAccounts(w http.ResponseWriter, r *http.Request, req *p
 	}
 	var b simkit.JW
 	b.Raw(`{"accounts":`)
-	it.writeAccounts(&b, slots, s.wallNow(), false)
+	it.writeAccounts(&b, slots, s.WallNow(), false)
 	b.Raw(`,"item":`)
 	it.writeItem(&b)
 	b.Field("request_id")
@@ -203,17 +203,9 @@ func (s *Simulator) plaidItemGet(w http.ResponseWriter, _ *http.Request, _ *plai
 	b.Raw(`{"item":`)
 	it.writeItem(&b)
 	b.Raw(`,"status":{"investments":null,"transactions":{"last_successful_update":`)
-	b.Datetime(s.wallNow())
+	b.Datetime(s.WallNow())
 	b.Raw(`,"last_failed_update":null},"last_webhook":null},"request_id":`)
 	b.Str(plaidRequestID())
 	b.Byte('}')
 	simkit.WriteRaw(w, http.StatusOK, b.B)
-}
-
-// wallNow returns the simulated current instant: the sim date with the wall
-// clock's time of day.
-func (s *Simulator) wallNow() time.Time {
-	n := s.opts.Now().UTC()
-	d := s.dateOf(s.now())
-	return d.Add(time.Duration(n.Hour())*time.Hour + time.Duration(n.Minute())*time.Minute + time.Duration(n.Second())*time.Second)
 }

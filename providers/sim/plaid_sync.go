@@ -75,7 +75,7 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 			return
 		}
 	}
-	snap := s.open(Plaid, req.AccessToken, plaidTxAccounts)
+	snap := s.Open(Plaid, req.AccessToken, plaidTxAccounts)
 	cur, errCode := s.plaidLoopPosition(req, snap, slot)
 	if errCode != "" {
 		s.writeSyncError(w, r, errCode)
@@ -84,10 +84,10 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 	opts := plaidTxOptions{
 		pfc:       req.Options.PFCVersion,
 		origDesc:  req.Options.IncludeOriginalDescription,
-		tag:       syncTag(snap.seed),
+		tag:       syncTag(snap.Seed),
 		inst:      simkit.Pick(simkit.Hash2(it.seed, 1), len(plaidInstitutions)),
 		accountID: func(k int) string { return it.accounts[k].id },
-		dateOf:    s.dateOf,
+		dateOf:    s.DateOf,
 	}
 	if opts.pfc == "" {
 		opts.pfc = "v1"
@@ -95,10 +95,10 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 	b := s.getBuf(simkit.StreamChunk + 16<<10)
 	defer s.putBuf(b)
 	b.Stream(w)
-	page := buildSyncPage(b, &snap.tl, cur, count, &opts)
+	page := buildSyncPage(b, &snap.TL, cur, count, &opts)
 	b.Raw(`,"accounts":`)
 	slots, _ := it.filterAccounts(nil)
-	it.writeAccounts(b, slots, s.wallNow(), false)
+	it.writeAccounts(b, slots, s.WallNow(), false)
 	b.Raw(`,"has_more":`)
 	b.Bool(page.hasMore)
 	b.Raw(`,"next_cursor":`)
@@ -111,28 +111,28 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 
 // plaidLoopPosition resolves the request's cursor to the loop position to
 // serve, or returns an error code.
-func (s *Simulator) plaidLoopPosition(req *plaidRequest, snap snapshot, slot int) (syncCursor, string) {
-	tag := syncTag(snap.seed)
-	start := syncCursor{tag: tag, from: -1, to: snap.clock, slot: slot}
+func (s *Simulator) plaidLoopPosition(req *plaidRequest, snap Snapshot, slot int) (syncCursor, string) {
+	tag := syncTag(snap.Seed)
+	start := syncCursor{tag: tag, from: -1, to: snap.Clock, slot: slot}
 	if req.Cursor == nil || *req.Cursor == "" {
 		return start, ""
 	}
 	if *req.Cursor == "now" {
-		return syncCursor{tag: tag, end: true, from: snap.clock, to: snap.clock, pos: snap.tl.Count(snap.clock), slot: slot}, ""
+		return syncCursor{tag: tag, end: true, from: snap.Clock, to: snap.Clock, pos: snap.TL.Count(snap.Clock), slot: slot}, ""
 	}
 	c, ok := decodeSyncCursor(*req.Cursor, tag)
-	if !ok || c.slot != slot || c.to > snap.clock {
+	if !ok || c.slot != slot || c.to > snap.Clock {
 		return c, "INVALID_CURSOR"
 	}
 	if c.end {
 		start.from = c.to
-		start.pos = snap.tl.UnsettledFrom(c.to)
-		if c.to == snap.clock {
-			start.pos = snap.tl.Count(snap.clock)
+		start.pos = snap.TL.UnsettledFrom(c.to)
+		if c.to == snap.Clock {
+			start.pos = snap.TL.Count(snap.Clock)
 		}
 		return start, ""
 	}
-	if c.to != snap.clock || s.takeMutationFault() {
+	if c.to != snap.Clock || s.TakeFault(Plaid, FaultMutation) {
 		return c, "TRANSACTIONS_SYNC_MUTATION_DURING_PAGINATION"
 	}
 	return c, ""

@@ -227,7 +227,7 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
-	f := s.fault(sp.Name())
+	f := s.ActiveFault(sp.Name())
 	if f.Path != "" && !strings.Contains(r.URL.Path, f.Path) {
 		f = Fault{}
 	}
@@ -262,21 +262,23 @@ func (s *Simulator) providerOf(path string) ProviderSim {
 	return s.providers.forPath(path)
 }
 
-// fault returns the active fault of provider p.
-func (s *Simulator) fault(p string) Fault {
+// ActiveFault returns the active fault of provider p (the zero Fault when
+// none is set).
+func (s *Simulator) ActiveFault(p string) Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.faults[p]
 }
 
-// takeMutationFault consumes a pending Plaid mutation fault.
-func (s *Simulator) takeMutationFault() bool {
+// TakeFault reports whether provider p's active fault has the given mode
+// and, if so, clears it: a fault that answers once.
+func (s *Simulator) TakeFault(p, mode string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.faults[Plaid].Mode != FaultMutation {
+	if s.faults[p].Mode != mode {
 		return false
 	}
-	delete(s.faults, Plaid)
+	delete(s.faults, p)
 	return true
 }
 
@@ -297,26 +299,45 @@ func (s *Simulator) putBuf(b *simkit.JW) {
 	}
 }
 
-// now returns the simulated clock day.
-func (s *Simulator) now() int64 {
+// Options returns the simulator's options, defaults filled in.
+func (s *Simulator) Options() Options { return s.opts }
+
+// Seed returns the simulator's mixed seed, from which every connection's
+// data derives.
+func (s *Simulator) Seed() uint64 { return s.seed }
+
+// Now returns the wall-clock time (Options.Now).
+func (s *Simulator) Now() time.Time { return s.opts.Now() }
+
+// WallNow returns the simulated current instant: the simulated date with
+// the wall clock's time of day.
+func (s *Simulator) WallNow() time.Time {
+	n := s.Now().UTC()
+	d := s.DateOf(s.Clock())
+	return d.Add(time.Duration(n.Hour())*time.Hour + time.Duration(n.Minute())*time.Minute + time.Duration(n.Second())*time.Second)
+}
+
+// Clock returns the simulated current day: the number of days advanced
+// since the start.
+func (s *Simulator) Clock() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.clock
 }
 
-// dateOf returns the calendar date of sim day d.
-func (s *Simulator) dateOf(d int64) time.Time { return s.opts.Start.AddDate(0, 0, int(d)) }
+// DateOf returns the calendar date of simulated day d.
+func (s *Simulator) DateOf(d int64) time.Time { return s.opts.Start.AddDate(0, 0, int(d)) }
 
-// dayOf returns the sim day of a calendar date.
-func (s *Simulator) dayOf(t time.Time) int64 {
+// DayOf returns the simulated day of a calendar date.
+func (s *Simulator) DayOf(t time.Time) int64 {
 	t = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 	return int64(t.Sub(s.opts.Start).Hours()) / 24
 }
 
-// secondsToReset returns the seconds left in the current sim day, using the
-// wall clock's time of day.
-func (s *Simulator) secondsToReset() int64 {
-	n := s.opts.Now().UTC()
+// SecondsToReset returns the seconds left in the current simulated day,
+// using the wall clock's time of day.
+func (s *Simulator) SecondsToReset() int64 {
+	n := s.Now().UTC()
 	left := 86400 - int64(n.Hour()*3600+n.Minute()*60+n.Second())
 	if left <= 0 {
 		left = 1
@@ -392,7 +413,7 @@ func (s *Simulator) SetConnection(cs ConnectionSettings) error {
 func (s *Simulator) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := State{Day: s.clock, Today: s.dateOf(s.clock).Format(time.DateOnly), Faults: map[string]Fault{}}
+	st := State{Day: s.clock, Today: s.DateOf(s.clock).Format(time.DateOnly), Faults: map[string]Fault{}}
 	for k, v := range s.faults {
 		st.Faults[k] = v
 	}
@@ -410,7 +431,7 @@ func (s *Simulator) connLocked(provider, key string) *conn {
 			key:      key,
 			seed:     simkit.HashString(s.seed, provider, key),
 			total:    int64(s.opts.HistoryTransactions),
-			days:     int64(s.opts.HistoryDays),
+			days:     int64(s.Options().HistoryDays),
 			quota:    map[string]quotaUse{},
 		}
 		s.conns[id] = c
@@ -418,25 +439,29 @@ func (s *Simulator) connLocked(provider, key string) *conn {
 	return c
 }
 
-// snapshot is an immutable view of one connection at one clock.
-type snapshot struct {
-	seed  uint64
-	clock int64
-	tl    simkit.Timeline
+// Snapshot is an immutable view of one connection at one clock.
+type Snapshot struct {
+	// Seed is the connection's seed.
+	Seed uint64
+	// Clock is the simulated day the view was taken on.
+	Clock int64
+	// TL is the connection's transaction timeline.
+	TL simkit.Timeline
 }
 
-// open freezes a connection's settings and returns its timeline with the
-// given number of transaction accounts, at the current clock.
-func (s *Simulator) open(provider, key string, accounts int) snapshot {
+// Open freezes a connection's settings (SetConnection can no longer change
+// them) and returns its timeline with the given number of transaction
+// accounts, at the current clock.
+func (s *Simulator) Open(provider, key string, accounts int) Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.connLocked(provider, key)
 	c.frozen = true
-	return snapshot{seed: c.seed, clock: s.clock, tl: simkit.NewTimeline(c.seed, c.total, c.days, accounts)}
+	return Snapshot{Seed: c.seed, Clock: s.clock, TL: simkit.NewTimeline(c.seed, c.total, c.days, accounts)}
 }
 
-// connSeed returns the seed of a connection without freezing it.
-func (s *Simulator) connSeed(provider, key string) uint64 {
+// ConnSeed returns the seed of a connection without freezing it.
+func (s *Simulator) ConnSeed(provider, key string) uint64 {
 	return simkit.HashString(s.seed, provider, key)
 }
 

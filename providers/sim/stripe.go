@@ -70,12 +70,12 @@ func (s *Simulator) stripe(h func(http.ResponseWriter, *http.Request, *stripeCon
 				Message: "The provided key '" + redactKey(key) + "' does not have access to account '" + acct + "' (or that account does not exist). Application access may have been revoked."})
 			return
 		}
-		if s.fault(Stripe).Mode == FaultLoginRequired {
+		if s.ActiveFault(Stripe).Mode == FaultLoginRequired {
 			writeStripeError(w, r, http.StatusUnauthorized, stripeError{Type: "invalid_request_error", Code: "api_key_expired", Message: "Expired API Key provided: " + redactKey(key)})
 			return
 		}
 		ck := stripeKey(key, acct)
-		seed := s.connSeed(Stripe, ck)
+		seed := s.ConnSeed(Stripe, ck)
 		h(w, r, &stripeConn{key: ck, live: strings.Contains(key, "_live_"), seed: seed, tag: string(simkit.AppendAlnum(nil, seed, 6)), jpy: seed%3 == 0, account: acct})
 	}
 }

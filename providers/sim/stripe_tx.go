@@ -108,7 +108,7 @@ func appendBase62Fixed(b []byte, v uint64, n int) []byte {
 
 // created returns the Unix creation time of transaction i.
 func (s *Simulator) stripeCreated(t *simkit.Timeline, i int64) int64 {
-	return s.dateOf(t.Day(i)).Unix() + t.SecondOfDay(i)
+	return s.DateOf(t.Day(i)).Unix() + t.SecondOfDay(i)
 }
 
 // writeStripeTx encodes balance transaction i at clock.
@@ -124,7 +124,7 @@ func (s *Simulator) writeStripeTx(b *simkit.JW, c *stripeConn, t *simkit.Timelin
 	b.Raw(`,"object":"balance_transaction","amount":`)
 	b.Int(r.amount)
 	b.Raw(`,"available_on":`)
-	b.Int(s.dateOf(d + r.availDays).Unix())
+	b.Int(s.DateOf(d + r.availDays).Unix())
 	b.Raw(`,"balance_type":"payments","created":`)
 	b.Int(s.stripeCreated(t, i))
 	b.Raw(`,"currency":`)
@@ -248,9 +248,9 @@ func (sq *stripeQuery) matches(c *stripeConn, t *simkit.Timeline, i int64) bool 
 
 // stripeList serves GET /v1/balance_transactions.
 func (s *Simulator) stripeList(w http.ResponseWriter, r *http.Request, c *stripeConn) {
-	snap := s.open(Stripe, c.key, 1)
-	t := &snap.tl
-	sq, perr := s.parseStripeQuery(r.URL.Query(), c, t, snap.clock)
+	snap := s.Open(Stripe, c.key, 1)
+	t := &snap.TL
+	sq, perr := s.parseStripeQuery(r.URL.Query(), c, t, snap.Clock)
 	if perr != nil {
 		writeStripeError(w, r, http.StatusBadRequest, *perr)
 		return
@@ -263,7 +263,7 @@ func (s *Simulator) stripeList(w http.ResponseWriter, r *http.Request, c *stripe
 		if k > 0 {
 			b.Comma()
 		}
-		s.writeStripeTx(&b, c, t, i, snap.clock)
+		s.writeStripeTx(&b, c, t, i, snap.Clock)
 		b.Flush()
 	}
 	b.Raw(`],"has_more":`)
@@ -308,31 +308,31 @@ func (sq *stripeQuery) selectRows(c *stripeConn, t *simkit.Timeline) ([]int64, b
 
 // stripeGet serves GET /v1/balance_transactions/{id}.
 func (s *Simulator) stripeGet(w http.ResponseWriter, r *http.Request, c *stripeConn) {
-	snap := s.open(Stripe, c.key, 1)
+	snap := s.Open(Stripe, c.key, 1)
 	id := r.PathValue("id")
 	i, ok := c.stripeIndex(id)
-	if !ok || i >= snap.tl.Count(snap.clock) {
+	if !ok || i >= snap.TL.Count(snap.Clock) {
 		writeStripeError(w, r, http.StatusNotFound, stripeError{Type: "invalid_request_error", Code: "resource_missing", Param: "id", Message: "No such balance transaction: '" + id + "'"})
 		return
 	}
 	var b simkit.JW
-	s.writeStripeTx(&b, c, &snap.tl, i, snap.clock)
+	s.writeStripeTx(&b, c, &snap.TL, i, snap.Clock)
 	simkit.WriteRaw(w, http.StatusOK, b.B)
 }
 
 // stripeBalance serves GET /v1/balance.
 func (s *Simulator) stripeBalance(w http.ResponseWriter, _ *http.Request, c *stripeConn) {
-	snap := s.open(Stripe, c.key, 1)
-	t := &snap.tl
+	snap := s.Open(Stripe, c.key, 1)
+	t := &snap.TL
 	pending := map[string]int64{"usd": 0}
-	available := map[string]int64{"usd": simkit.Between(simkit.Hash2(c.seed, 0xba1), 100000, 5000000) + snap.clock*4711%100000}
+	available := map[string]int64{"usd": simkit.Between(simkit.Hash2(c.seed, 0xba1), 100000, 5000000) + snap.Clock*4711%100000}
 	if c.jpy {
 		pending["jpy"] = 0
 		available["jpy"] = simkit.Between(simkit.Hash2(c.seed, 0xba2), 10000, 900000)
 	}
-	for i := t.FirstIndex(snap.clock - 3); i < t.Count(snap.clock); i++ {
+	for i := t.FirstIndex(snap.Clock - 3); i < t.Count(snap.Clock); i++ {
 		row := c.stripeRowOf(t, i)
-		if snap.clock < t.Day(i)+row.availDays {
+		if snap.Clock < t.Day(i)+row.availDays {
 			pending[row.currency] += row.amount - row.fee
 		}
 	}

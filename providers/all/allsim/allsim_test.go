@@ -1,6 +1,8 @@
 package allsim_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -29,4 +31,18 @@ func TestEveryAdapterHasASimulator(t *testing.T) {
 	if allsim.Credentials("nope", "x") != nil {
 		t.Error("credentials for an unknown provider")
 	}
+}
+
+// ExampleCredentials shows the credential shape of each provider.
+func ExampleCredentials() {
+	for _, p := range allsim.Providers().Names() {
+		var m map[string]string
+		_ = json.Unmarshal(allsim.Credentials(p, "demo"), &m)
+		fmt.Println(p, len(m))
+	}
+	// Output:
+	// plaid 3
+	// gocardless 3
+	// stripe 2
+	// mercury 1
 }

@@ -1,9 +1,12 @@
-package sim
+package allsim_test
 
 import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/finsync/finsync/providers/all/allsim"
+	"github.com/finsync/finsync/providers/sim"
 )
 
 // echoService answers 200 on the paths it lists.
@@ -19,9 +22,9 @@ func (e echoService) Paths() []string { return e.paths }
 // answers its own paths (a prefix and an exact path) even while every
 // provider is down, and that other paths still reach the providers.
 func TestMountedServiceIgnoresProviderFaults(t *testing.T) {
-	s := New(Options{Seed: 1, Services: []Service{echoService{paths: []string{"/v0/", "/token"}}}}, Builtin()...)
-	for _, p := range []string{Plaid, GoCardless, Stripe, Mercury} {
-		if err := s.SetFault(Fault{Provider: p, Mode: FaultOutage}); err != nil {
+	s := allsim.New(sim.Options{Seed: 1, Services: []sim.Service{echoService{paths: []string{"/v0/", "/token"}}}})
+	for _, p := range []string{"plaid", "gocardless", "stripe", "mercury"} {
+		if err := s.SetFault(sim.Fault{Provider: p, Mode: sim.FaultOutage}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -30,7 +33,7 @@ func TestMountedServiceIgnoresProviderFaults(t *testing.T) {
 	for path, want := range map[string]int{
 		"/v0/app/Table":      http.StatusOK,
 		"/token":             http.StatusOK,
-		"/tokens":            http.StatusInternalServerError, // Plaid's path space, Plaid is down
+		"/tokens":            http.StatusInternalServerError, // Plaid's path space, "plaid" is down
 		"/accounts/get":      http.StatusInternalServerError,
 		"/api/v1/accounts":   http.StatusServiceUnavailable,
 		"/_sim/state":        http.StatusMethodNotAllowed, // GET only

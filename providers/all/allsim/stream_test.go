@@ -1,4 +1,4 @@
-package sim
+package allsim_test
 
 import (
 	"bytes"
@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/finsync/finsync/providers/all/allsim"
+	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simkit"
+	"github.com/finsync/finsync/providers/sim/simtest"
 )
 
 // writeLog is a ResponseWriter that keeps each Write apart.
@@ -35,7 +38,7 @@ func (l *writeLog) Write(b []byte) (int, error) {
 }
 
 // serve answers req in process and returns what was written.
-func serve(s *Simulator, req *http.Request) *writeLog {
+func serve(s *sim.Simulator, req *http.Request) *writeLog {
 	l := &writeLog{header: http.Header{}}
 	s.ServeHTTP(l, req)
 	return l
@@ -45,12 +48,12 @@ func serve(s *Simulator, req *http.Request) *writeLog {
 // client a chunk at a time, the chunks adding up to the one JSON answer
 // with all its rows, while a small page is still written at once.
 func TestLargePagesAreStreamed(t *testing.T) {
-	s := New(Options{Seed: 42, Start: testStart}, Builtin()...)
-	pc, sc, mc := creds(t, Plaid, "stream"), creds(t, Stripe, "stream"), creds(t, Mercury, "stream")
-	for _, cs := range []ConnectionSettings{
-		{Provider: Plaid, Credential: pc["access_token"], Transactions: 5000, HistoryDays: 365},
-		{Provider: Stripe, Credential: stripeKey(sc["api_key"], sc["account"]), Transactions: 5000, HistoryDays: 365},
-		{Provider: Mercury, Credential: mc["token"], Transactions: 5000, HistoryDays: 365},
+	s := allsim.New(sim.Options{Seed: 42, Start: simtest.Start})
+	pc, sc, mc := creds(t, "plaid", "stream"), creds(t, "stripe", "stream"), creds(t, "mercury", "stream")
+	for _, cs := range []sim.ConnectionSettings{
+		{Provider: "plaid", Credential: pc["access_token"], Transactions: 5000, HistoryDays: 365},
+		{Provider: "stripe", Credential: sc["api_key"] + "/" + sc["account"], Transactions: 5000, HistoryDays: 365},
+		{Provider: "mercury", Credential: mc["token"], Transactions: 5000, HistoryDays: 365},
 	} {
 		if err := s.SetConnection(cs); err != nil {
 			t.Fatal(err)
@@ -134,8 +137,8 @@ func TestLargePagesAreStreamed(t *testing.T) {
 // TestStreamedPageErrorsBeforeFirstByte checks that a list request refused
 // before its first row is still a whole error answer.
 func TestStreamedPageErrorsBeforeFirstByte(t *testing.T) {
-	s := New(Options{Seed: 42, Start: testStart}, Builtin()...)
-	mc := creds(t, Mercury, "stream")
+	s := allsim.New(sim.Options{Seed: 42, Start: simtest.Start})
+	mc := creds(t, "mercury", "stream")
 	r := httptest.NewRequest(http.MethodGet, "/api/v1/transactions?limit=500&order=sideways", nil)
 	r.Header.Set("Authorization", "Bearer "+mc["token"])
 	l := serve(s, r)

@@ -1,0 +1,29 @@
+package sim
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+)
+
+func TestStripeZeroDecimalCurrency(t *testing.T) {
+	_, srv := newTestSim(t, Options{})
+	found := false
+	for n := 0; n < 12 && !found; n++ {
+		c := creds(t, Stripe, fmt.Sprintf("yen-%d", n))
+		var page struct {
+			Data []map[string]any `json:"data"`
+		}
+		doJSON(t, http.MethodGet, srv.URL+"/v1/balance_transactions?limit=100&currency=jpy", nil,
+			map[string]string{"Authorization": "Bearer " + c["api_key"], "Stripe-Account": c["account"]}, &page)
+		for _, d := range page.Data {
+			if d["currency"] != "jpy" {
+				t.Fatalf("currency filter leaked %v", d["currency"])
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("no connection has JPY rows")
+	}
+}
