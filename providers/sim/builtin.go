@@ -10,34 +10,7 @@ import (
 // Builtin returns the simulated providers still held by this package, for
 // the registration package to list until each moves beside its adapter.
 func Builtin() Providers {
-	return Providers{plaidSim{}, gocardlessSim{}, stripeSim{}, mercurySim{}}
-}
-
-// plaidSim is Plaid's simulated API, at the root.
-type plaidSim struct{}
-
-func (plaidSim) Name() string                             { return Plaid }
-func (plaidSim) Prefix() string                           { return "/" }
-func (plaidSim) Route(s *Simulator, mux *http.ServeMux)   { s.routePlaid(mux) }
-func (plaidSim) ExtraFaults() []string                    { return []string{FaultInstitutionDown, FaultMutation} }
-func (plaidSim) BaseURL(root string) string               { return root }
-func (plaidSim) CredentialKey(c map[string]string) string { return c["access_token"] }
-
-func (plaidSim) WriteFault(w http.ResponseWriter, r *http.Request, mode string) {
-	if mode == FaultRateLimit {
-		writePlaidError(w, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "RATE_LIMIT", "rate limit exceeded for attempts to access this item. please try again later", "")
-		return
-	}
-	writePlaidError(w, r, http.StatusInternalServerError, "API_ERROR", "INTERNAL_SERVER_ERROR", "an unexpected error occurred", "")
-}
-
-func (plaidSim) Credentials(name string) json.RawMessage {
-	h := simkit.HashString(0x5eed, Plaid, name)
-	return mustJSON(map[string]string{
-		"client_id":    string(simkit.AppendHex(nil, h, 24)),
-		"secret":       string(simkit.AppendHex(nil, simkit.Mix(h), 30)),
-		"access_token": "access-sandbox-" + simkit.UUIDFrom(simkit.Mix(h+1)),
-	})
+	return Providers{gocardlessSim{}, stripeSim{}, mercurySim{}}
 }
 
 // gocardlessSim is GoCardless Bank Account Data's simulated API, under
@@ -65,7 +38,7 @@ func (gocardlessSim) WriteFault(w http.ResponseWriter, _ *http.Request, mode str
 
 func (gocardlessSim) Credentials(name string) json.RawMessage {
 	h := simkit.HashString(0x5eed, GoCardless, name)
-	return mustJSON(map[string]string{
+	return simkit.MustJSON(map[string]string{
 		"secret_id":      simkit.UUIDFrom(h),
 		"secret_key":     string(simkit.AppendHex(nil, simkit.Mix(h), 128)),
 		"requisition_id": simkit.UUIDFrom(simkit.Mix(h + 1)),
@@ -96,7 +69,7 @@ func (stripeSim) WriteFault(w http.ResponseWriter, r *http.Request, mode string)
 
 func (stripeSim) Credentials(name string) json.RawMessage {
 	h := simkit.HashString(0x5eed, Stripe, name)
-	return mustJSON(map[string]string{
+	return simkit.MustJSON(map[string]string{
 		"api_key": "sk_test_" + string(simkit.AppendAlnum(nil, h, 99)),
 		"account": "acct_" + string(simkit.AppendAlnum(nil, simkit.Mix(h), 16)),
 	})
@@ -123,13 +96,7 @@ func (mercurySim) WriteFault(w http.ResponseWriter, _ *http.Request, mode string
 
 func (mercurySim) Credentials(name string) json.RawMessage {
 	h := simkit.HashString(0x5eed, Mercury, name)
-	return mustJSON(map[string]string{
+	return simkit.MustJSON(map[string]string{
 		"token": "secret-token:mercury_sandbox_wma_" + string(simkit.AppendAlnum(nil, h, 40)),
 	})
-}
-
-// mustJSON encodes a map of strings, which cannot fail.
-func mustJSON(v map[string]string) json.RawMessage {
-	b, _ := json.Marshal(v)
-	return b
 }

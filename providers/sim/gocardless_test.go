@@ -230,13 +230,4 @@ func TestInstitutions(t *testing.T) {
 	if inst["name"] != bank.name || inst["logo"] == nil {
 		t.Fatalf("gocardless institution = %v", inst)
 	}
-	p := creds(t, Plaid, "inst")
-	it := s.plaidItemFor(p["access_token"])
-	var pi struct {
-		Institution map[string]any `json:"institution"`
-	}
-	doJSON(t, http.MethodPost, srv.URL+"/institutions/get_by_id", map[string]any{"client_id": p["client_id"], "secret": p["secret"], "institution_id": it.institutionID, "country_codes": []string{"US"}}, nil, &pi)
-	if pi.Institution["name"] != it.institutionName {
-		t.Fatalf("plaid institution = %v", pi)
-	}
 }

@@ -108,3 +108,6 @@ func timed(t *testing.T, what string, f func()) {
 		t.Fatalf("%s took %v", what, d)
 	}
 }
+
+// million is the history size of the scale tests.
+const million = 1_000_000

@@ -1,6 +1,8 @@
 package sim
 
-import "github.com/finsync/finsync/providers/sim/simkit"
+import (
+	"github.com/finsync/finsync/providers/sim/simkit"
+)
 
 // mercuryCat is Mercury's view of a catalogue merchant.
 type mercuryCat struct {

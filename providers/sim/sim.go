@@ -13,7 +13,6 @@ import (
 
 // Provider names, as used by the control API and Credentials.
 const (
-	Plaid      = "plaid"
 	GoCardless = "gocardless"
 	Stripe     = "stripe"
 	Mercury    = "mercury"
@@ -149,7 +148,6 @@ type Simulator struct {
 	seed      uint64
 	jwtKey    []byte
 	mux       *http.ServeMux
-	bufs      sync.Pool // *simkit.JW buffers for large responses
 
 	mu     sync.Mutex
 	clock  int64
@@ -280,23 +278,6 @@ func (s *Simulator) TakeFault(p, mode string) bool {
 	}
 	delete(s.faults, p)
 	return true
-}
-
-// getBuf returns an empty response buffer with at least n bytes of room.
-func (s *Simulator) getBuf(n int) *simkit.JW {
-	if b, ok := s.bufs.Get().(*simkit.JW); ok && cap(b.B) >= n {
-		b.Reset()
-		return b
-	}
-	return &simkit.JW{B: make([]byte, 0, n)}
-}
-
-// putBuf returns a buffer to the pool once its bytes were written.
-func (s *Simulator) putBuf(b *simkit.JW) {
-	b.Reset()
-	if cap(b.B) <= 4<<20 {
-		s.bufs.Put(b)
-	}
 }
 
 // Options returns the simulator's options, defaults filled in.

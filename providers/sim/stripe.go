@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/finsync/finsync/providers/sim/simkit"
 )
@@ -29,7 +30,7 @@ func writeStripeError(w http.ResponseWriter, r *http.Request, status int, e stri
 // setStripeRequestID sets Stripe's Request-Id response header.
 func setStripeRequestID(w http.ResponseWriter) {
 	if w.Header().Get("Request-Id") == "" {
-		w.Header().Set("Request-Id", "req_"+plaidRequestID())
+		w.Header().Set("Request-Id", "req_"+requestID())
 	}
 }
 
@@ -123,4 +124,10 @@ func validStripeKey(k string) bool {
 		}
 	}
 	return false
+}
+
+// requestID returns a fresh random request id (Stripe's Request-Id after
+// its req_ prefix).
+func requestID() string {
+	return string(simkit.AppendAlnum(nil, simkit.Mix(uint64(time.Now().UnixNano())), 15))
 }

@@ -8,13 +8,16 @@ package allsim
 import (
 	"encoding/json"
 
+	"github.com/finsync/finsync/providers/plaid/plaidsim"
 	"github.com/finsync/finsync/providers/sim"
 )
 
 // Providers returns every simulated provider, in the order the adapters
 // are registered.
 func Providers() sim.Providers {
-	return sim.Builtin()
+	return append(sim.Providers{
+		plaidsim.Sim{},
+	}, sim.Builtin()...)
 }
 
 // New returns a simulator configured by opts that serves every provider.

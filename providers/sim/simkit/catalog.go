@@ -1,6 +1,8 @@
 package simkit
 
-import "slices"
+import (
+	"slices"
+)
 
 // AccountKind is the kind of a transaction account, shared by all providers.
 type AccountKind uint8

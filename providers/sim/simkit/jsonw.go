@@ -164,3 +164,10 @@ func WriteRaw(w http.ResponseWriter, status int, b []byte) {
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
+
+// MustJSON encodes a map of strings, which cannot fail: the credentials
+// objects the simulated providers hand out.
+func MustJSON(v map[string]string) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

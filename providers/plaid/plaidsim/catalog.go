@@ -1,6 +1,8 @@
-package sim
+package plaidsim
 
-import "github.com/finsync/finsync/providers/sim/simkit"
+import (
+	"github.com/finsync/finsync/providers/sim/simkit"
+)
 
 // plaidCat is Plaid's view of a catalogue merchant.
 type plaidCat struct {

@@ -1,4 +1,4 @@
-package sim
+package plaidsim
 
 import (
 	"encoding/base64"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
@@ -59,7 +60,7 @@ func decodeSyncCursor(s, tag string) (syncCursor, bool) {
 func syncTag(seed uint64) string { return string(simkit.AppendHex(nil, seed, 8)) }
 
 // plaidSync serves /transactions/sync.
-func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
+func (s *server) plaidSync(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
 	count := 100
 	if req.Count != nil {
 		count = *req.Count
@@ -75,7 +76,7 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 			return
 		}
 	}
-	snap := s.Open(Plaid, req.AccessToken, plaidTxAccounts)
+	snap := s.h.Open(Name, req.AccessToken, plaidTxAccounts)
 	cur, errCode := s.plaidLoopPosition(req, snap, slot)
 	if errCode != "" {
 		s.writeSyncError(w, r, errCode)
@@ -87,7 +88,7 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 		tag:       syncTag(snap.Seed),
 		inst:      simkit.Pick(simkit.Hash2(it.seed, 1), len(plaidInstitutions)),
 		accountID: func(k int) string { return it.accounts[k].id },
-		dateOf:    s.DateOf,
+		dateOf:    s.h.DateOf,
 	}
 	if opts.pfc == "" {
 		opts.pfc = "v1"
@@ -98,7 +99,7 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 	page := buildSyncPage(b, &snap.TL, cur, count, &opts)
 	b.Raw(`,"accounts":`)
 	slots, _ := it.filterAccounts(nil)
-	it.writeAccounts(b, slots, s.WallNow(), false)
+	it.writeAccounts(b, slots, s.h.WallNow(), false)
 	b.Raw(`,"has_more":`)
 	b.Bool(page.hasMore)
 	b.Raw(`,"next_cursor":`)
@@ -111,7 +112,7 @@ func (s *Simulator) plaidSync(w http.ResponseWriter, r *http.Request, req *plaid
 
 // plaidLoopPosition resolves the request's cursor to the loop position to
 // serve, or returns an error code.
-func (s *Simulator) plaidLoopPosition(req *plaidRequest, snap Snapshot, slot int) (syncCursor, string) {
+func (s *server) plaidLoopPosition(req *plaidRequest, snap sim.Snapshot, slot int) (syncCursor, string) {
 	tag := syncTag(snap.Seed)
 	start := syncCursor{tag: tag, from: -1, to: snap.Clock, slot: slot}
 	if req.Cursor == nil || *req.Cursor == "" {
@@ -132,14 +133,14 @@ func (s *Simulator) plaidLoopPosition(req *plaidRequest, snap Snapshot, slot int
 		}
 		return start, ""
 	}
-	if c.to != snap.Clock || s.TakeFault(Plaid, FaultMutation) {
+	if c.to != snap.Clock || s.h.TakeFault(Name, sim.FaultMutation) {
 		return c, "TRANSACTIONS_SYNC_MUTATION_DURING_PAGINATION"
 	}
 	return c, ""
 }
 
 // writeSyncError writes a /transactions/sync error.
-func (s *Simulator) writeSyncError(w http.ResponseWriter, r *http.Request, code string) {
+func (s *server) writeSyncError(w http.ResponseWriter, r *http.Request, code string) {
 	if code == "INVALID_CURSOR" {
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_REQUEST", "INVALID_FIELD", "cursor is invalid or expired", "")
 		return

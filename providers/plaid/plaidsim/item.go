@@ -1,4 +1,4 @@
-package sim
+package plaidsim
 
 import (
 	"net/http"
@@ -47,11 +47,11 @@ type plaidItem struct {
 }
 
 // plaidItemFor builds the item behind an access token at the current clock.
-func (s *Simulator) plaidItemFor(token string) *plaidItem {
-	seed := s.ConnSeed(Plaid, token)
+func (s *server) plaidItemFor(token string) *plaidItem {
+	seed := s.h.ConnSeed(Name, token)
 	inst := plaidInstitutions[simkit.Pick(simkit.Hash2(seed, 1), len(plaidInstitutions))]
 	it := &plaidItem{
-		token: token, seed: seed, clock: s.Clock(),
+		token: token, seed: seed, clock: s.h.Clock(),
 		itemID:        string(simkit.AppendAlnum(nil, simkit.Hash2(seed, 2), 37)),
 		institutionID: inst[0], institutionName: inst[1],
 	}
@@ -180,7 +180,7 @@ func (it *plaidItem) writeItem(b *simkit.JW) {
 }
 
 // plaidAccounts serves /accounts/get and /accounts/balance/get.
-func (s *Simulator) plaidAccounts(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
+func (s *server) plaidAccounts(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
 	slots, ok := it.filterAccounts(req.Options.AccountIDs)
 	if !ok {
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_ACCOUNT_ID", "one or more of the account IDs is invalid", "")
@@ -188,7 +188,7 @@ func (s *Simulator) plaidAccounts(w http.ResponseWriter, r *http.Request, req *p
 	}
 	var b simkit.JW
 	b.Raw(`{"accounts":`)
-	it.writeAccounts(&b, slots, s.WallNow(), false)
+	it.writeAccounts(&b, slots, s.h.WallNow(), false)
 	b.Raw(`,"item":`)
 	it.writeItem(&b)
 	b.Field("request_id")
@@ -198,12 +198,12 @@ func (s *Simulator) plaidAccounts(w http.ResponseWriter, r *http.Request, req *p
 }
 
 // plaidItemGet serves /item/get.
-func (s *Simulator) plaidItemGet(w http.ResponseWriter, _ *http.Request, _ *plaidRequest, it *plaidItem) {
+func (s *server) plaidItemGet(w http.ResponseWriter, _ *http.Request, _ *plaidRequest, it *plaidItem) {
 	var b simkit.JW
 	b.Raw(`{"item":`)
 	it.writeItem(&b)
 	b.Raw(`,"status":{"investments":null,"transactions":{"last_successful_update":`)
-	b.Datetime(s.WallNow())
+	b.Datetime(s.h.WallNow())
 	b.Raw(`,"last_failed_update":null},"last_webhook":null},"request_id":`)
 	b.Str(plaidRequestID())
 	b.Byte('}')

@@ -1,4 +1,4 @@
-package sim
+package plaidsim
 
 import (
 	"encoding/json"
@@ -132,12 +132,12 @@ func (it *plaidItem) itemJSON() json.RawMessage {
 }
 
 // plaidHoldings serves /investments/holdings/get.
-func (s *Simulator) plaidHoldings(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
+func (s *server) plaidHoldings(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
 	if !it.wantsInvestment(req.Options.AccountIDs) {
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_ACCOUNT_ID", "one or more of the account IDs is invalid", "")
 		return
 	}
-	date := s.DateOf(it.clock).Format(time.DateOnly)
+	date := s.h.DateOf(it.clock).Format(time.DateOnly)
 	acct := it.accounts[plaidInvestment]
 	holdings := make([]map[string]any, 0, len(plaidSecurities))
 	for k, sec := range plaidSecurities {
@@ -154,7 +154,7 @@ func (s *Simulator) plaidHoldings(w http.ResponseWriter, r *http.Request, req *p
 		})
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"accounts": it.accountsJSON([]int{plaidInvestment}, s.WallNow()), "holdings": holdings,
+		"accounts": it.accountsJSON([]int{plaidInvestment}, s.h.WallNow()), "holdings": holdings,
 		"securities": it.securitiesJSON(date), "item": it.itemJSON(), "request_id": plaidRequestID(),
 	})
 }
@@ -180,8 +180,8 @@ type investmentTx struct {
 
 // investmentTransactions generates the brokerage account's transactions
 // from the start of its history to the current clock.
-func (s *Simulator) investmentTransactions(it *plaidItem) []investmentTx {
-	days := int64(s.Options().HistoryDays)
+func (s *server) investmentTransactions(it *plaidItem) []investmentTx {
+	days := int64(s.h.Options().HistoryDays)
 	acct := it.accounts[plaidInvestment].id
 	var out []investmentTx
 	for k := int64(0); ; k++ {
@@ -195,7 +195,7 @@ func (s *Simulator) investmentTransactions(it *plaidItem) []investmentTx {
 		qty := simkit.Between(simkit.Mix(h), 1, 10)
 		f := map[string]any{
 			"investment_transaction_id": string(simkit.AppendAlnum(nil, h, 37)), "cancel_transaction_id": nil,
-			"account_id": acct, "date": s.DateOf(d).Format(time.DateOnly), "iso_currency_code": "USD",
+			"account_id": acct, "date": s.h.DateOf(d).Format(time.DateOnly), "iso_currency_code": "USD",
 			"unofficial_currency_code": nil, "fees": 0.0, "security_id": securityID(sec),
 		}
 		switch h % 5 {
@@ -222,7 +222,7 @@ func (s *Simulator) investmentTransactions(it *plaidItem) []investmentTx {
 }
 
 // plaidInvestmentTransactions serves /investments/transactions/get.
-func (s *Simulator) plaidInvestmentTransactions(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
+func (s *server) plaidInvestmentTransactions(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
 	from, err1 := time.Parse(time.DateOnly, req.StartDate)
 	to, err2 := time.Parse(time.DateOnly, req.EndDate)
 	if req.StartDate == "" || req.EndDate == "" {
@@ -248,7 +248,7 @@ func (s *Simulator) plaidInvestmentTransactions(w http.ResponseWriter, r *http.R
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_ACCOUNT_ID", "one or more of the account IDs is invalid", "")
 		return
 	}
-	lo, hi := s.DayOf(from), s.DayOf(to)
+	lo, hi := s.h.DayOf(from), s.h.DayOf(to)
 	var match []map[string]any
 	for _, tx := range s.investmentTransactions(it) {
 		if tx.day >= lo && tx.day <= hi {
@@ -260,14 +260,14 @@ func (s *Simulator) plaidInvestmentTransactions(w http.ResponseWriter, r *http.R
 		page = match[offset:min(len(match), offset+count)]
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"accounts": it.accountsJSON([]int{plaidInvestment}, s.WallNow()), "investment_transactions": page,
-		"securities": it.securitiesJSON(s.DateOf(it.clock).Format(time.DateOnly)), "item": it.itemJSON(),
+		"accounts": it.accountsJSON([]int{plaidInvestment}, s.h.WallNow()), "investment_transactions": page,
+		"securities": it.securitiesJSON(s.h.DateOf(it.clock).Format(time.DateOnly)), "item": it.itemJSON(),
 		"total_investment_transactions": len(match), "request_id": plaidRequestID(),
 	})
 }
 
 // plaidLiabilities serves /liabilities/get.
-func (s *Simulator) plaidLiabilities(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
+func (s *server) plaidLiabilities(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem) {
 	slots, ok := it.filterAccounts(req.Options.AccountIDs)
 	if !ok {
 		writePlaidError(w, r, http.StatusBadRequest, "INVALID_INPUT", "INVALID_ACCOUNT_ID", "one or more of the account IDs is invalid", "")
@@ -289,18 +289,18 @@ func (s *Simulator) plaidLiabilities(w http.ResponseWriter, r *http.Request, req
 		keep = append(keep, k)
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"accounts": it.accountsJSON(keep, s.WallNow()), "item": it.itemJSON(),
+		"accounts": it.accountsJSON(keep, s.h.WallNow()), "item": it.itemJSON(),
 		"liabilities": liab, "request_id": plaidRequestID(),
 	})
 }
 
 // relDate formats the sim date d days from the item's clock.
-func (s *Simulator) relDate(it *plaidItem, d int64) string {
-	return s.DateOf(it.clock + d).Format(time.DateOnly)
+func (s *server) relDate(it *plaidItem, d int64) string {
+	return s.h.DateOf(it.clock + d).Format(time.DateOnly)
 }
 
 // creditLiability returns the credit card's liability object.
-func (s *Simulator) creditLiability(it *plaidItem) map[string]any {
+func (s *server) creditLiability(it *plaidItem) map[string]any {
 	a := it.accounts[plaidCredit]
 	return map[string]any{
 		"account_id": a.id,
@@ -315,7 +315,7 @@ func (s *Simulator) creditLiability(it *plaidItem) map[string]any {
 }
 
 // studentLiability returns the student loan's liability object.
-func (s *Simulator) studentLiability(it *plaidItem) map[string]any {
+func (s *server) studentLiability(it *plaidItem) map[string]any {
 	a := it.accounts[plaidStudent]
 	return map[string]any{
 		"account_id": a.id, "account_number": "4277075694", "disbursement_dates": []string{s.relDate(it, -3000)},
@@ -335,7 +335,7 @@ func (s *Simulator) studentLiability(it *plaidItem) map[string]any {
 }
 
 // mortgageLiability returns the mortgage's liability object.
-func (s *Simulator) mortgageLiability(it *plaidItem) map[string]any {
+func (s *server) mortgageLiability(it *plaidItem) map[string]any {
 	a := it.accounts[plaidMortgage]
 	return map[string]any{
 		"account_id": a.id, "account_number": "3120194154", "current_late_fee": 0.0, "escrow_balance": simkit.Money(a.current / 100),

@@ -1,10 +1,12 @@
-package sim
+package plaidsim
 
 import (
 	"context"
 	"net/http"
 	"testing"
 
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/providers/sim/simtest"
 	"github.com/plaid/plaid-go/v20/plaid"
 )
 
@@ -46,8 +48,8 @@ func plaidSyncAll(t *testing.T, cl *plaid.APIClient, token, cursor string, count
 }
 
 func TestPlaidOfficialClient(t *testing.T) {
-	s, srv := newTestSim(t, Options{})
-	c := creds(t, Plaid, "alice")
+	s, srv := newTestSim(t, sim.Options{})
+	c := creds(t, "alice")
 	cl := plaidClient(srv.URL, c)
 	ctx := context.Background()
 
@@ -120,8 +122,8 @@ func TestPlaidOfficialClient(t *testing.T) {
 }
 
 func TestPlaidAuthErrors(t *testing.T) {
-	_, srv := newTestSim(t, Options{})
-	c := creds(t, Plaid, "bob")
+	_, srv := newTestSim(t, sim.Options{})
+	c := creds(t, "bob")
 	tests := []struct {
 		name string
 		body map[string]any
@@ -134,7 +136,7 @@ func TestPlaidAuthErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var e map[string]any
-			resp := doJSON(t, http.MethodPost, srv.URL+"/accounts/get", tt.body, nil, &e)
+			resp := simtest.DoJSON(t, http.MethodPost, srv.URL+"/accounts/get", tt.body, nil, &e)
 			if resp.StatusCode != http.StatusBadRequest || e["error_code"] != tt.code {
 				t.Fatalf("status %d, body %v", resp.StatusCode, e)
 			}
@@ -143,8 +145,8 @@ func TestPlaidAuthErrors(t *testing.T) {
 }
 
 func TestPlaidOfficialClientOtherProducts(t *testing.T) {
-	_, srv := newTestSim(t, Options{})
-	c := creds(t, Plaid, "products")
+	_, srv := newTestSim(t, sim.Options{})
+	c := creds(t, "products")
 	cl := plaidClient(srv.URL, c)
 	ctx := context.Background()
 	tok := c["access_token"]

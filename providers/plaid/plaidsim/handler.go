@@ -1,4 +1,4 @@
-package sim
+package plaidsim
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
@@ -33,7 +34,7 @@ type plaidRequest struct {
 type plaidHandler func(w http.ResponseWriter, r *http.Request, req *plaidRequest, it *plaidItem)
 
 // routePlaid registers the Plaid endpoints.
-func (s *Simulator) routePlaid(mux *http.ServeMux) {
+func (s *server) routePlaid(mux *http.ServeMux) {
 	mux.HandleFunc("POST /accounts/get", s.plaid(s.plaidAccounts))
 	mux.HandleFunc("POST /accounts/balance/get", s.plaid(s.plaidAccounts))
 	mux.HandleFunc("POST /item/get", s.plaid(s.plaidItemGet))
@@ -46,7 +47,7 @@ func (s *Simulator) routePlaid(mux *http.ServeMux) {
 
 // plaid wraps a Plaid handler with body decoding, authentication and the
 // item-level faults.
-func (s *Simulator) plaid(h plaidHandler) http.HandlerFunc {
+func (s *server) plaid(h plaidHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req plaidRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -72,7 +73,7 @@ func (s *Simulator) plaid(h plaidHandler) http.HandlerFunc {
 
 // plaidAuth checks the API keys and access token, writing Plaid's error
 // when they are missing or malformed.
-func (s *Simulator) plaidAuth(w http.ResponseWriter, r *http.Request, req *plaidRequest) bool {
+func (s *server) plaidAuth(w http.ResponseWriter, r *http.Request, req *plaidRequest) bool {
 	var missing []string
 	if req.ClientID == "" {
 		missing = append(missing, "client_id")
@@ -104,15 +105,15 @@ func (s *Simulator) plaidAuth(w http.ResponseWriter, r *http.Request, req *plaid
 }
 
 // plaidItemFault answers with an injected item or institution error.
-func (s *Simulator) plaidItemFault(w http.ResponseWriter, r *http.Request, it *plaidItem) bool {
-	f := s.ActiveFault(Plaid)
+func (s *server) plaidItemFault(w http.ResponseWriter, r *http.Request, it *plaidItem) bool {
+	f := s.h.ActiveFault(Name)
 	switch {
-	case f.Mode == FaultLoginRequired:
+	case f.Mode == sim.FaultLoginRequired:
 		writePlaidError(w, r, http.StatusBadRequest, "ITEM_ERROR", "ITEM_LOGIN_REQUIRED",
 			"the login details of this item have changed (credentials, MFA, or required user action) and a user login is required to update this information. use Link's update mode to restore the item to a good state",
 			"Your bank login details have changed. Please log in again to continue.")
 		return true
-	case f.Mode == FaultInstitutionDown && (f.InstitutionID == "" || f.InstitutionID == it.institutionID):
+	case f.Mode == sim.FaultInstitutionDown && (f.InstitutionID == "" || f.InstitutionID == it.institutionID):
 		writePlaidError(w, r, http.StatusBadRequest, "INSTITUTION_ERROR", "INSTITUTION_DOWN",
 			"this institution is not currently responding to this request. please try again soon",
 			"This financial institution is not currently responding to requests. We apologize for the inconvenience.")
