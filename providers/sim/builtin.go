@@ -10,7 +10,7 @@ import (
 // Builtin returns the simulated providers still held by this package, for
 // the registration package to list until each moves beside its adapter.
 func Builtin() Providers {
-	return Providers{gocardlessSim{}, stripeSim{}, mercurySim{}}
+	return Providers{gocardlessSim{}, mercurySim{}}
 }
 
 // gocardlessSim is GoCardless Bank Account Data's simulated API, under
@@ -42,36 +42,6 @@ func (gocardlessSim) Credentials(name string) json.RawMessage {
 		"secret_id":      simkit.UUIDFrom(h),
 		"secret_key":     string(simkit.AppendHex(nil, simkit.Mix(h), 128)),
 		"requisition_id": simkit.UUIDFrom(simkit.Mix(h + 1)),
-	})
-}
-
-// stripeSim is Stripe's simulated API, under /v1/.
-type stripeSim struct{}
-
-func (stripeSim) Name() string                           { return Stripe }
-func (stripeSim) Prefix() string                         { return "/v1/" }
-func (stripeSim) Route(s *Simulator, mux *http.ServeMux) { s.routeStripe(mux) }
-func (stripeSim) ExtraFaults() []string                  { return nil }
-func (stripeSim) BaseURL(root string) string             { return root }
-
-func (stripeSim) CredentialKey(c map[string]string) string {
-	return stripeKey(c["api_key"], c["account"])
-}
-
-func (stripeSim) WriteFault(w http.ResponseWriter, r *http.Request, mode string) {
-	if mode == FaultRateLimit {
-		w.Header().Set("Retry-After", "1")
-		writeStripeError(w, r, http.StatusTooManyRequests, stripeError{Type: "invalid_request_error", Code: "rate_limit", Message: "Request rate limit exceeded. You can learn more about rate limits here https://stripe.com/docs/rate-limits."})
-		return
-	}
-	writeStripeError(w, r, http.StatusInternalServerError, stripeError{Type: "api_error", Message: "An unknown error occurred"})
-}
-
-func (stripeSim) Credentials(name string) json.RawMessage {
-	h := simkit.HashString(0x5eed, Stripe, name)
-	return simkit.MustJSON(map[string]string{
-		"api_key": "sk_test_" + string(simkit.AppendAlnum(nil, h, 99)),
-		"account": "acct_" + string(simkit.AppendAlnum(nil, simkit.Mix(h), 16)),
 	})
 }
 

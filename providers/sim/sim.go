@@ -14,7 +14,6 @@ import (
 // Provider names, as used by the control API and Credentials.
 const (
 	GoCardless = "gocardless"
-	Stripe     = "stripe"
 	Mercury    = "mercury"
 )
 

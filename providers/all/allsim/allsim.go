@@ -10,14 +10,19 @@ import (
 
 	"github.com/finsync/finsync/providers/plaid/plaidsim"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/providers/stripe/stripesim"
 )
 
 // Providers returns every simulated provider, in the order the adapters
 // are registered.
 func Providers() sim.Providers {
-	return append(sim.Providers{
+	b := sim.Builtin()
+	return sim.Providers{
 		plaidsim.Sim{},
-	}, sim.Builtin()...)
+		b[0],
+		stripesim.Sim{},
+		b[1],
+	}
 }
 
 // New returns a simulator configured by opts that serves every provider.

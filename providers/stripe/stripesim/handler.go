@@ -1,4 +1,4 @@
-package sim
+package stripesim
 
 import (
 	"encoding/base64"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
@@ -45,14 +46,14 @@ type stripeConn struct {
 }
 
 // routeStripe registers the Stripe endpoints.
-func (s *Simulator) routeStripe(mux *http.ServeMux) {
+func (s *server) routeStripe(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/balance", s.stripe(s.stripeBalance))
 	mux.HandleFunc("GET /v1/balance_transactions", s.stripe(s.stripeList))
 	mux.HandleFunc("GET /v1/balance_transactions/{id}", s.stripe(s.stripeGet))
 }
 
 // stripe wraps a Stripe handler with authentication and faults.
-func (s *Simulator) stripe(h func(http.ResponseWriter, *http.Request, *stripeConn)) http.HandlerFunc {
+func (s *server) stripe(h func(http.ResponseWriter, *http.Request, *stripeConn)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		setStripeRequestID(w)
 		key, ok := stripeAPIKey(r)
@@ -71,12 +72,12 @@ func (s *Simulator) stripe(h func(http.ResponseWriter, *http.Request, *stripeCon
 				Message: "The provided key '" + redactKey(key) + "' does not have access to account '" + acct + "' (or that account does not exist). Application access may have been revoked."})
 			return
 		}
-		if s.ActiveFault(Stripe).Mode == FaultLoginRequired {
+		if s.h.ActiveFault(Name).Mode == sim.FaultLoginRequired {
 			writeStripeError(w, r, http.StatusUnauthorized, stripeError{Type: "invalid_request_error", Code: "api_key_expired", Message: "Expired API Key provided: " + redactKey(key)})
 			return
 		}
 		ck := stripeKey(key, acct)
-		seed := s.ConnSeed(Stripe, ck)
+		seed := s.h.ConnSeed(Name, ck)
 		h(w, r, &stripeConn{key: ck, live: strings.Contains(key, "_live_"), seed: seed, tag: string(simkit.AppendAlnum(nil, seed, 6)), jpy: seed%3 == 0, account: acct})
 	}
 }

@@ -1,4 +1,4 @@
-package sim
+package stripesim
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/providers/sim/simtest"
 	"github.com/stripe/stripe-go/v84"
 )
 
@@ -21,8 +23,8 @@ func stripeClient(url, key string) *stripe.Client {
 }
 
 func TestStripeOfficialClient(t *testing.T) {
-	s, srv := newTestSim(t, Options{})
-	c := creds(t, Stripe, "gina")
+	s, srv := newTestSim(t, sim.Options{})
+	c := creds(t, "gina")
 	cl := stripeClient(srv.URL, c["api_key"])
 	ctx := context.Background()
 
@@ -99,7 +101,7 @@ func firstPending(t *testing.T, cl *stripe.Client) string {
 	p := &stripe.BalanceTransactionListParams{}
 	p.Limit = stripe.Int64(100)
 	p.Type = stripe.String("charge")
-	start := testStart.Unix()
+	start := simtest.Start.Unix()
 	for tx, err := range cl.V1BalanceTransactions.List(context.Background(), p) {
 		if err != nil {
 			t.Fatal(err)
@@ -113,8 +115,8 @@ func firstPending(t *testing.T, cl *stripe.Client) string {
 }
 
 func TestStripePaging(t *testing.T) {
-	_, srv := newTestSim(t, Options{})
-	c := creds(t, Stripe, "hank")
+	_, srv := newTestSim(t, sim.Options{})
+	c := creds(t, "hank")
 	auth := map[string]string{"Authorization": "Bearer " + c["api_key"], "Stripe-Account": c["account"]}
 	type list struct {
 		Object  string           `json:"object"`
@@ -123,21 +125,21 @@ func TestStripePaging(t *testing.T) {
 		URL     string           `json:"url"`
 	}
 	var first list
-	doJSON(t, http.MethodGet, srv.URL+"/v1/balance_transactions", nil, auth, &first)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/v1/balance_transactions", nil, auth, &first)
 	if first.Object != "list" || len(first.Data) != 10 || !first.HasMore || first.URL != "/v1/balance_transactions" {
 		t.Fatalf("first page: %+v", first)
 	}
 	last := first.Data[9]["id"].(string)
 	var next list
-	doJSON(t, http.MethodGet, srv.URL+"/v1/balance_transactions?limit=3&starting_after="+last, nil, auth, &next)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/v1/balance_transactions?limit=3&starting_after="+last, nil, auth, &next)
 	var back list
-	doJSON(t, http.MethodGet, srv.URL+"/v1/balance_transactions?limit=3&ending_before="+next.Data[0]["id"].(string), nil, auth, &back)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/v1/balance_transactions?limit=3&ending_before="+next.Data[0]["id"].(string), nil, auth, &back)
 	if len(back.Data) != 3 || back.Data[2]["id"] != last || back.Data[0]["id"] != first.Data[7]["id"] {
 		t.Fatalf("ending_before page: %v", back.Data)
 	}
 	created := int64(first.Data[5]["created"].(float64))
 	var window list
-	doJSON(t, http.MethodGet, srv.URL+"/v1/balance_transactions?limit=100&created[gte]="+strconv.FormatInt(created, 10), nil, auth, &window)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/v1/balance_transactions?limit=100&created[gte]="+strconv.FormatInt(created, 10), nil, auth, &window)
 	for _, d := range window.Data {
 		if int64(d["created"].(float64)) < created {
 			t.Fatalf("created filter leaked %v", d["created"])
@@ -158,7 +160,7 @@ func TestStripePaging(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var e map[string]map[string]any
-			resp := doJSON(t, http.MethodGet, srv.URL+"/v1/balance_transactions"+tt.query, nil, auth, &e)
+			resp := simtest.DoJSON(t, http.MethodGet, srv.URL+"/v1/balance_transactions"+tt.query, nil, auth, &e)
 			if resp.StatusCode != tt.status || e["error"]["type"] != "invalid_request_error" {
 				t.Fatalf("%d %v", resp.StatusCode, e)
 			}
@@ -167,7 +169,7 @@ func TestStripePaging(t *testing.T) {
 }
 
 func TestStripeAuth(t *testing.T) {
-	_, srv := newTestSim(t, Options{})
+	_, srv := newTestSim(t, sim.Options{})
 	tests := []struct {
 		name string
 		hdr  map[string]string
@@ -178,7 +180,7 @@ func TestStripeAuth(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var e map[string]map[string]any
-			resp := doJSON(t, http.MethodGet, srv.URL+"/v1/balance", nil, tt.hdr, &e)
+			resp := simtest.DoJSON(t, http.MethodGet, srv.URL+"/v1/balance", nil, tt.hdr, &e)
 			if resp.StatusCode != http.StatusUnauthorized || e["error"]["type"] != "invalid_request_error" {
 				t.Fatalf("%d %v", resp.StatusCode, e)
 			}

@@ -1,4 +1,4 @@
-package sim
+package stripesim
 
 import (
 	"net/http"
@@ -107,12 +107,12 @@ func appendBase62Fixed(b []byte, v uint64, n int) []byte {
 }
 
 // created returns the Unix creation time of transaction i.
-func (s *Simulator) stripeCreated(t *simkit.Timeline, i int64) int64 {
-	return s.DateOf(t.Day(i)).Unix() + t.SecondOfDay(i)
+func (s *server) stripeCreated(t *simkit.Timeline, i int64) int64 {
+	return s.h.DateOf(t.Day(i)).Unix() + t.SecondOfDay(i)
 }
 
 // writeStripeTx encodes balance transaction i at clock.
-func (s *Simulator) writeStripeTx(b *simkit.JW, c *stripeConn, t *simkit.Timeline, i, clock int64) {
+func (s *server) writeStripeTx(b *simkit.JW, c *stripeConn, t *simkit.Timeline, i, clock int64) {
 	r := c.stripeRowOf(t, i)
 	d := t.Day(i)
 	status := "available"
@@ -124,7 +124,7 @@ func (s *Simulator) writeStripeTx(b *simkit.JW, c *stripeConn, t *simkit.Timelin
 	b.Raw(`,"object":"balance_transaction","amount":`)
 	b.Int(r.amount)
 	b.Raw(`,"available_on":`)
-	b.Int(s.DateOf(d + r.availDays).Unix())
+	b.Int(s.h.DateOf(d + r.availDays).Unix())
 	b.Raw(`,"balance_type":"payments","created":`)
 	b.Int(s.stripeCreated(t, i))
 	b.Raw(`,"currency":`)
@@ -170,7 +170,7 @@ type stripeQuery struct {
 }
 
 // parseStripeQuery parses the list parameters.
-func (s *Simulator) parseStripeQuery(q url.Values, c *stripeConn, t *simkit.Timeline, clock int64) (stripeQuery, *stripeError) {
+func (s *server) parseStripeQuery(q url.Values, c *stripeConn, t *simkit.Timeline, clock int64) (stripeQuery, *stripeError) {
 	sq := stripeQuery{limit: 10, after: -1, before: -1, hi: t.Count(clock), typ: q.Get("type"), currency: strings.ToLower(q.Get("currency"))}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -203,7 +203,7 @@ func (s *Simulator) parseStripeQuery(q url.Values, c *stripeConn, t *simkit.Time
 }
 
 // parseStripeCreated narrows the index window by the created filters.
-func (s *Simulator) parseStripeCreated(q url.Values, t *simkit.Timeline, sq *stripeQuery) *stripeError {
+func (s *server) parseStripeCreated(q url.Values, t *simkit.Timeline, sq *stripeQuery) *stripeError {
 	n := int(sq.hi)
 	first := func(ts int64) int64 { // first index created at or after ts
 		return int64(sort.Search(n, func(i int) bool { return s.stripeCreated(t, int64(i)) >= ts }))
@@ -247,8 +247,8 @@ func (sq *stripeQuery) matches(c *stripeConn, t *simkit.Timeline, i int64) bool 
 }
 
 // stripeList serves GET /v1/balance_transactions.
-func (s *Simulator) stripeList(w http.ResponseWriter, r *http.Request, c *stripeConn) {
-	snap := s.Open(Stripe, c.key, 1)
+func (s *server) stripeList(w http.ResponseWriter, r *http.Request, c *stripeConn) {
+	snap := s.h.Open(Name, c.key, 1)
 	t := &snap.TL
 	sq, perr := s.parseStripeQuery(r.URL.Query(), c, t, snap.Clock)
 	if perr != nil {
@@ -307,8 +307,8 @@ func (sq *stripeQuery) selectRows(c *stripeConn, t *simkit.Timeline) ([]int64, b
 }
 
 // stripeGet serves GET /v1/balance_transactions/{id}.
-func (s *Simulator) stripeGet(w http.ResponseWriter, r *http.Request, c *stripeConn) {
-	snap := s.Open(Stripe, c.key, 1)
+func (s *server) stripeGet(w http.ResponseWriter, r *http.Request, c *stripeConn) {
+	snap := s.h.Open(Name, c.key, 1)
 	id := r.PathValue("id")
 	i, ok := c.stripeIndex(id)
 	if !ok || i >= snap.TL.Count(snap.Clock) {
@@ -321,8 +321,8 @@ func (s *Simulator) stripeGet(w http.ResponseWriter, r *http.Request, c *stripeC
 }
 
 // stripeBalance serves GET /v1/balance.
-func (s *Simulator) stripeBalance(w http.ResponseWriter, _ *http.Request, c *stripeConn) {
-	snap := s.Open(Stripe, c.key, 1)
+func (s *server) stripeBalance(w http.ResponseWriter, _ *http.Request, c *stripeConn) {
+	snap := s.h.Open(Name, c.key, 1)
 	t := &snap.TL
 	pending := map[string]int64{"usd": 0}
 	available := map[string]int64{"usd": simkit.Between(simkit.Hash2(c.seed, 0xba1), 100000, 5000000) + snap.Clock*4711%100000}
