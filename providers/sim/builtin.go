@@ -10,7 +10,7 @@ import (
 // Builtin returns the simulated providers still held by this package, for
 // the registration package to list until each moves beside its adapter.
 func Builtin() Providers {
-	return Providers{gocardlessSim{}, mercurySim{}}
+	return Providers{gocardlessSim{}}
 }
 
 // gocardlessSim is GoCardless Bank Account Data's simulated API, under
@@ -42,31 +42,5 @@ func (gocardlessSim) Credentials(name string) json.RawMessage {
 		"secret_id":      simkit.UUIDFrom(h),
 		"secret_key":     string(simkit.AppendHex(nil, simkit.Mix(h), 128)),
 		"requisition_id": simkit.UUIDFrom(simkit.Mix(h + 1)),
-	})
-}
-
-// mercurySim is Mercury's simulated API, under /api/v1/.
-type mercurySim struct{}
-
-func (mercurySim) Name() string                             { return Mercury }
-func (mercurySim) Prefix() string                           { return "/api/v1/" }
-func (mercurySim) Route(s *Simulator, mux *http.ServeMux)   { s.routeMercury(mux) }
-func (mercurySim) ExtraFaults() []string                    { return nil }
-func (mercurySim) BaseURL(root string) string               { return root + "/api/v1" }
-func (mercurySim) CredentialKey(c map[string]string) string { return c["token"] }
-
-func (mercurySim) WriteFault(w http.ResponseWriter, _ *http.Request, mode string) {
-	if mode == FaultRateLimit {
-		w.Header().Set("Retry-After", "1")
-		writeMercuryError(w, http.StatusTooManyRequests, "Too many requests")
-		return
-	}
-	writeMercuryError(w, http.StatusServiceUnavailable, "Service temporarily unavailable")
-}
-
-func (mercurySim) Credentials(name string) json.RawMessage {
-	h := simkit.HashString(0x5eed, Mercury, name)
-	return simkit.MustJSON(map[string]string{
-		"token": "secret-token:mercury_sandbox_wma_" + string(simkit.AppendAlnum(nil, h, 40)),
 	})
 }

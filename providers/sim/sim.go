@@ -14,7 +14,6 @@ import (
 // Provider names, as used by the control API and Credentials.
 const (
 	GoCardless = "gocardless"
-	Mercury    = "mercury"
 )
 
 // Fault modes accepted by SetFault and POST /_sim/faults.

@@ -8,6 +8,7 @@ package allsim
 import (
 	"encoding/json"
 
+	"github.com/finsync/finsync/providers/mercury/mercurysim"
 	"github.com/finsync/finsync/providers/plaid/plaidsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/stripe/stripesim"
@@ -16,12 +17,11 @@ import (
 // Providers returns every simulated provider, in the order the adapters
 // are registered.
 func Providers() sim.Providers {
-	b := sim.Builtin()
 	return sim.Providers{
 		plaidsim.Sim{},
-		b[0],
+		sim.Builtin()[0],
 		stripesim.Sim{},
-		b[1],
+		mercurysim.Sim{},
 	}
 }
 

@@ -1,4 +1,4 @@
-package sim
+package mercurysim
 
 import (
 	"encoding/base64"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
@@ -31,7 +32,7 @@ type mercuryOrg struct {
 }
 
 // routeMercury registers the Mercury endpoints.
-func (s *Simulator) routeMercury(mux *http.ServeMux) {
+func (s *server) routeMercury(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/v1/accounts", s.mercury(s.mercuryAccounts))
 	mux.HandleFunc("GET /api/v1/account/{id}", s.mercury(s.mercuryAccount))
 	mux.HandleFunc("GET /api/v1/account/{id}/transactions", s.mercury(s.mercuryAccountTransactions))
@@ -42,18 +43,18 @@ func (s *Simulator) routeMercury(mux *http.ServeMux) {
 }
 
 // mercury wraps a Mercury handler with authentication and faults.
-func (s *Simulator) mercury(h func(http.ResponseWriter, *http.Request, *mercuryOrg)) http.HandlerFunc {
+func (s *server) mercury(h func(http.ResponseWriter, *http.Request, *mercuryOrg)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, ok := mercuryToken(r)
 		if !ok || !validMercuryToken(tok) {
 			writeMercuryError(w, http.StatusUnauthorized, "Unauthorized: invalid or missing API token")
 			return
 		}
-		if s.ActiveFault(Mercury).Mode == FaultLoginRequired {
+		if s.h.ActiveFault(Name).Mode == sim.FaultLoginRequired {
 			writeMercuryError(w, http.StatusUnauthorized, "Unauthorized: the API token has been revoked")
 			return
 		}
-		seed := s.ConnSeed(Mercury, tok)
+		seed := s.h.ConnSeed(Name, tok)
 		o := &mercuryOrg{token: tok, seed: seed, tag: seed >> 32}
 		for k := range o.accounts {
 			hi := simkit.Hash2(seed^0xacc, uint64(k))
@@ -97,9 +98,9 @@ func (o *mercuryOrg) slotOf(id string) int {
 func mercuryTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
 
 // accountJSON returns a deposit account object.
-func (s *Simulator) mercuryAccountJSON(o *mercuryOrg, slot int) map[string]any {
+func (s *server) mercuryAccountJSON(o *mercuryOrg, slot int) map[string]any {
 	h := simkit.Hash2(o.seed^0xba1, uint64(slot))
-	clock := s.Clock()
+	clock := s.h.Clock()
 	current := simkit.Between(h, 2000000, 25000000) + clock*7919%500000
 	if slot == mercurySavings {
 		current = simkit.Between(h, 5000000, 90000000)
@@ -114,14 +115,14 @@ func (s *Simulator) mercuryAccountJSON(o *mercuryOrg, slot int) map[string]any {
 		"name": name + number[8:], "nickname": nil, "legalBusinessName": "Acme Robotics, Inc.",
 		"status": "active", "type": "mercury", "kind": kind,
 		"availableBalance": simkit.Money(current - simkit.Between(simkit.Mix(h+1), 0, 20000)), "currentBalance": simkit.Money(current),
-		"createdAt":              mercuryTime(s.DateOf(-400).Add(15 * time.Hour)),
+		"createdAt":              mercuryTime(s.h.DateOf(-400).Add(15 * time.Hour)),
 		"dashboardLink":          "https://app.mercury.com/accounts/" + o.accounts[slot],
 		"canReceiveTransactions": true,
 	}
 }
 
 // mercuryAccounts serves GET /api/v1/accounts.
-func (s *Simulator) mercuryAccounts(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
+func (s *server) mercuryAccounts(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
 	list := []map[string]any{s.mercuryAccountJSON(o, mercuryChecking), s.mercuryAccountJSON(o, mercurySavings)}
 	if r.URL.Query().Get("order") == "desc" {
 		list[0], list[1] = list[1], list[0]
@@ -130,7 +131,7 @@ func (s *Simulator) mercuryAccounts(w http.ResponseWriter, r *http.Request, o *m
 }
 
 // mercuryAccount serves GET /api/v1/account/{id}.
-func (s *Simulator) mercuryAccount(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
+func (s *server) mercuryAccount(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
 	slot := o.slotOf(r.PathValue("id"))
 	if slot < 0 || slot == mercuryCredit {
 		writeMercuryError(w, http.StatusNotFound, "Account not found")
@@ -140,11 +141,11 @@ func (s *Simulator) mercuryAccount(w http.ResponseWriter, r *http.Request, o *me
 }
 
 // mercuryCreditAccounts serves GET /api/v1/credit.
-func (s *Simulator) mercuryCreditAccounts(w http.ResponseWriter, _ *http.Request, o *mercuryOrg) {
+func (s *server) mercuryCreditAccounts(w http.ResponseWriter, _ *http.Request, o *mercuryOrg) {
 	owed := simkit.Between(simkit.Hash2(o.seed, 0xc4ed), 50000, 2500000)
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{"accounts": []map[string]any{{
 		"id": o.accounts[mercuryCredit], "availableBalance": simkit.Money(5000000 - owed), "currentBalance": simkit.Money(owed),
-		"createdAt": mercuryTime(s.DateOf(-300).Add(16 * time.Hour)), "status": "active",
+		"createdAt": mercuryTime(s.h.DateOf(-300).Add(16 * time.Hour)), "status": "active",
 	}}})
 }
 
@@ -158,7 +159,7 @@ func (o *mercuryOrg) mercuryCategoryID(k int) string {
 }
 
 // mercuryCategoryList serves GET /api/v1/categories.
-func (s *Simulator) mercuryCategoryList(w http.ResponseWriter, _ *http.Request, o *mercuryOrg) {
+func (s *server) mercuryCategoryList(w http.ResponseWriter, _ *http.Request, o *mercuryOrg) {
 	var list []map[string]any
 	for k, name := range mercuryCustomCategories {
 		list = append(list, map[string]any{"id": o.mercuryCategoryID(k), "name": name, "isArchived": false})

@@ -1,4 +1,4 @@
-package sim
+package mercurysim
 
 import (
 	"net/http"
@@ -79,13 +79,13 @@ func mercuryStatus(st simkit.TxState) string {
 }
 
 // writeMercuryTx encodes transaction i at clock.
-func (s *Simulator) writeMercuryTx(b *simkit.JW, o *mercuryOrg, t *simkit.Timeline, i int64, l simkit.Life, clock int64) {
+func (s *server) writeMercuryTx(b *simkit.JW, o *mercuryOrg, t *simkit.Timeline, i int64, l simkit.Life, clock int64) {
 	slot := t.Account(i)
 	c := t.ContentOf(i, simkit.AccountKind(slot))
 	m := c.M
 	mc := mercuryCatOf(simkit.AccountKind(slot), m)
 	st := l.State(clock)
-	created := s.DateOf(l.Day).Add(time.Duration(t.SecondOfDay(i)) * time.Second)
+	created := s.h.DateOf(l.Day).Add(time.Duration(t.SecondOfDay(i)) * time.Second)
 	b.Raw(`{"id":"`)
 	b.B = o.mercuryTxID(b.B, i)
 	b.Raw(`","accountId":`)
@@ -96,12 +96,12 @@ func (s *Simulator) writeMercuryTx(b *simkit.JW, o *mercuryOrg, t *simkit.Timeli
 	b.Str(mercuryTime(created))
 	b.Raw(`,"postedAt":`)
 	if st == simkit.Posted || st == simkit.Modified {
-		b.Str(mercuryTime(s.DateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i))*time.Second + 90*time.Minute)))
+		b.Str(mercuryTime(s.h.DateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i))*time.Second + 90*time.Minute)))
 	} else {
 		b.Null()
 	}
 	b.Raw(`,"estimatedDeliveryDate":`)
-	b.Str(mercuryTime(s.DateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i)) * time.Second)))
+	b.Str(mercuryTime(s.h.DateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i)) * time.Second)))
 	b.Raw(`,"status":`)
 	b.Str(mercuryStatus(st))
 	b.Raw(`,"note":null,"bankDescription":`)
@@ -183,12 +183,12 @@ func (f *mercuryFilter) match(t *simkit.Timeline, i int64, clock int64) bool {
 }
 
 // parseMercuryDay parses YYYY-MM-DD or an ISO 8601 instant into a sim day.
-func (s *Simulator) parseMercuryDay(v string) (int64, bool) {
+func (s *server) parseMercuryDay(v string) (int64, bool) {
 	if d, err := time.Parse(time.DateOnly, v); err == nil {
-		return s.DayOf(d), true
+		return s.h.DayOf(d), true
 	}
 	if d, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return s.DayOf(d.UTC()), true
+		return s.h.DayOf(d.UTC()), true
 	}
 	return 0, false
 }
@@ -204,7 +204,7 @@ type mercuryQuery struct {
 // parseMercuryQuery parses limit, order, status, category, search and the
 // date range (defStart: default first day; nil = whole history). It
 // returns a message for a 400 on bad input.
-func (s *Simulator) parseMercuryQuery(q url.Values, t *simkit.Timeline, clock int64, defOrder string, defStart *int64) (mercuryQuery, string) {
+func (s *server) parseMercuryQuery(q url.Values, t *simkit.Timeline, clock int64, defOrder string, defStart *int64) (mercuryQuery, string) {
 	mq := mercuryQuery{limit: 1000}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -267,13 +267,13 @@ func (f *mercuryFilter) parse(q url.Values) string {
 }
 
 // mercuryAccountTransactions serves GET /api/v1/account/{id}/transactions.
-func (s *Simulator) mercuryAccountTransactions(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
+func (s *server) mercuryAccountTransactions(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
 	slot := o.slotOf(r.PathValue("id"))
 	if slot < 0 {
 		writeMercuryError(w, http.StatusNotFound, "Account not found")
 		return
 	}
-	snap := s.Open(Mercury, o.token, mercuryAccountCount)
+	snap := s.h.Open(Name, o.token, mercuryAccountCount)
 	t := &snap.TL
 	q := r.URL.Query()
 	defStart := snap.Clock - 30
@@ -354,9 +354,9 @@ func mercuryPage(t *simkit.Timeline, mq mercuryQuery, slot, offset int, clock in
 }
 
 // mercuryTransaction serves GET /api/v1/account/{id}/transaction/{txid}.
-func (s *Simulator) mercuryTransaction(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
+func (s *server) mercuryTransaction(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
 	slot := o.slotOf(r.PathValue("id"))
-	snap := s.Open(Mercury, o.token, mercuryAccountCount)
+	snap := s.h.Open(Name, o.token, mercuryAccountCount)
 	i, ok := o.mercuryTxIndex(r.PathValue("txid"))
 	if slot < 0 || !ok || i >= snap.TL.Count(snap.Clock) || snap.TL.Account(i) != slot {
 		writeMercuryError(w, http.StatusNotFound, "Transaction not found")
@@ -368,8 +368,8 @@ func (s *Simulator) mercuryTransaction(w http.ResponseWriter, r *http.Request, o
 }
 
 // mercuryOrgTransactions serves GET /api/v1/transactions.
-func (s *Simulator) mercuryOrgTransactions(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
-	snap := s.Open(Mercury, o.token, mercuryAccountCount)
+func (s *server) mercuryOrgTransactions(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
+	snap := s.h.Open(Name, o.token, mercuryAccountCount)
 	t := &snap.TL
 	q := r.URL.Query()
 	mq, msg := s.parseMercuryQuery(q, t, snap.Clock, "asc", nil)

@@ -1,9 +1,12 @@
-package sim
+package mercurysim
 
 import (
 	"net/http"
 	"net/url"
 	"testing"
+
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/providers/sim/simtest"
 )
 
 // mercuryTxList is Mercury's per-account transactions response.
@@ -13,27 +16,27 @@ type mercuryTxList struct {
 }
 
 func TestMercuryAccountsAndPaging(t *testing.T) {
-	_, srv := newTestSim(t, Options{})
-	c := creds(t, Mercury, "ivy")
+	_, srv := newTestSim(t, sim.Options{})
+	c := creds(t, "ivy")
 	auth := map[string]string{"Authorization": "Bearer " + c["token"]}
 	var accts struct {
 		Accounts []map[string]any `json:"accounts"`
 	}
-	doJSON(t, http.MethodGet, srv.URL+"/api/v1/accounts", nil, auth, &accts)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v1/accounts", nil, auth, &accts)
 	if len(accts.Accounts) != 2 || accts.Accounts[0]["kind"] != "checking" {
 		t.Fatalf("accounts = %v", accts)
 	}
 	var credit struct {
 		Accounts []map[string]any `json:"accounts"`
 	}
-	doJSON(t, http.MethodGet, srv.URL+"/api/v1/credit", nil, auth, &credit)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v1/credit", nil, auth, &credit)
 	if len(credit.Accounts) != 1 {
 		t.Fatalf("credit = %v", credit)
 	}
 	id := accts.Accounts[0]["id"].(string)
 	base := srv.URL + "/api/v1/account/" + id + "/transactions?start=2025-12-01"
 	var all mercuryTxList
-	doJSON(t, http.MethodGet, base, nil, auth, &all)
+	simtest.DoJSON(t, http.MethodGet, base, nil, auth, &all)
 	if all.Total != 100 || len(all.Transactions) != 100 {
 		t.Fatalf("total %d, rows %d", all.Total, len(all.Transactions))
 	}
@@ -43,12 +46,12 @@ func TestMercuryAccountsAndPaging(t *testing.T) {
 		}
 	}
 	var page mercuryTxList
-	doJSON(t, http.MethodGet, base+"&limit=7&offset=14", nil, auth, &page)
+	simtest.DoJSON(t, http.MethodGet, base+"&limit=7&offset=14", nil, auth, &page)
 	if page.Total != 100 || len(page.Transactions) != 7 || page.Transactions[0]["id"] != all.Transactions[14]["id"] {
 		t.Fatalf("offset page: total %d rows %d", page.Total, len(page.Transactions))
 	}
 	var pending mercuryTxList
-	doJSON(t, http.MethodGet, base+"&status=pending", nil, auth, &pending)
+	simtest.DoJSON(t, http.MethodGet, base+"&status=pending", nil, auth, &pending)
 	if pending.Total == 0 || pending.Total >= all.Total {
 		t.Fatalf("pending total %d", pending.Total)
 	}
@@ -58,23 +61,23 @@ func TestMercuryAccountsAndPaging(t *testing.T) {
 		}
 	}
 	var def mercuryTxList
-	doJSON(t, http.MethodGet, srv.URL+"/api/v1/account/"+id+"/transactions", nil, auth, &def)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v1/account/"+id+"/transactions", nil, auth, &def)
 	if def.Total >= all.Total || def.Total == 0 {
 		t.Fatalf("default window (30 days) total %d of %d", def.Total, all.Total)
 	}
 	for _, bad := range []string{"&limit=0", "&order=sideways", "&start=yesterday", "&status=lost"} {
-		if resp := doJSON(t, http.MethodGet, srv.URL+"/api/v1/account/"+id+"/transactions?x=1"+bad, nil, auth, nil); resp.StatusCode != http.StatusBadRequest {
+		if resp := simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v1/account/"+id+"/transactions?x=1"+bad, nil, auth, nil); resp.StatusCode != http.StatusBadRequest {
 			t.Fatalf("%s: %d", bad, resp.StatusCode)
 		}
 	}
-	if resp := doJSON(t, http.MethodGet, srv.URL+"/api/v1/account/00000000-0000-4000-8000-000000000000/transactions", nil, auth, nil); resp.StatusCode != http.StatusNotFound {
+	if resp := simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v1/account/00000000-0000-4000-8000-000000000000/transactions", nil, auth, nil); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("unknown account: %d", resp.StatusCode)
 	}
 }
 
 func TestMercuryAdvanceAndOrgFeed(t *testing.T) {
-	s, srv := newTestSim(t, Options{})
-	c := creds(t, Mercury, "jack")
+	s, srv := newTestSim(t, sim.Options{})
+	c := creds(t, "jack")
 	auth := map[string]string{"Authorization": "Bearer " + c["token"]}
 	feed := func() []map[string]any {
 		var out []map[string]any
@@ -87,7 +90,7 @@ func TestMercuryAdvanceAndOrgFeed(t *testing.T) {
 			if after != "" {
 				u += "&start_after=" + url.QueryEscape(after)
 			}
-			doJSON(t, http.MethodGet, u, nil, auth, &page)
+			simtest.DoJSON(t, http.MethodGet, u, nil, auth, &page)
 			out = append(out, page.Transactions...)
 			if len(page.Transactions) < 40 {
 				return out
@@ -134,15 +137,15 @@ func TestMercuryAdvanceAndOrgFeed(t *testing.T) {
 	}
 	var one map[string]any
 	tx := after[0]
-	doJSON(t, http.MethodGet, srv.URL+"/api/v1/account/"+tx["accountId"].(string)+"/transaction/"+tx["id"].(string), nil, auth, &one)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v1/account/"+tx["accountId"].(string)+"/transaction/"+tx["id"].(string), nil, auth, &one)
 	if one["id"] != tx["id"] {
 		t.Fatalf("single transaction = %v", one)
 	}
 }
 
 func TestMercuryAuth(t *testing.T) {
-	_, srv := newTestSim(t, Options{})
-	c := creds(t, Mercury, "kim")
+	_, srv := newTestSim(t, sim.Options{})
+	c := creds(t, "kim")
 	tests := []struct {
 		name   string
 		setup  func(*http.Request)

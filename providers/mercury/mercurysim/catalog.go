@@ -1,4 +1,4 @@
-package sim
+package mercurysim
 
 import (
 	"github.com/finsync/finsync/providers/sim/simkit"
