@@ -23,7 +23,6 @@ var providerNames = []string{"plaid", "gocardless", "stripe", "mercury", "simple
 // each provider's own providers/<name>/ and the test files anywhere.
 var allowedOutside = map[string]string{
 	"providers/all/":       "the registration file: one line per adapter",
-	"providers/sim/":       "the simulator host, still holding every provider's simulator until each moves beside its adapter",
 	"bench/seed/":          "benchmark seed data",
 	"storage/storagetest/": "test database helper and fixtures",
 }

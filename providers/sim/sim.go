@@ -11,11 +11,6 @@ import (
 	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
-// Provider names, as used by the control API and Credentials.
-const (
-	GoCardless = "gocardless"
-)
-
 // Fault modes accepted by SetFault and POST /_sim/faults.
 const (
 	FaultNone            = "none"
@@ -82,15 +77,6 @@ func (o Options) withDefaults() Options {
 	if o.HistoryDays <= 0 {
 		o.HistoryDays = 90
 	}
-	if o.DailyQuota == 0 {
-		o.DailyQuota = 4
-	}
-	if o.AccessTokenTTL <= 0 {
-		o.AccessTokenTTL = 24 * time.Hour
-	}
-	if o.RefreshTokenTTL <= 0 {
-		o.RefreshTokenTTL = 30 * 24 * time.Hour
-	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -144,14 +130,12 @@ type Simulator struct {
 	opts      Options
 	providers Providers
 	seed      uint64
-	jwtKey    []byte
 	mux       *http.ServeMux
 
 	mu     sync.Mutex
 	clock  int64
 	faults map[string]Fault
 	conns  map[string]*conn
-	gcAcct map[string]gcAccountRef
 }
 
 // conn is the mutable bookkeeping of one connection.
@@ -162,13 +146,6 @@ type conn struct {
 	total    int64
 	days     int64
 	frozen   bool
-	quota    map[string]quotaUse
-}
-
-// quotaUse counts successful GoCardless calls of one kind on one sim day.
-type quotaUse struct {
-	day   int64
-	count int
 }
 
 // New returns a simulator configured by opts that serves the simulated
@@ -188,9 +165,7 @@ func New(opts Options, ps ...ProviderSim) *Simulator {
 		seed:      simkit.Mix(uint64(opts.Seed)),
 		faults:    map[string]Fault{},
 		conns:     map[string]*conn{},
-		gcAcct:    map[string]gcAccountRef{},
 	}
-	s.jwtKey = []byte(fmt.Sprintf("finsync-sim-%016x", s.seed))
 	s.mux = http.NewServeMux()
 	s.routeControl()
 	for _, p := range s.providers {
@@ -411,7 +386,6 @@ func (s *Simulator) connLocked(provider, key string) *conn {
 			seed:     simkit.HashString(s.seed, provider, key),
 			total:    int64(s.opts.HistoryTransactions),
 			days:     int64(s.Options().HistoryDays),
-			quota:    map[string]quotaUse{},
 		}
 		s.conns[id] = c
 	}

@@ -8,6 +8,7 @@ package allsim
 import (
 	"encoding/json"
 
+	"github.com/finsync/finsync/providers/gocardless/gocardlesssim"
 	"github.com/finsync/finsync/providers/mercury/mercurysim"
 	"github.com/finsync/finsync/providers/plaid/plaidsim"
 	"github.com/finsync/finsync/providers/sim"
@@ -19,7 +20,7 @@ import (
 func Providers() sim.Providers {
 	return sim.Providers{
 		plaidsim.Sim{},
-		sim.Builtin()[0],
+		gocardlesssim.Sim{},
 		stripesim.Sim{},
 		mercurysim.Sim{},
 	}

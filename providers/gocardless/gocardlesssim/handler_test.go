@@ -1,17 +1,20 @@
-package sim
+package gocardlesssim
 
 import (
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/providers/sim/simtest"
 )
 
 // gcLogin obtains GoCardless tokens for credentials c.
 func gcLogin(t *testing.T, url string, c map[string]string) (access, refresh string) {
 	t.Helper()
 	var tok map[string]any
-	resp := doJSON(t, http.MethodPost, url+"/api/v2/token/new/", map[string]string{"secret_id": c["secret_id"], "secret_key": c["secret_key"]}, nil, &tok)
+	resp := simtest.DoJSON(t, http.MethodPost, url+"/api/v2/token/new/", map[string]string{"secret_id": c["secret_id"], "secret_key": c["secret_key"]}, nil, &tok)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("token/new: %d %v", resp.StatusCode, tok)
 	}
@@ -34,28 +37,28 @@ type gcTxBody struct {
 }
 
 func TestGoCardlessFlow(t *testing.T) {
-	s, srv := newTestSim(t, Options{})
-	c := creds(t, GoCardless, "carol")
+	s, srv := newTestSim(t, sim.Options{})
+	c := creds(t, "carol")
 	access, _ := gcLogin(t, srv.URL, c)
 	auth := map[string]string{"Authorization": "Bearer " + access}
 	var req gcRequisitionBody
-	doJSON(t, http.MethodGet, srv.URL+"/api/v2/requisitions/"+c["requisition_id"]+"/", nil, auth, &req)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v2/requisitions/"+c["requisition_id"]+"/", nil, auth, &req)
 	if req.Status != "LN" || len(req.Accounts) != 3 || req.InstitutionID == "" {
 		t.Fatalf("requisition = %+v", req)
 	}
 	base := srv.URL + "/api/v2/accounts/" + req.Accounts[0]
 	var det map[string]map[string]any
-	doJSON(t, http.MethodGet, base+"/details/", nil, auth, &det)
+	simtest.DoJSON(t, http.MethodGet, base+"/details/", nil, auth, &det)
 	if det["account"]["cashAccountType"] != "CACC" {
 		t.Fatalf("details = %v", det)
 	}
 	var bal map[string][]map[string]any
-	doJSON(t, http.MethodGet, base+"/balances/", nil, auth, &bal)
+	simtest.DoJSON(t, http.MethodGet, base+"/balances/", nil, auth, &bal)
 	if len(bal["balances"]) == 0 {
 		t.Fatalf("balances = %v", bal)
 	}
 	var tx gcTxBody
-	resp := doJSON(t, http.MethodGet, base+"/transactions/", nil, auth, &tx)
+	resp := simtest.DoJSON(t, http.MethodGet, base+"/transactions/", nil, auth, &tx)
 	if len(tx.Transactions.Booked) < 50 || len(tx.Transactions.Pending) == 0 {
 		t.Fatalf("booked %d pending %d", len(tx.Transactions.Booked), len(tx.Transactions.Pending))
 	}
@@ -73,7 +76,7 @@ func TestGoCardlessFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tx2 gcTxBody
-	doJSON(t, http.MethodGet, base+"/transactions/", nil, auth, &tx2)
+	simtest.DoJSON(t, http.MethodGet, base+"/transactions/", nil, auth, &tx2)
 	for _, p := range tx2.Transactions.Pending {
 		if pendingIDs[fmt.Sprint(p)] {
 			t.Fatalf("pending row %v still pending after 5 days", p)
@@ -85,47 +88,47 @@ func TestGoCardlessFlow(t *testing.T) {
 }
 
 func TestGoCardlessQuota(t *testing.T) {
-	s, srv := newTestSim(t, Options{})
-	c := creds(t, GoCardless, "dave")
+	s, srv := newTestSim(t, sim.Options{})
+	c := creds(t, "dave")
 	access, _ := gcLogin(t, srv.URL, c)
 	auth := map[string]string{"Authorization": "Bearer " + access}
 	var req gcRequisitionBody
-	doJSON(t, http.MethodGet, srv.URL+"/api/v2/requisitions/"+c["requisition_id"]+"/", nil, auth, &req)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v2/requisitions/"+c["requisition_id"]+"/", nil, auth, &req)
 	url := srv.URL + "/api/v2/accounts/" + req.Accounts[1] + "/balances/"
 	for n := 0; n < 4; n++ {
-		if resp := doJSON(t, http.MethodGet, url, nil, auth, nil); resp.StatusCode != http.StatusOK {
+		if resp := simtest.DoJSON(t, http.MethodGet, url, nil, auth, nil); resp.StatusCode != http.StatusOK {
 			t.Fatalf("call %d: %d", n, resp.StatusCode)
 		}
 	}
 	var e map[string]any
-	resp := doJSON(t, http.MethodGet, url, nil, auth, &e)
+	resp := simtest.DoJSON(t, http.MethodGet, url, nil, auth, &e)
 	if resp.StatusCode != http.StatusTooManyRequests || e["type"] != "RateLimitError" || resp.Header.Get("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING") != "0" || resp.Header.Get("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_RESET") == "" {
 		t.Fatalf("5th call: %d %v %v", resp.StatusCode, e, resp.Header)
 	}
 	// Other kinds keep their own quota; failed calls do not count.
 	bad := srv.URL + "/api/v2/accounts/" + req.Accounts[1] + "/transactions/?date_from=bad"
-	if resp := doJSON(t, http.MethodGet, bad, nil, auth, nil); resp.StatusCode != http.StatusBadRequest {
+	if resp := simtest.DoJSON(t, http.MethodGet, bad, nil, auth, nil); resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("bad date: %d", resp.StatusCode)
 	}
 	tx := srv.URL + "/api/v2/accounts/" + req.Accounts[1] + "/transactions/"
-	if resp := doJSON(t, http.MethodGet, tx, nil, auth, nil); resp.Header.Get("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING") != "3" {
+	if resp := simtest.DoJSON(t, http.MethodGet, tx, nil, auth, nil); resp.Header.Get("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING") != "3" {
 		t.Fatalf("transactions remaining = %q", resp.Header.Get("HTTP_X_RATELIMIT_ACCOUNT_SUCCESS_REMAINING"))
 	}
 	if err := s.Advance(1); err != nil {
 		t.Fatal(err)
 	}
-	if resp := doJSON(t, http.MethodGet, url, nil, auth, nil); resp.StatusCode != http.StatusOK {
+	if resp := simtest.DoJSON(t, http.MethodGet, url, nil, auth, nil); resp.StatusCode != http.StatusOK {
 		t.Fatalf("after the day reset: %d", resp.StatusCode)
 	}
 }
 
 func TestGoCardlessValidation(t *testing.T) {
-	s, srv := newTestSim(t, Options{})
-	c := creds(t, GoCardless, "erin")
+	s, srv := newTestSim(t, sim.Options{})
+	c := creds(t, "erin")
 	access, _ := gcLogin(t, srv.URL, c)
 	auth := map[string]string{"Authorization": "Bearer " + access}
 	var req gcRequisitionBody
-	doJSON(t, http.MethodGet, srv.URL+"/api/v2/requisitions/"+c["requisition_id"]+"/", nil, auth, &req)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v2/requisitions/"+c["requisition_id"]+"/", nil, auth, &req)
 	base := srv.URL + "/api/v2/accounts/" + req.Accounts[0] + "/transactions/"
 	future := s.DateOf(3).Format(time.DateOnly)
 	tests := []struct {
@@ -139,14 +142,14 @@ func TestGoCardlessValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var e map[string]any
-			resp := doJSON(t, http.MethodGet, base+tt.query, nil, auth, &e)
+			resp := simtest.DoJSON(t, http.MethodGet, base+tt.query, nil, auth, &e)
 			if resp.StatusCode != http.StatusBadRequest || e[tt.field] == nil {
 				t.Fatalf("%d %v", resp.StatusCode, e)
 			}
 		})
 	}
 	var tx gcTxBody
-	doJSON(t, http.MethodGet, base+"?date_from=2026-03-01&date_to=2026-03-03", nil, auth, &tx)
+	simtest.DoJSON(t, http.MethodGet, base+"?date_from=2026-03-01&date_to=2026-03-03", nil, auth, &tx)
 	for _, b := range tx.Transactions.Booked {
 		if d := b["bookingDate"].(string); d < "2026-03-01" || d > "2026-03-03" {
 			t.Fatalf("booking date %s outside the range", d)
@@ -157,51 +160,51 @@ func TestGoCardlessValidation(t *testing.T) {
 func TestGoCardlessAuth(t *testing.T) {
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	clock := &now
-	_, srv := newTestSim(t, Options{AccessTokenTTL: time.Minute, Now: func() time.Time { return *clock }})
-	c := creds(t, GoCardless, "frank")
+	_, srv := newTestSim(t, sim.Options{AccessTokenTTL: time.Minute, Now: func() time.Time { return *clock }})
+	c := creds(t, "frank")
 	var e map[string]any
-	resp := doJSON(t, http.MethodPost, srv.URL+"/api/v2/token/new/", map[string]string{"secret_id": "x", "secret_key": "y"}, nil, &e)
+	resp := simtest.DoJSON(t, http.MethodPost, srv.URL+"/api/v2/token/new/", map[string]string{"secret_id": "x", "secret_key": "y"}, nil, &e)
 	if resp.StatusCode != http.StatusUnauthorized || e["summary"] != "Authentication failed" {
 		t.Fatalf("bad secrets: %d %v", resp.StatusCode, e)
 	}
 	access, refresh := gcLogin(t, srv.URL, c)
 	url := srv.URL + "/api/v2/requisitions/" + c["requisition_id"] + "/"
-	if resp := doJSON(t, http.MethodGet, url, nil, nil, nil); resp.StatusCode != http.StatusUnauthorized {
+	if resp := simtest.DoJSON(t, http.MethodGet, url, nil, nil, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no token: %d", resp.StatusCode)
 	}
 	*clock = now.Add(2 * time.Minute)
-	if resp := doJSON(t, http.MethodGet, url, nil, map[string]string{"Authorization": "Bearer " + access}, nil); resp.StatusCode != http.StatusUnauthorized {
+	if resp := simtest.DoJSON(t, http.MethodGet, url, nil, map[string]string{"Authorization": "Bearer " + access}, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("expired token: %d", resp.StatusCode)
 	}
 	var tok map[string]any
-	doJSON(t, http.MethodPost, srv.URL+"/api/v2/token/refresh/", map[string]string{"refresh": refresh}, nil, &tok)
+	simtest.DoJSON(t, http.MethodPost, srv.URL+"/api/v2/token/refresh/", map[string]string{"refresh": refresh}, nil, &tok)
 	fresh, _ := tok["access"].(string)
-	if resp := doJSON(t, http.MethodGet, url, nil, map[string]string{"Authorization": "Bearer " + fresh}, nil); resp.StatusCode != http.StatusOK {
+	if resp := simtest.DoJSON(t, http.MethodGet, url, nil, map[string]string{"Authorization": "Bearer " + fresh}, nil); resp.StatusCode != http.StatusOK {
 		t.Fatalf("refreshed token: %d", resp.StatusCode)
 	}
-	if resp := doJSON(t, http.MethodGet, url, nil, map[string]string{"Authorization": "Bearer " + refresh}, nil); resp.StatusCode != http.StatusUnauthorized {
+	if resp := simtest.DoJSON(t, http.MethodGet, url, nil, map[string]string{"Authorization": "Bearer " + refresh}, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("refresh token used as access: %d", resp.StatusCode)
 	}
 }
 
 func TestGoCardlessDuplicateRowsWithoutIDs(t *testing.T) {
-	s, srv := newTestSim(t, Options{})
+	s, srv := newTestSim(t, sim.Options{})
 	// Find a requisition at a bank that sends no ids.
 	var c map[string]string
 	for n := 0; ; n++ {
-		c = creds(t, GoCardless, fmt.Sprintf("nodup-%d", n))
-		if s.gcConnFor(c["requisition_id"]).bank.id == "NORDEA_NDEAFIHH" {
+		c = creds(t, fmt.Sprintf("nodup-%d", n))
+		if newServer(s).gcConnFor(c["requisition_id"]).bank.id == "NORDEA_NDEAFIHH" {
 			break
 		}
 	}
 	access, _ := gcLogin(t, srv.URL, c)
 	auth := map[string]string{"Authorization": "Bearer " + access}
 	var req gcRequisitionBody
-	doJSON(t, http.MethodGet, srv.URL+"/api/v2/requisitions/"+c["requisition_id"]+"/", nil, auth, &req)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v2/requisitions/"+c["requisition_id"]+"/", nil, auth, &req)
 	dups := 0
 	for _, acct := range req.Accounts {
 		var tx gcTxBody
-		doJSON(t, http.MethodGet, srv.URL+"/api/v2/accounts/"+acct+"/transactions/", nil, auth, &tx)
+		simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v2/accounts/"+acct+"/transactions/", nil, auth, &tx)
 		seen := map[string]int{}
 		for _, b := range tx.Transactions.Booked {
 			if b["transactionId"] != nil || b["internalTransactionId"] != nil {
@@ -221,12 +224,12 @@ func TestGoCardlessDuplicateRowsWithoutIDs(t *testing.T) {
 }
 
 func TestInstitutions(t *testing.T) {
-	s, srv := newTestSim(t, Options{})
-	g := creds(t, GoCardless, "inst")
+	s, srv := newTestSim(t, sim.Options{})
+	g := creds(t, "inst")
 	access, _ := gcLogin(t, srv.URL, g)
-	bank := s.gcConnFor(g["requisition_id"]).bank
+	bank := newServer(s).gcConnFor(g["requisition_id"]).bank
 	var inst map[string]any
-	doJSON(t, http.MethodGet, srv.URL+"/api/v2/institutions/"+bank.id+"/", nil, map[string]string{"Authorization": "Bearer " + access}, &inst)
+	simtest.DoJSON(t, http.MethodGet, srv.URL+"/api/v2/institutions/"+bank.id+"/", nil, map[string]string{"Authorization": "Bearer " + access}, &inst)
 	if inst["name"] != bank.name || inst["logo"] == nil {
 		t.Fatalf("gocardless institution = %v", inst)
 	}

@@ -1,4 +1,4 @@
-package sim
+package gocardlesssim
 
 import (
 	"net/http"
@@ -23,7 +23,7 @@ func gcInstitutionJSON(b gcBank) map[string]any {
 }
 
 // gcInstitution serves GET /api/v2/institutions/{id}/.
-func (s *Simulator) gcInstitution(w http.ResponseWriter, r *http.Request) {
+func (s *server) gcInstitution(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	for _, b := range gcBanks {
 		if b.id == id {
@@ -35,7 +35,7 @@ func (s *Simulator) gcInstitution(w http.ResponseWriter, r *http.Request) {
 }
 
 // gcInstitutions serves GET /api/v2/institutions/?country=.
-func (s *Simulator) gcInstitutions(w http.ResponseWriter, r *http.Request) {
+func (s *server) gcInstitutions(w http.ResponseWriter, r *http.Request) {
 	country := strings.ToUpper(r.URL.Query().Get("country"))
 	list := []map[string]any{}
 	for _, b := range gcBanks {

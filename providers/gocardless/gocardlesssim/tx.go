@@ -1,4 +1,4 @@
-package sim
+package gocardlesssim
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 
 // gcTxWriter streams one account's GoCardless transactions.
 type gcTxWriter struct {
-	s     *Simulator
+	s     *server
 	c     *gcConn
 	t     *simkit.Timeline
 	clock int64
@@ -89,11 +89,11 @@ func (g *gcTxWriter) row(i int64, l simkit.Life, pending bool, first *bool) {
 	}
 	if !pending {
 		b.Raw(`"bookingDate":`)
-		b.Date(g.s.DateOf(l.PostDay()))
+		b.Date(g.s.h.DateOf(l.PostDay()))
 		b.Comma()
 	}
 	b.Raw(`"valueDate":`)
-	b.Date(g.s.DateOf(l.Day))
+	b.Date(g.s.h.DateOf(l.Day))
 	b.Raw(`,"transactionAmount":{"amount":`)
 	b.CentsString(ct.Amount)
 	b.Raw(`,"currency":`)

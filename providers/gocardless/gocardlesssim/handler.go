@@ -1,4 +1,4 @@
-package sim
+package gocardlesssim
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
@@ -43,8 +44,8 @@ type gcConn struct {
 }
 
 // gcConnFor builds a requisition's data and registers its account ids.
-func (s *Simulator) gcConnFor(requisition string) *gcConn {
-	seed := s.ConnSeed(GoCardless, requisition)
+func (s *server) gcConnFor(requisition string) *gcConn {
+	seed := s.h.ConnSeed(Name, requisition)
 	c := &gcConn{requisition: requisition, seed: seed, bank: gcBanks[simkit.Pick(simkit.Hash2(seed, 1), len(gcBanks))]}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -56,7 +57,7 @@ func (s *Simulator) gcConnFor(requisition string) *gcConn {
 }
 
 // routeGoCardless registers the GoCardless endpoints.
-func (s *Simulator) routeGoCardless(mux *http.ServeMux) {
+func (s *server) routeGoCardless(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/v2/token/new/{$}", s.gcTokenNew)
 	mux.HandleFunc("POST /api/v2/token/refresh/{$}", s.gcTokenRefresh)
 	mux.HandleFunc("GET /api/v2/requisitions/{id}/{$}", s.gcAuthed(s.gcRequisition))
@@ -69,7 +70,7 @@ func (s *Simulator) routeGoCardless(mux *http.ServeMux) {
 }
 
 // gcRequisition serves GET /api/v2/requisitions/{id}/.
-func (s *Simulator) gcRequisition(w http.ResponseWriter, r *http.Request) {
+func (s *server) gcRequisition(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if !simkit.IsUUID(id) {
 		writeGCError(w, http.StatusBadRequest, gcError{Summary: "Invalid Requisition ID", Detail: id + " is not a valid Requisition UUID. "})
@@ -77,10 +78,10 @@ func (s *Simulator) gcRequisition(w http.ResponseWriter, r *http.Request) {
 	}
 	c := s.gcConnFor(id)
 	status := "LN"
-	if s.ActiveFault(GoCardless).Mode == FaultLoginRequired {
+	if s.h.ActiveFault(Name).Mode == sim.FaultLoginRequired {
 		status = "EX"
 	}
-	created := s.DateOf(-int64(s.Options().HistoryDays)).Add(9 * time.Hour)
+	created := s.h.DateOf(-int64(s.h.Options().HistoryDays)).Add(9 * time.Hour)
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"id": id, "created": gcTime(created), "redirect": "http://localhost/callback", "status": status,
 		"institution_id": c.bank.id, "agreement": simkit.UUIDFrom(simkit.Hash2(c.seed, 0xa9)), "reference": id,
@@ -93,7 +94,7 @@ func (s *Simulator) gcRequisition(w http.ResponseWriter, r *http.Request) {
 // gcAccountHandler resolves the account of the path, applies the consent
 // fault and the per-account daily quota of kind (none when empty), and
 // calls h on success of those checks.
-func (s *Simulator) gcAccountHandler(kind string, h func(http.ResponseWriter, *http.Request, *gcConn, int) bool) http.HandlerFunc {
+func (s *server) gcAccountHandler(kind string, h func(http.ResponseWriter, *http.Request, *gcConn, int) bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		if !simkit.IsUUID(id) {
@@ -108,7 +109,7 @@ func (s *Simulator) gcAccountHandler(kind string, h func(http.ResponseWriter, *h
 			return
 		}
 		c := s.gcConnFor(ref.requisition)
-		if kind != "" && s.ActiveFault(GoCardless).Mode == FaultLoginRequired {
+		if kind != "" && s.h.ActiveFault(Name).Mode == sim.FaultLoginRequired {
 			writeGCError(w, http.StatusUnauthorized, gcError{Type: "AccessExpiredError",
 				Summary: "End User Agreement (EUA) " + simkit.UUIDFrom(simkit.Hash2(c.seed, 0xa9)) + " has expired",
 				Detail:  "EUA was valid for 90 days and it expired. The end user must connect their account again with a new EUA and Requisition."})
@@ -124,15 +125,16 @@ func (s *Simulator) gcAccountHandler(kind string, h func(http.ResponseWriter, *h
 
 // gcQuotaServe serves an account data call under the daily quota: only
 // successful calls count.
-func (s *Simulator) gcQuotaServe(w http.ResponseWriter, r *http.Request, c *gcConn, slot int, kind string, h func(http.ResponseWriter, *http.Request, *gcConn, int) bool) {
-	limit := s.Options().DailyQuota
-	reset := s.SecondsToReset()
+func (s *server) gcQuotaServe(w http.ResponseWriter, r *http.Request, c *gcConn, slot int, kind string, h func(http.ResponseWriter, *http.Request, *gcConn, int) bool) {
+	limit := s.dailyQuota()
+	reset := s.h.SecondsToReset()
 	key := c.accounts[slot] + "/" + kind
+	qk := c.requisition + "\x00" + key
+	clock := s.h.Clock()
 	s.mu.Lock()
-	cn := s.connLocked(GoCardless, c.requisition)
-	u := cn.quota[key]
-	if u.day != s.clock {
-		u = quotaUse{day: s.clock}
+	u := s.quota[qk]
+	if u.day != clock {
+		u = quotaUse{day: clock}
 	}
 	s.mu.Unlock()
 	hd := w.Header()
@@ -150,25 +152,26 @@ func (s *Simulator) gcQuotaServe(w http.ResponseWriter, r *http.Request, c *gcCo
 	if !h(w, r, c, slot) {
 		return
 	}
+	clock = s.h.Clock()
 	s.mu.Lock()
-	cur := cn.quota[key]
-	if cur.day != s.clock {
-		cur = quotaUse{day: s.clock}
+	cur := s.quota[qk]
+	if cur.day != clock {
+		cur = quotaUse{day: clock}
 	}
 	cur.count++
-	cn.quota[key] = cur
+	s.quota[qk] = cur
 	s.mu.Unlock()
 }
 
 // gcAccountMeta serves GET /api/v2/accounts/{id}/.
-func (s *Simulator) gcAccountMeta(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
-	created := s.DateOf(-int64(s.Options().HistoryDays)).Add(9*time.Hour + 5*time.Minute)
+func (s *server) gcAccountMeta(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
+	created := s.h.DateOf(-int64(s.h.Options().HistoryDays)).Add(9*time.Hour + 5*time.Minute)
 	status := "READY"
-	if s.ActiveFault(GoCardless).Mode == FaultLoginRequired {
+	if s.h.ActiveFault(Name).Mode == sim.FaultLoginRequired {
 		status = "EXPIRED"
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"id": c.accounts[slot], "created": gcTime(created), "last_accessed": gcTime(s.WallNow()),
+		"id": c.accounts[slot], "created": gcTime(created), "last_accessed": gcTime(s.h.WallNow()),
 		"iban": c.iban(slot), "bban": nil, "institution_id": c.bank.id, "status": status, "owner_name": c.owner(),
 	})
 	return true
@@ -202,7 +205,7 @@ func gcSlotInfo(slot int) (cashType, product, name string) {
 }
 
 // gcDetails serves GET /api/v2/accounts/{id}/details/.
-func (s *Simulator) gcDetails(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
+func (s *server) gcDetails(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
 	cashType, product, name := gcSlotInfo(slot)
 	acct := map[string]any{
 		"resourceId": string(simkit.AppendHex(nil, simkit.Hash2(c.seed^0x7e5, uint64(slot)), 24)), "currency": c.bank.currency,
@@ -222,8 +225,8 @@ func (s *Simulator) gcDetails(w http.ResponseWriter, _ *http.Request, c *gcConn,
 }
 
 // gcBalances serves GET /api/v2/accounts/{id}/balances/.
-func (s *Simulator) gcBalances(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
-	clock := s.Clock()
+func (s *server) gcBalances(w http.ResponseWriter, _ *http.Request, c *gcConn, slot int) bool {
+	clock := s.h.Clock()
 	h := simkit.Hash2(c.seed^0xba1, uint64(slot))
 	var booked int64
 	switch slot {
@@ -235,7 +238,7 @@ func (s *Simulator) gcBalances(w http.ResponseWriter, _ *http.Request, c *gcConn
 		booked = -simkit.Between(h, 5000, 300000)
 	}
 	avail := booked - simkit.Between(simkit.Mix(h), 0, 5000)
-	ref := s.DateOf(clock - 1).Format(time.DateOnly)
+	ref := s.h.DateOf(clock - 1).Format(time.DateOnly)
 	bal := func(amount int64, typ string) map[string]any {
 		return map[string]any{
 			"balanceAmount": map[string]string{"amount": centsText(amount), "currency": c.bank.currency},
@@ -264,8 +267,8 @@ func (s *Simulator) gcBalances(w http.ResponseWriter, _ *http.Request, c *gcConn
 func centsText(v int64) string { return string(simkit.AppendCents(nil, v, true)) }
 
 // gcTransactions serves GET /api/v2/accounts/{id}/transactions/.
-func (s *Simulator) gcTransactions(w http.ResponseWriter, r *http.Request, c *gcConn, slot int) bool {
-	snap := s.Open(GoCardless, c.requisition, gcAccountCount)
+func (s *server) gcTransactions(w http.ResponseWriter, r *http.Request, c *gcConn, slot int) bool {
+	snap := s.h.Open(Name, c.requisition, gcAccountCount)
 	lo, hi, ok := s.gcDateRange(w, r, snap)
 	if !ok {
 		return false
@@ -280,7 +283,7 @@ func (s *Simulator) gcTransactions(w http.ResponseWriter, r *http.Request, c *gc
 }
 
 // gcDateRange validates date_from/date_to and returns them as sim days.
-func (s *Simulator) gcDateRange(w http.ResponseWriter, r *http.Request, snap Snapshot) (lo, hi int64, ok bool) {
+func (s *server) gcDateRange(w http.ResponseWriter, r *http.Request, snap sim.Snapshot) (lo, hi int64, ok bool) {
 	q := r.URL.Query()
 	lo, hi = -(snap.TL.Days - 1), snap.Clock
 	for _, f := range []struct {
@@ -296,9 +299,9 @@ func (s *Simulator) gcDateRange(w http.ResponseWriter, r *http.Request, snap Sna
 			writeGCFieldError(w, f.name, "Invalid date format", fmt.Sprintf("%s must be a valid date in the YYYY-MM-DD format", f.name))
 			return 0, 0, false
 		}
-		*f.dst = s.DayOf(d)
+		*f.dst = s.h.DayOf(d)
 		if *f.dst > snap.Clock {
-			writeGCFieldError(w, f.name, "Date can't be in future", fmt.Sprintf("'%s' can't be greater than %s. Specify correct date range", v, s.DateOf(snap.Clock).Format(time.DateOnly)))
+			writeGCFieldError(w, f.name, "Date can't be in future", fmt.Sprintf("'%s' can't be greater than %s. Specify correct date range", v, s.h.DateOf(snap.Clock).Format(time.DateOnly)))
 			return 0, 0, false
 		}
 	}

@@ -1,4 +1,4 @@
-package sim
+package gocardlesssim
 
 import (
 	"crypto/hmac"
@@ -45,7 +45,7 @@ type jwtClaims struct {
 }
 
 // issueJWT returns a signed HS256 JWT for the claims.
-func (s *Simulator) issueJWT(c jwtClaims) string {
+func (s *server) issueJWT(c jwtClaims) string {
 	enc := base64.RawURLEncoding
 	head := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 	body, _ := json.Marshal(c)
@@ -54,14 +54,14 @@ func (s *Simulator) issueJWT(c jwtClaims) string {
 }
 
 // sign returns the HMAC-SHA256 of msg under the simulator's key.
-func (s *Simulator) sign(msg string) []byte {
+func (s *server) sign(msg string) []byte {
 	m := hmac.New(sha256.New, s.jwtKey)
 	_, _ = m.Write([]byte(msg))
 	return m.Sum(nil)
 }
 
 // parseJWT verifies a token's signature, type and expiry.
-func (s *Simulator) parseJWT(tok, typ string) (jwtClaims, bool) {
+func (s *server) parseJWT(tok, typ string) (jwtClaims, bool) {
 	p := strings.Split(tok, ".")
 	if len(p) != 3 {
 		return jwtClaims{}, false
@@ -75,21 +75,21 @@ func (s *Simulator) parseJWT(tok, typ string) (jwtClaims, bool) {
 		return jwtClaims{}, false
 	}
 	var c jwtClaims
-	if json.Unmarshal(body, &c) != nil || c.TokenType != typ || s.Now().Unix() >= c.Exp {
+	if json.Unmarshal(body, &c) != nil || c.TokenType != typ || s.h.Now().Unix() >= c.Exp {
 		return jwtClaims{}, false
 	}
 	return c, true
 }
 
 // issueAccess returns a fresh access token for a secret id.
-func (s *Simulator) issueAccess(secretID string) string {
-	now := s.Now()
-	return s.issueJWT(jwtClaims{TokenType: "access", Iat: now.Unix(), Exp: now.Add(s.Options().AccessTokenTTL).Unix(),
+func (s *server) issueAccess(secretID string) string {
+	now := s.h.Now()
+	return s.issueJWT(jwtClaims{TokenType: "access", Iat: now.Unix(), Exp: now.Add(s.accessTTL()).Unix(),
 		Jti: string(simkit.AppendHex(nil, simkit.Mix(uint64(now.UnixNano())), 32)), SecretID: secretID})
 }
 
 // gcTokenNew serves POST /api/v2/token/new/.
-func (s *Simulator) gcTokenNew(w http.ResponseWriter, r *http.Request) {
+func (s *server) gcTokenNew(w http.ResponseWriter, r *http.Request) {
 	s.gcGlobalLimitHeaders(w)
 	var req struct {
 		SecretID  string `json:"secret_id"`
@@ -110,17 +110,17 @@ func (s *Simulator) gcTokenNew(w http.ResponseWriter, r *http.Request) {
 		writeGCError(w, http.StatusUnauthorized, gcError{Summary: "Authentication failed", Detail: "No active account found with the given credentials"})
 		return
 	}
-	now := s.Now()
-	refresh := s.issueJWT(jwtClaims{TokenType: "refresh", Iat: now.Unix(), Exp: now.Add(s.Options().RefreshTokenTTL).Unix(),
+	now := s.h.Now()
+	refresh := s.issueJWT(jwtClaims{TokenType: "refresh", Iat: now.Unix(), Exp: now.Add(s.refreshTTL()).Unix(),
 		Jti: string(simkit.AppendHex(nil, simkit.Mix(uint64(now.UnixNano())+1), 32)), SecretID: req.SecretID})
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"access": s.issueAccess(req.SecretID), "access_expires": int64(s.Options().AccessTokenTTL.Seconds()),
-		"refresh": refresh, "refresh_expires": int64(s.Options().RefreshTokenTTL.Seconds()),
+		"access": s.issueAccess(req.SecretID), "access_expires": int64(s.accessTTL().Seconds()),
+		"refresh": refresh, "refresh_expires": int64(s.refreshTTL().Seconds()),
 	})
 }
 
 // gcTokenRefresh serves POST /api/v2/token/refresh/.
-func (s *Simulator) gcTokenRefresh(w http.ResponseWriter, r *http.Request) {
+func (s *server) gcTokenRefresh(w http.ResponseWriter, r *http.Request) {
 	s.gcGlobalLimitHeaders(w)
 	var req struct {
 		Refresh string `json:"refresh"`
@@ -135,12 +135,12 @@ func (s *Simulator) gcTokenRefresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"access": s.issueAccess(c.SecretID), "access_expires": int64(s.Options().AccessTokenTTL.Seconds()),
+		"access": s.issueAccess(c.SecretID), "access_expires": int64(s.accessTTL().Seconds()),
 	})
 }
 
 // gcAuthed wraps a GoCardless handler with access-token checking.
-func (s *Simulator) gcAuthed(h http.HandlerFunc) http.HandlerFunc {
+func (s *server) gcAuthed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.gcGlobalLimitHeaders(w)
 		auth := r.Header.Get("Authorization")
@@ -158,7 +158,7 @@ func (s *Simulator) gcAuthed(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // gcGlobalLimitHeaders sets the company-wide rate-limit headers.
-func (s *Simulator) gcGlobalLimitHeaders(w http.ResponseWriter) {
+func (s *server) gcGlobalLimitHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	setExact(h, "HTTP_X_RATELIMIT_LIMIT", "100")
 	setExact(h, "HTTP_X_RATELIMIT_REMAINING", "99")
