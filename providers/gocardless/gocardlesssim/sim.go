@@ -25,16 +25,31 @@ const Name = "gocardless"
 // one simulator lives in what Route builds.
 type Sim struct{}
 
-func (Sim) Name() string   { return Name }
+// Name returns the provider's name, Name.
+func (Sim) Name() string { return Name }
+
+// Prefix returns the path prefix the API lives under.
 func (Sim) Prefix() string { return "/api/v2/" }
+
+// Route registers the endpoints on mux, served for simulator h with
+// state of their own for that simulator.
 func (Sim) Route(h *sim.Simulator, mux *http.ServeMux) {
 	s := newServer(h)
 	s.routeGoCardless(mux)
 }
-func (Sim) ExtraFaults() []string                    { return nil }
-func (Sim) BaseURL(root string) string               { return root + "/api/v2" }
+
+// ExtraFaults lists the fault modes supported beyond the host's.
+func (Sim) ExtraFaults() []string { return nil }
+
+// BaseURL returns the base URL an adapter uses for a simulator at root.
+func (Sim) BaseURL(root string) string { return root + "/api/v2" }
+
+// CredentialKey returns the distinguishing credential of decoded
+// credentials ("" when missing).
 func (Sim) CredentialKey(c map[string]string) string { return c["requisition_id"] }
 
+// WriteFault answers with the provider's real error for an injected
+// outage or rate limit.
 func (Sim) WriteFault(w http.ResponseWriter, _ *http.Request, mode string) {
 	if mode == sim.FaultRateLimit {
 		h := w.Header()
@@ -47,6 +62,8 @@ func (Sim) WriteFault(w http.ResponseWriter, _ *http.Request, mode string) {
 	writeGCError(w, http.StatusServiceUnavailable, gcError{Summary: "Service Unavailable", Detail: "Institution service unavailable. Please try again later.", Type: "ServiceError"})
 }
 
+// Credentials returns credentials the simulator accepts, in the shape
+// the adapter stores, deterministic from name.
 func (Sim) Credentials(name string) json.RawMessage {
 	h := simkit.HashString(0x5eed, Name, name)
 	return simkit.MustJSON(map[string]string{

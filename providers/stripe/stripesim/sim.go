@@ -20,19 +20,33 @@ const Name = "stripe"
 // one simulator lives in what Route builds.
 type Sim struct{}
 
-func (Sim) Name() string   { return Name }
+// Name returns the provider's name, Name.
+func (Sim) Name() string { return Name }
+
+// Prefix returns the path prefix the API lives under.
 func (Sim) Prefix() string { return "/v1/" }
+
+// Route registers the endpoints on mux, served for simulator h with
+// state of their own for that simulator.
 func (Sim) Route(h *sim.Simulator, mux *http.ServeMux) {
 	s := &server{h: h}
 	s.routeStripe(mux)
 }
-func (Sim) ExtraFaults() []string      { return nil }
+
+// ExtraFaults lists the fault modes supported beyond the host's.
+func (Sim) ExtraFaults() []string { return nil }
+
+// BaseURL returns the base URL an adapter uses for a simulator at root.
 func (Sim) BaseURL(root string) string { return root }
 
+// CredentialKey returns the distinguishing credential of decoded
+// credentials ("" when missing).
 func (Sim) CredentialKey(c map[string]string) string {
 	return stripeKey(c["api_key"], c["account"])
 }
 
+// WriteFault answers with the provider's real error for an injected
+// outage or rate limit.
 func (Sim) WriteFault(w http.ResponseWriter, r *http.Request, mode string) {
 	if mode == sim.FaultRateLimit {
 		w.Header().Set("Retry-After", "1")
@@ -42,6 +56,8 @@ func (Sim) WriteFault(w http.ResponseWriter, r *http.Request, mode string) {
 	writeStripeError(w, r, http.StatusInternalServerError, stripeError{Type: "api_error", Message: "An unknown error occurred"})
 }
 
+// Credentials returns credentials the simulator accepts, in the shape
+// the adapter stores, deterministic from name.
 func (Sim) Credentials(name string) json.RawMessage {
 	h := simkit.HashString(0x5eed, Name, name)
 	return simkit.MustJSON(map[string]string{
