@@ -11,7 +11,10 @@ import (
 	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
-// Fault modes accepted by SetFault and POST /_sim/faults.
+// Fault modes accepted by SetFault and POST /_sim/faults. Every provider
+// supports none to malformed; institution_down (one institution, or all,
+// is down) and mutation (data changes under a paging loop, once) only
+// where its ExtraFaults lists them.
 const (
 	FaultNone            = "none"
 	FaultOutage          = "outage"

@@ -45,9 +45,21 @@ var mercuryCats = map[mercuryMerchantKey]mercuryCat{
 	{simkit.Credit, "Payment Thank You"}:       {"Other", "creditCardTransaction"},
 }
 
-// mercuryCatOf returns Mercury's view of merchant m of account kind k.
-func mercuryCatOf(k simkit.AccountKind, m *simkit.Merchant) mercuryCat {
-	return mercuryCats[mercuryMerchantKey{k, m.Name}]
+// mercuryCatsByID holds mercuryCats by merchant ID, so that a row's lookup is an
+// index, not a hash (read-only once built).
+var mercuryCatsByID = func() []mercuryCat {
+	out := make([]mercuryCat, simkit.MerchantCount)
+	for k := simkit.Checking; k < simkit.AccountKinds; k++ {
+		for _, m := range simkit.Catalog(k) {
+			out[m.ID] = mercuryCats[mercuryMerchantKey{k, m.Name}]
+		}
+	}
+	return out
+}()
+
+// mercuryCatOf returns this provider's view of merchant m of account kind k.
+func mercuryCatOf(_ simkit.AccountKind, m *simkit.Merchant) mercuryCat {
+	return mercuryCatsByID[m.ID]
 }
 
 // mercuryCategories lists Mercury's built-in mercuryCategory values

@@ -48,9 +48,21 @@ var plaidCats = map[plaidMerchantKey]plaidCat{
 	{simkit.Credit, "Payment Thank You"}:       {"LOAN_PAYMENTS", "LOAN_PAYMENTS_CREDIT_CARD_PAYMENT", "", "other", false},
 }
 
-// plaidCatOf returns Plaid's view of merchant m of account kind k.
-func plaidCatOf(k simkit.AccountKind, m *simkit.Merchant) plaidCat {
-	return plaidCats[plaidMerchantKey{k, m.Name}]
+// plaidCatsByID holds plaidCats by merchant ID, so that a row's lookup is an
+// index, not a hash (read-only once built).
+var plaidCatsByID = func() []plaidCat {
+	out := make([]plaidCat, simkit.MerchantCount)
+	for k := simkit.Checking; k < simkit.AccountKinds; k++ {
+		for _, m := range simkit.Catalog(k) {
+			out[m.ID] = plaidCats[plaidMerchantKey{k, m.Name}]
+		}
+	}
+	return out
+}()
+
+// plaidCatOf returns this provider's view of merchant m of account kind k.
+func plaidCatOf(_ simkit.AccountKind, m *simkit.Merchant) plaidCat {
+	return plaidCatsByID[m.ID]
 }
 
 // pfcDetailedFor returns the Plaid detailed category in the given taxonomy

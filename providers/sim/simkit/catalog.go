@@ -23,6 +23,10 @@ const (
 // every provider sees it; a provider keeps its own categorisation of each
 // (by kind and Name) in its simulator package.
 type Merchant struct {
+	// ID numbers the catalogue's entries densely from 0 (below
+	// MerchantCount), so that a provider can keep its view of them in a
+	// slice; a merchant listed twice has two IDs.
+	ID       int
 	Name     string // merchant / counterparty name
 	BankDesc string // raw bank description
 	MCC      string // merchant category code ("" for a non-card payment)
@@ -34,41 +38,44 @@ type Merchant struct {
 // entries weigh a merchant more. It is a read-only table.
 var catalog = [...][]Merchant{
 	Checking: {
-		{"ACME Corp", "ACME CORP PAYROLL PPD ID: 1234567890", "", 250000, 450000, true},
-		{"Whole Foods Market", "WHOLEFDS MKT #10234 SAN FRANCISCO CA", "5411", 1500, 22000, false},
-		{"Whole Foods Market", "WHOLEFDS MKT #10234 SAN FRANCISCO CA", "5411", 1500, 22000, false},
-		{"Greenpoint Properties", "GREENPOINT PROP RENT WEB PMT", "", 180000, 260000, false},
-		{"PG&E", "PGANDE WEB ONLINE", "4900", 6000, 21000, false},
-		{"Comcast", "COMCAST CABLE COMM 800-COMCAST", "4899", 5999, 12999, false},
-		{"Transfer to Savings", "ONLINE TRANSFER TO SAV XXXXXX4321", "", 10000, 100000, false},
-		{"Credit Card Payment", "PAYMENT TO CREDIT CARD ENDING 9876", "", 20000, 150000, false},
-		{"Starbucks", "STARBUCKS STORE 05523 SEATTLE WA", "5814", 350, 1200, false},
-		{"Starbucks", "STARBUCKS STORE 05523 SEATTLE WA", "5814", 350, 1200, false},
-		{"Shell", "SHELL OIL 57444132 OAKLAND CA", "5541", 2500, 9000, false},
-		{"Overdraft Fee", "OVERDRAFT ITEM FEE", "", 3500, 3500, false},
-		{"Check Deposit", "MOBILE DEPOSIT REF 00492", "", 5000, 120000, true},
-		{"CVS Pharmacy", "CVS/PHARMACY #04412 BERKELEY CA", "5912", 800, 9000, false},
+		{0, "ACME Corp", "ACME CORP PAYROLL PPD ID: 1234567890", "", 250000, 450000, true},
+		{1, "Whole Foods Market", "WHOLEFDS MKT #10234 SAN FRANCISCO CA", "5411", 1500, 22000, false},
+		{2, "Whole Foods Market", "WHOLEFDS MKT #10234 SAN FRANCISCO CA", "5411", 1500, 22000, false},
+		{3, "Greenpoint Properties", "GREENPOINT PROP RENT WEB PMT", "", 180000, 260000, false},
+		{4, "PG&E", "PGANDE WEB ONLINE", "4900", 6000, 21000, false},
+		{5, "Comcast", "COMCAST CABLE COMM 800-COMCAST", "4899", 5999, 12999, false},
+		{6, "Transfer to Savings", "ONLINE TRANSFER TO SAV XXXXXX4321", "", 10000, 100000, false},
+		{7, "Credit Card Payment", "PAYMENT TO CREDIT CARD ENDING 9876", "", 20000, 150000, false},
+		{8, "Starbucks", "STARBUCKS STORE 05523 SEATTLE WA", "5814", 350, 1200, false},
+		{9, "Starbucks", "STARBUCKS STORE 05523 SEATTLE WA", "5814", 350, 1200, false},
+		{10, "Shell", "SHELL OIL 57444132 OAKLAND CA", "5541", 2500, 9000, false},
+		{11, "Overdraft Fee", "OVERDRAFT ITEM FEE", "", 3500, 3500, false},
+		{12, "Check Deposit", "MOBILE DEPOSIT REF 00492", "", 5000, 120000, true},
+		{13, "CVS Pharmacy", "CVS/PHARMACY #04412 BERKELEY CA", "5912", 800, 9000, false},
 	},
 	Savings: {
-		{"Interest Payment", "INTEREST PAYMENT", "", 5, 2500, true},
-		{"Transfer from Checking", "ONLINE TRANSFER FROM CHK XXXXXX1234", "", 10000, 100000, true},
-		{"Transfer from Checking", "ONLINE TRANSFER FROM CHK XXXXXX1234", "", 10000, 100000, true},
-		{"Withdrawal to Checking", "ONLINE TRANSFER TO CHK XXXXXX1234", "", 5000, 50000, false},
+		{14, "Interest Payment", "INTEREST PAYMENT", "", 5, 2500, true},
+		{15, "Transfer from Checking", "ONLINE TRANSFER FROM CHK XXXXXX1234", "", 10000, 100000, true},
+		{16, "Transfer from Checking", "ONLINE TRANSFER FROM CHK XXXXXX1234", "", 10000, 100000, true},
+		{17, "Withdrawal to Checking", "ONLINE TRANSFER TO CHK XXXXXX1234", "", 5000, 50000, false},
 	},
 	Credit: {
-		{"Starbucks", "STARBUCKS STORE 05523 SEATTLE WA", "5814", 350, 1200, false},
-		{"Uber", "UBER 063015 SF**POOL**", "4121", 800, 6500, false},
-		{"Amazon", "AMAZON MKTPL*2K4L91 AMZN.COM/BILL WA", "5942", 1200, 30000, false},
-		{"Netflix", "NETFLIX.COM 866-579-7172 CA", "4899", 1549, 2299, false},
-		{"Delta Air Lines", "DELTA AIR 0062345678901 ATLANTA GA", "3058", 15000, 90000, false},
-		{"Chipotle", "CHIPOTLE 1249 SAN FRANCISCO CA", "5812", 900, 3500, false},
-		{"Chipotle", "CHIPOTLE 1249 SAN FRANCISCO CA", "5812", 900, 3500, false},
-		{"Amazon Web Services", "AWS EMEA AWS.AMAZON.CO WA", "7372", 2000, 80000, false},
-		{"Marriott", "MARRIOTT DOWNTOWN CHICAGO IL", "3509", 18000, 60000, false},
-		{"Office Depot", "OFFICE DEPOT #2211 AUSTIN TX", "5943", 1500, 25000, false},
-		{"Payment Thank You", "PAYMENT THANK YOU - WEB", "", 20000, 150000, true},
+		{18, "Starbucks", "STARBUCKS STORE 05523 SEATTLE WA", "5814", 350, 1200, false},
+		{19, "Uber", "UBER 063015 SF**POOL**", "4121", 800, 6500, false},
+		{20, "Amazon", "AMAZON MKTPL*2K4L91 AMZN.COM/BILL WA", "5942", 1200, 30000, false},
+		{21, "Netflix", "NETFLIX.COM 866-579-7172 CA", "4899", 1549, 2299, false},
+		{22, "Delta Air Lines", "DELTA AIR 0062345678901 ATLANTA GA", "3058", 15000, 90000, false},
+		{23, "Chipotle", "CHIPOTLE 1249 SAN FRANCISCO CA", "5812", 900, 3500, false},
+		{24, "Chipotle", "CHIPOTLE 1249 SAN FRANCISCO CA", "5812", 900, 3500, false},
+		{25, "Amazon Web Services", "AWS EMEA AWS.AMAZON.CO WA", "7372", 2000, 80000, false},
+		{26, "Marriott", "MARRIOTT DOWNTOWN CHICAGO IL", "3509", 18000, 60000, false},
+		{27, "Office Depot", "OFFICE DEPOT #2211 AUSTIN TX", "5943", 1500, 25000, false},
+		{28, "Payment Thank You", "PAYMENT THANK YOU - WEB", "", 20000, 150000, true},
 	},
 }
+
+// MerchantCount is the number of catalogue entries, every kind together.
+const MerchantCount = 29
 
 // Catalog returns a copy of the merchants account kind k draws from, each
 // once per weight.
