@@ -17,6 +17,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
@@ -39,7 +40,7 @@ type workerEnv struct {
 func newWorkerEnv(t *testing.T) *workerEnv {
 	t.Helper()
 	e := newEnv(t)
-	s := sim.New(sim.Options{Seed: 11, HistoryTransactions: 40})
+	s := allsim.New(sim.Options{Seed: 11, HistoryTransactions: 40})
 	simSrv := httptest.NewServer(s)
 	t.Cleanup(simSrv.Close)
 	box, err := secrets.FromHex(strings.Repeat("2e", 32))
@@ -76,12 +77,12 @@ func newWorkerEnv(t *testing.T) *workerEnv {
 // connect registers a connection of the demo user to the simulator.
 func (w *workerEnv) connect(provider, name string) uuid.UUID {
 	w.t.Helper()
-	sealed, err := w.box.Seal(sim.Credentials(provider, name))
+	sealed, err := w.box.Seal(allsim.Credentials(provider, name))
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	c, err := w.st.CreateConnection(context.Background(), storage.NewConnection{
-		UserID: w.user.ID, Provider: provider, BaseURL: sim.BaseURL(provider, w.root), SealedCredentials: sealed,
+		UserID: w.user.ID, Provider: provider, BaseURL: allsim.BaseURL(provider, w.root), SealedCredentials: sealed,
 	})
 	if err != nil {
 		w.t.Fatal(err)

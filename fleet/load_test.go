@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/providers/all/allsim"
 )
 
 // fleetRows is the size of the large first sync (FINSYNC_FLEET_ROWS,
@@ -38,10 +38,10 @@ func (h *harness) bigConnection(userID, name string, rows int) {
 	var creds struct {
 		AccessToken string `json:"access_token"`
 	}
-	if err := json.Unmarshal(sim.Credentials(sim.Plaid, name), &creds); err != nil {
+	if err := json.Unmarshal(allsim.Credentials("plaid", name), &creds); err != nil {
 		h.t.Fatalf("simulated credentials: %v", err)
 	}
-	body, _ := json.Marshal(map[string]any{"provider": sim.Plaid, "credential": creds.AccessToken, "transactions": rows, "historyDays": 365})
+	body, _ := json.Marshal(map[string]any{"provider": "plaid", "credential": creds.AccessToken, "transactions": rows, "historyDays": 365})
 	resp, err := http.Post("http://"+h.simAddr()+"/_sim/connections", "application/json", bytes.NewReader(body))
 	if err != nil {
 		h.t.Fatalf("size the simulated connection: %v", err)

@@ -34,6 +34,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/mercury"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/resilience"
@@ -180,7 +181,7 @@ func newBenchEnv(tb testing.TB, mercuryOpts ...mercury.Option) *benchEnv {
 	_, dbURL := storagetest.NewDB(tb)
 	tracer := &statementTimes{times: map[string]time.Duration{}}
 	pool := tracedPool(tb, dbURL, tracer)
-	s := sim.New(sim.Options{Seed: 11, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), GoCardlessDailyQuota: -1})
+	s := allsim.New(sim.Options{Seed: 11, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), DailyQuota: -1})
 	srv := httptest.NewServer(s)
 	tb.Cleanup(srv.Close)
 	box, err := secrets.FromHex(strings.Repeat("2e", 32))
@@ -220,8 +221,8 @@ func newBenchEnv(tb testing.TB, mercuryOpts ...mercury.Option) *benchEnv {
 // connect sizes a simulator connection's history and registers it.
 func (e *benchEnv) connect(provider, name string, txs, days int) domain.BankConnection {
 	e.tb.Helper()
-	creds := sim.Credentials(provider, name)
-	key, err := sim.CredentialKey(provider, creds)
+	creds := allsim.Credentials(provider, name)
+	key, err := allsim.CredentialKey(provider, creds)
 	if err != nil {
 		e.tb.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func (e *benchEnv) connect(provider, name string, txs, days int) domain.BankConn
 		e.tb.Fatal(err)
 	}
 	c, err := e.st.CreateConnection(context.Background(), storage.NewConnection{
-		UserID: e.user.ID, Provider: provider, BaseURL: sim.BaseURL(provider, e.root), SealedCredentials: sealed,
+		UserID: e.user.ID, Provider: provider, BaseURL: allsim.BaseURL(provider, e.root), SealedCredentials: sealed,
 	})
 	if err != nil {
 		e.tb.Fatal(err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/worker"
 )
@@ -135,7 +136,7 @@ func TestSyncThroughRiverReportsTheWholeSync(t *testing.T) {
 	e := newSyncEnv(t)
 	reg, _, logs := e.instrument()
 	const name = "metrics"
-	key, err := sim.CredentialKey("plaid", sim.Credentials("plaid", name))
+	key, err := allsim.CredentialKey("plaid", allsim.Credentials("plaid", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/internal/pgcluster"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
@@ -37,7 +38,7 @@ func TestSyncSurvivesDatabaseRestarts(t *testing.T) {
 	}
 	e := newSyncEnvOn(t, pool)
 	const name = "restart"
-	key, err := sim.CredentialKey("plaid", sim.Credentials("plaid", name))
+	key, err := allsim.CredentialKey("plaid", allsim.Credentials("plaid", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 )
 
@@ -19,17 +20,17 @@ func TestPacedSyncsShareTheWriteRate(t *testing.T) {
 	const rows, rate = 1000, 300
 	var whole, paced []domain.BankConnection
 	for _, name := range []string{"paced-a", "paced-b"} {
-		key, err := sim.CredentialKey(sim.Plaid, sim.Credentials(sim.Plaid, name))
+		key, err := allsim.CredentialKey("plaid", allsim.Credentials("plaid", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: sim.Plaid, Credential: key, Transactions: rows, HistoryDays: 120}); err != nil {
+		if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: "plaid", Credential: key, Transactions: rows, HistoryDays: 120}); err != nil {
 			t.Fatal(err)
 		}
-		w := e.connect(sim.Plaid, name)
+		w := e.connect("plaid", name)
 		e.mustSync(w)
 		whole = append(whole, w)
-		paced = append(paced, e.connect(sim.Plaid, name))
+		paced = append(paced, e.connect("plaid", name))
 	}
 	stored := e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = ANY($1)`, []any{whole[0].ID, whole[1].ID})
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/gocardless"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/resilience"
@@ -126,13 +127,13 @@ func TestGoCardlessQuotaSharedByWorkers(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
 	st := storage.New(pool)
 	ctx := context.Background()
-	sm := sim.New(sim.Options{Seed: 7, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), HistoryTransactions: 20})
+	sm := allsim.New(sim.Options{Seed: 7, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), HistoryTransactions: 20})
 	counter := &statusCounter{h: sm, calls: map[string]int{}}
 	srv := httptest.NewServer(counter)
 	t.Cleanup(srv.Close)
 	conn := providers.Connection{
 		Provider: "gocardless", BaseURL: srv.URL + "/api/v2",
-		Credentials: sim.Credentials(sim.GoCardless, "quota"),
+		Credentials: allsim.Credentials("gocardless", "quota"),
 	}
 	today, err := domain.ParseDate(sm.State().Today)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/worker"
 )
@@ -21,7 +22,7 @@ func TestSlicedSyncEqualsUninterrupted(t *testing.T) {
 	e := newSyncEnv(t)
 	for _, provider := range []string{"plaid", "mercury"} {
 		const name = "sliced"
-		key, err := sim.CredentialKey(provider, sim.Credentials(provider, name))
+		key, err := allsim.CredentialKey(provider, allsim.Credentials(provider, name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 )
 
@@ -15,14 +16,14 @@ import (
 func TestLargeFirstSyncRefreshesPlannerStatistics(t *testing.T) {
 	e := newSyncEnv(t)
 	const name = "stats"
-	key, err := sim.CredentialKey(sim.Plaid, sim.Credentials(sim.Plaid, name))
+	key, err := allsim.CredentialKey("plaid", allsim.Credentials("plaid", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: sim.Plaid, Credential: key, Transactions: 20000, HistoryDays: 200}); err != nil {
+	if err := e.sim.SetConnection(sim.ConnectionSettings{Provider: "plaid", Credential: key, Transactions: 20000, HistoryDays: 200}); err != nil {
 		t.Fatal(err)
 	}
-	e.mustSync(e.connect(sim.Plaid, name))
+	e.mustSync(e.connect("plaid", name))
 	stored := e.count(`SELECT count(*) FROM transactions WHERE user_id = $1`, e.user.ID)
 
 	var plan []struct {

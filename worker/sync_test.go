@@ -18,6 +18,7 @@ import (
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
@@ -46,7 +47,7 @@ func newSyncEnv(t *testing.T) *syncEnv {
 // newSyncEnvOn is newSyncEnv over a given migrated database.
 func newSyncEnvOn(t *testing.T, pool *pgxpool.Pool) *syncEnv {
 	t.Helper()
-	s := sim.New(sim.Options{Seed: 7, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), HistoryTransactions: 200})
+	s := allsim.New(sim.Options{Seed: 7, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), HistoryTransactions: 200})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	box, err := secrets.FromHex(strings.Repeat("1f", 32))
@@ -75,12 +76,12 @@ func newSyncEnvOn(t *testing.T, pool *pgxpool.Pool) *syncEnv {
 // connect registers a connection to the simulator.
 func (e *syncEnv) connect(provider, name string) domain.BankConnection {
 	e.t.Helper()
-	sealed, err := e.box.Seal(sim.Credentials(provider, name))
+	sealed, err := e.box.Seal(allsim.Credentials(provider, name))
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	c, err := e.st.CreateConnection(context.Background(), storage.NewConnection{
-		UserID: e.user.ID, Provider: provider, BaseURL: sim.BaseURL(provider, e.root), SealedCredentials: sealed,
+		UserID: e.user.ID, Provider: provider, BaseURL: allsim.BaseURL(provider, e.root), SealedCredentials: sealed,
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -201,7 +202,7 @@ func TestSignsAndMinorUnits(t *testing.T) {
 		} `json:"added"`
 	}
 	creds := map[string]string{}
-	_ = json.Unmarshal(sim.Credentials("plaid", "signs"), &creds)
+	_ = json.Unmarshal(allsim.Credentials("plaid", "signs"), &creds)
 	body := `{"client_id":"` + creds["client_id"] + `","secret":"` + creds["secret"] + `","access_token":"` + creds["access_token"] + `","count":5}`
 	resp := post(t, e.root+"/transactions/sync", body)
 	if err := json.Unmarshal(resp, &raw); err != nil || len(raw.Added) == 0 {
@@ -224,7 +225,7 @@ func TestSignsAndMinorUnits(t *testing.T) {
 		APIKey  string `json:"api_key"`
 		Account string `json:"account"`
 	}
-	_ = json.Unmarshal(sim.Credentials("stripe", "signs"), &key)
+	_ = json.Unmarshal(allsim.Credentials("stripe", "signs"), &key)
 	var list struct {
 		Data []struct {
 			ID       string `json:"id"`
@@ -306,7 +307,7 @@ func TestInterruptedSyncResumesToTheSameState(t *testing.T) {
 	const name = "resume"
 	for _, p := range []string{"plaid"} {
 		cs := sim.ConnectionSettings{Provider: p, Transactions: 3000, HistoryDays: 200}
-		key, err := sim.CredentialKey(p, sim.Credentials(p, name))
+		key, err := allsim.CredentialKey(p, allsim.Credentials(p, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +348,7 @@ func TestInterruptedSyncResumesToTheSameState(t *testing.T) {
 func TestFirstSyncRestartedByAMutationStoresEachRowOnce(t *testing.T) {
 	e := newSyncEnv(t)
 	const name = "mutation"
-	key, err := sim.CredentialKey("plaid", sim.Credentials("plaid", name))
+	key, err := allsim.CredentialKey("plaid", allsim.Credentials("plaid", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +553,7 @@ func TestUnreadableCredentialsAreRecordedWithoutRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := other.Seal(sim.Credentials("mercury", "other-key"))
+	sealed, err := other.Seal(allsim.Credentials("mercury", "other-key"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
@@ -63,7 +64,7 @@ func newConsole(t *testing.T) *console {
 	pool, _ := storagetest.NewDB(t)
 	st := storage.New(pool)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s := sim.New(sim.Options{Seed: 5, HistoryTransactions: 60})
+	s := allsim.New(sim.Options{Seed: 5, HistoryTransactions: 60})
 	simSrv := httptest.NewServer(s)
 	t.Cleanup(simSrv.Close)
 	box, err := secrets.FromHex(strings.Repeat("3c", 32))
@@ -105,11 +106,11 @@ func newConsole(t *testing.T) *console {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"plaid", "gocardless", "mercury"} {
-		sealed, err := box.Seal(sim.Credentials(p, "browser-"+p))
+		sealed, err := box.Seal(allsim.Credentials(p, "browser-"+p))
 		if err != nil {
 			t.Fatal(err)
 		}
-		bc, err := st.CreateConnection(ctx, storage.NewConnection{UserID: u.ID, Provider: p, BaseURL: sim.BaseURL(p, simSrv.URL), SealedCredentials: sealed})
+		bc, err := st.CreateConnection(ctx, storage.NewConnection{UserID: u.ID, Provider: p, BaseURL: allsim.BaseURL(p, simSrv.URL), SealedCredentials: sealed})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -36,7 +37,7 @@ func run(t *testing.T, dbURL string, args ...string) map[string]any {
 func TestOperatorCommands(t *testing.T) {
 	t.Setenv("FINSYNC_ENCRYPTION_KEY", strings.Repeat("0a", 32))
 	_, dbURL := storagetest.NewDB(t)
-	s := httptest.NewServer(sim.New(sim.Options{Seed: 3}))
+	s := httptest.NewServer(allsim.New(sim.Options{Seed: 3}))
 	defer s.Close()
 
 	u := run(t, dbURL, "users", "create", "--email", "ops@example.com", "--plan", "standard")
@@ -236,7 +237,7 @@ func TestDevFromAnotherCheckoutSyncsAgain(t *testing.T) {
 func TestSyncRunsAWaitingRetryNow(t *testing.T) {
 	t.Setenv("FINSYNC_ENCRYPTION_KEY", strings.Repeat("0b", 32))
 	pool, dbURL := storagetest.NewDB(t)
-	s := httptest.NewServer(sim.New(sim.Options{Seed: 4}))
+	s := httptest.NewServer(allsim.New(sim.Options{Seed: 4}))
 	defer s.Close()
 	uid := run(t, dbURL, "users", "create", "--email", "retry@example.com", "--plan", "pro")["id"].(string)
 	cid := run(t, dbURL, "connections", "add", "--user", uid, "--provider", "stripe", "--sim", "--sim-url", s.URL)["id"].(string)

@@ -20,7 +20,7 @@ import (
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/all"
-	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
@@ -111,7 +111,7 @@ func (ac *addConnection) build(ctx context.Context, a *app) (storage.NewConnecti
 		if name == "" {
 			name = uuid.NewString()
 		}
-		creds, nc.BaseURL = sim.Credentials(ac.provider, name), sim.BaseURL(ac.provider, root)
+		creds, nc.BaseURL = allsim.Credentials(ac.provider, name), allsim.BaseURL(ac.provider, root)
 	case ac.credentials == "":
 		return nc, fmt.Errorf("--credentials (a JSON object) or --sim is required")
 	default:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -43,7 +44,7 @@ func storedRows(t *testing.T, pool *pgxpool.Pool) (conns, jobs int) {
 func TestConnectionsAddRefusesMalformedCredentials(t *testing.T) {
 	t.Setenv("FINSYNC_ENCRYPTION_KEY", strings.Repeat("0a", 32))
 	pool, dbURL := storagetest.NewDB(t)
-	s := httptest.NewServer(sim.New(sim.Options{Seed: 3}))
+	s := httptest.NewServer(allsim.New(sim.Options{Seed: 3}))
 	defer s.Close()
 	uid := run(t, dbURL, "users", "create", "--email", "creds@example.com", "--plan", "standard")["id"].(string)
 	add := func(provider, creds string, extra ...string) []string {
@@ -76,7 +77,7 @@ func TestConnectionsAddRefusesMalformedCredentials(t *testing.T) {
 	}
 
 	// --check: well-formed credentials the provider refuses store nothing.
-	base := sim.BaseURL("mercury", s.URL)
+	base := allsim.BaseURL("mercury", s.URL)
 	err := runErr(t, dbURL, add("mercury", `{"token":"not-a-simulated-token"}`, "--base-url", base, "--check")...)
 	if !strings.Contains(err.Error(), "--check") || !strings.Contains(err.Error(), "nothing stored") {
 		t.Fatalf("--check with refused credentials: %v", err)
@@ -85,7 +86,7 @@ func TestConnectionsAddRefusesMalformedCredentials(t *testing.T) {
 		t.Fatalf("--check refusal stored %d connections and %d jobs", conns, jobs)
 	}
 	// ... and credentials the provider accepts are stored, with their sync.
-	good := string(sim.Credentials("mercury", "checked"))
+	good := string(allsim.Credentials("mercury", "checked"))
 	if c := run(t, dbURL, add("mercury", good, "--base-url", base, "--check")...); c["status"] != "active" {
 		t.Fatalf("checked connection %v", c)
 	}

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/finsync/finsync/api"
-	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/worker"
 	"golang.org/x/sync/errgroup"
@@ -157,11 +157,11 @@ func seedDemoConnections(ctx context.Context, st *storage.Store, box *secrets.Bo
 		p := p.Name
 		id, ok := have[p]
 		if !ok {
-			sealed, err := box.Seal(sim.Credentials(p, "demo-"+p))
+			sealed, err := box.Seal(allsim.Credentials(p, "demo-"+p))
 			if err != nil {
 				return err
 			}
-			c, err := st.CreateConnection(ctx, storage.NewConnection{UserID: d.UserID, Provider: p, BaseURL: sim.BaseURL(p, simRoot), SealedCredentials: sealed})
+			c, err := st.CreateConnection(ctx, storage.NewConnection{UserID: d.UserID, Provider: p, BaseURL: allsim.BaseURL(p, simRoot), SealedCredentials: sealed})
 			if err != nil {
 				return err
 			}
@@ -244,12 +244,12 @@ func waitHealthy(ctx context.Context, url string, errc chan error) error {
 // simulator and seals its (deterministic) credentials with this checkout's
 // demo key, so a new clone against the same database can still sync it.
 func refreshDemoConnection(ctx context.Context, st *storage.Store, box *secrets.Box, id uuid.UUID, provider, simRoot string) error {
-	sealed, err := box.Seal(sim.Credentials(provider, "demo-"+provider))
+	sealed, err := box.Seal(allsim.Credentials(provider, "demo-"+provider))
 	if err != nil {
 		return err
 	}
 	if _, err := st.Pool().Exec(ctx, `UPDATE bank_connections SET base_url = $2, credentials_encrypted = $3, updated_at = now() WHERE id = $1`,
-		id, sim.BaseURL(provider, simRoot), sealed); err != nil {
+		id, allsim.BaseURL(provider, simRoot), sealed); err != nil {
 		return fmt.Errorf("refresh demo connection: %w", err)
 	}
 	return nil

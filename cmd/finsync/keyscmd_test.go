@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/secrets/secretstest"
@@ -172,7 +173,7 @@ func TestRotateEncryption(t *testing.T) {
 	newBox, _ := secrets.FromHex(newKey)
 	ctx := context.Background()
 	pool, dbURL := storagetest.NewDB(t)
-	s := httptest.NewServer(sim.New(sim.Options{Seed: 5}))
+	s := httptest.NewServer(allsim.New(sim.Options{Seed: 5}))
 	defer s.Close()
 
 	t.Setenv("FINSYNC_ENCRYPTION_KEY", oldKey)

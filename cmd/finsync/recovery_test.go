@@ -18,6 +18,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
@@ -59,7 +60,7 @@ func newRecoveryWorld(t *testing.T) *recoveryWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sim.New(sim.Options{Seed: 3, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC)})
+	s := allsim.New(sim.Options{Seed: 3, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC)})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	st := storage.New(pool)
@@ -75,8 +76,8 @@ func newRecoveryWorld(t *testing.T) *recoveryWorld {
 // holds n transactions.
 func (w *recoveryWorld) connect(name string, n int) domain.BankConnection {
 	w.t.Helper()
-	creds := sim.Credentials("plaid", name)
-	key, err := sim.CredentialKey("plaid", creds)
+	creds := allsim.Credentials("plaid", name)
+	key, err := allsim.CredentialKey("plaid", creds)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func (w *recoveryWorld) connect(name string, n int) domain.BankConnection {
 		w.t.Fatal(err)
 	}
 	c, err := w.st.CreateConnection(context.Background(), storage.NewConnection{
-		UserID: w.user.ID, Provider: "plaid", BaseURL: sim.BaseURL("plaid", w.root), SealedCredentials: sealed,
+		UserID: w.user.ID, Provider: "plaid", BaseURL: allsim.BaseURL("plaid", w.root), SealedCredentials: sealed,
 	})
 	if err != nil {
 		w.t.Fatal(err)

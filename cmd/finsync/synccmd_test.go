@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -20,7 +21,7 @@ func TestSyncWaitWithoutWorkerFailsFast(t *testing.T) {
 	t.Setenv("FINSYNC_ENCRYPTION_KEY", strings.Repeat("0a", 32))
 	t.Setenv("FINSYNC_CURSOR_KEY", strings.Repeat("0b", 32))
 	_, dbURL := storagetest.NewDB(t)
-	s := httptest.NewServer(sim.New(sim.Options{Seed: 3}))
+	s := httptest.NewServer(allsim.New(sim.Options{Seed: 3}))
 	defer s.Close()
 	uid := run(t, dbURL, "users", "create", "--email", "wait@example.com", "--plan", "pro")["id"].(string)
 	run(t, dbURL, "users", "update", uid, "--storage-mode")

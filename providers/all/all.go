@@ -1,7 +1,7 @@
 // Package all registers every provider adapter finsync ships. Adding a
-// provider is one line in NewRegistry; this is the one file outside the
-// adapters' own packages that names them. The registration order is the
-// order documents list the providers in.
+// provider is one line in NewRegistry; with allsim (its simulator's line)
+// this is the only place outside the providers' own folders that names them.
+// The registration order is the order documents list the providers in.
 package all
 
 import (

@@ -12,6 +12,7 @@ import (
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/gocardless"
 	"github.com/finsync/finsync/providers/providertest"
 	"github.com/finsync/finsync/providers/sim"
@@ -57,13 +58,13 @@ func (r *recorder) count(key string) int {
 
 func simEnv(t *testing.T) (*recorder, providers.Provider, providers.Connection, *sim.Simulator) {
 	t.Helper()
-	sm := sim.New(sim.Options{Seed: 7, Start: providertest.Start})
+	sm := allsim.New(sim.Options{Seed: 7, Start: providertest.Start})
 	rec := &recorder{h: sm, calls: map[string]int{}}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	conn := providers.Connection{
 		Provider: gocardless.Name, BaseURL: srv.URL + "/api/v2",
-		Credentials: sim.Credentials(sim.GoCardless, "quota"),
+		Credentials: allsim.Credentials(gocardless.Name, "quota"),
 	}
 	return rec, gocardless.New(srv.Client()), conn, sm
 }

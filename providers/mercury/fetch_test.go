@@ -6,6 +6,7 @@ import (
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/providertest"
 	"github.com/finsync/finsync/providers/sim"
 )
@@ -14,15 +15,15 @@ import (
 // transactions page end to end: the request to the simulator over HTTP, the simulator
 // writing the page, and the adapter reading and decoding it (no mapping).
 func BenchmarkFetchTransactionsPage(b *testing.B) {
-	sm := sim.New(sim.Options{Seed: 42, Start: providertest.Start})
+	sm := allsim.New(sim.Options{Seed: 42, Start: providertest.Start})
 	srv := httptest.NewServer(sm)
 	defer srv.Close()
-	creds := sim.Credentials(sim.Mercury, "bench")
-	key, err := sim.CredentialKey(sim.Mercury, creds)
+	creds := allsim.Credentials(Name, "bench")
+	key, err := allsim.CredentialKey(Name, creds)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := sm.SetConnection(sim.ConnectionSettings{Provider: sim.Mercury, Credential: key, Transactions: 6000, HistoryDays: 365}); err != nil {
+	if err := sm.SetConnection(sim.ConnectionSettings{Provider: Name, Credential: key, Transactions: 6000, HistoryDays: 365}); err != nil {
 		b.Fatal(err)
 	}
 	conn := providers.Connection{Provider: Name, BaseURL: srv.URL + "/api/v1", Credentials: creds}

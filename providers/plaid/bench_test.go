@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/plaid"
 	"github.com/finsync/finsync/providers/providertest"
 	"github.com/finsync/finsync/providers/sim"
@@ -16,12 +17,12 @@ import (
 // decoding and mapping included.
 func BenchmarkSyncWalk(b *testing.B) {
 	const n = 100_000
-	sm := sim.New(sim.Options{Seed: 1, Start: providertest.Start})
+	sm := allsim.New(sim.Options{Seed: 1, Start: providertest.Start})
 	srv := httptest.NewServer(sm)
 	defer srv.Close()
-	creds := sim.Credentials(sim.Plaid, "bench")
-	key, _ := sim.CredentialKey(sim.Plaid, creds)
-	if err := sm.SetConnection(sim.ConnectionSettings{Provider: sim.Plaid, Credential: key, Transactions: n, HistoryDays: 365}); err != nil {
+	creds := allsim.Credentials(plaid.Name, "bench")
+	key, _ := allsim.CredentialKey(plaid.Name, creds)
+	if err := sm.SetConnection(sim.ConnectionSettings{Provider: plaid.Name, Credential: key, Transactions: n, HistoryDays: 365}); err != nil {
 		b.Fatal(err)
 	}
 	conn := providers.Connection{Provider: plaid.Name, BaseURL: srv.URL, Credentials: creds}

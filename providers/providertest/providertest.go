@@ -26,6 +26,7 @@ import (
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 )
 
@@ -119,7 +120,7 @@ func newEnv(t *testing.T, s Suite, name string, timeout time.Duration) *env {
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
-	sm := sim.New(sim.Options{Seed: 42, Start: Start})
+	sm := allsim.New(sim.Options{Seed: 42, Start: Start})
 	srv := httptest.NewServer(sm)
 	t.Cleanup(srv.Close)
 	client := &http.Client{Timeout: timeout}
@@ -132,14 +133,14 @@ func newEnv(t *testing.T, s Suite, name string, timeout time.Duration) *env {
 func connection(s Suite, root, name string) providers.Connection {
 	return providers.Connection{
 		ID: "conn-" + name, Provider: s.Provider, BaseURL: s.BaseURL(root),
-		Credentials: sim.Credentials(s.Provider, name),
+		Credentials: allsim.Credentials(s.Provider, name),
 	}
 }
 
 // size sets the history size of the env's connection before first use.
 func (e *env) size(n int) {
 	e.t.Helper()
-	key, err := sim.CredentialKey(e.s.Provider, e.conn.Credentials)
+	key, err := allsim.CredentialKey(e.s.Provider, e.conn.Credentials)
 	if err != nil {
 		e.t.Fatal(err)
 	}

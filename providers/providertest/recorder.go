@@ -13,6 +13,7 @@ import (
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/internal/wire"
 	"github.com/finsync/finsync/providers/sim"
 )
@@ -145,11 +146,11 @@ type Recording struct {
 func NewRecording(tb testing.TB, s Suite, n int) *Recording {
 	tb.Helper()
 	s = s.withDefaults()
-	sm := sim.New(sim.Options{Seed: 42, Start: Start})
+	sm := allsim.New(sim.Options{Seed: 42, Start: Start})
 	srv := httptest.NewServer(sm)
 	tb.Cleanup(srv.Close)
 	conn := connection(s, srv.URL, "recording")
-	key, err := sim.CredentialKey(s.Provider, conn.Credentials)
+	key, err := allsim.CredentialKey(s.Provider, conn.Credentials)
 	if err != nil {
 		tb.Fatal(err)
 	}

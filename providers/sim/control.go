@@ -3,6 +3,8 @@ package sim
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // routeControl registers the /_sim/ control endpoints.
@@ -26,7 +28,7 @@ func (s *Simulator) handleAdvance(w http.ResponseWriter, r *http.Request) {
 		writeControlError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, s.State())
+	simkit.WriteJSON(w, http.StatusOK, s.State())
 }
 
 // handleFaults serves POST /_sim/faults.
@@ -40,7 +42,7 @@ func (s *Simulator) handleFaults(w http.ResponseWriter, r *http.Request) {
 		writeControlError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, s.State())
+	simkit.WriteJSON(w, http.StatusOK, s.State())
 }
 
 // handleConnections serves POST /_sim/connections.
@@ -54,33 +56,15 @@ func (s *Simulator) handleConnections(w http.ResponseWriter, r *http.Request) {
 		writeControlError(w, http.StatusConflict, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, cs)
+	simkit.WriteJSON(w, http.StatusOK, cs)
 }
 
 // handleState serves GET /_sim/state.
 func (s *Simulator) handleState(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.State())
+	simkit.WriteJSON(w, http.StatusOK, s.State())
 }
 
 // writeControlError writes a control API error.
 func writeControlError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
-}
-
-// writeJSON encodes v as the JSON response body with the given status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	writeRaw(w, status, b)
-}
-
-// writeRaw writes an already-encoded JSON body.
-func writeRaw(w http.ResponseWriter, status int, b []byte) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	simkit.WriteJSON(w, status, map[string]string{"error": msg})
 }

@@ -10,7 +10,9 @@ import (
 // ProviderSim is one provider's simulated API, mounted by a Simulator:
 // the Simulator keeps the clock, the connections and the faults, and asks
 // the ProviderSim for everything that is the provider's own (its paths,
-// endpoints, error bodies and credentials).
+// endpoints, error bodies and credentials). A ProviderSim value holds no
+// state of its own: what a provider keeps for one Simulator lives in what
+// Route builds, so one value may be mounted by many Simulators.
 type ProviderSim interface {
 	// Name is the provider's name, as faults, connection settings and
 	// Credentials know it.
@@ -18,8 +20,8 @@ type ProviderSim interface {
 	// Prefix is the path prefix the provider's API lives under (for
 	// example "/api/v2/"); "/" serves every path no other provider claims.
 	Prefix() string
-	// Route registers the provider's endpoints on mux, served by s.
-	Route(s *Simulator, mux *http.ServeMux)
+	// Route registers the provider's endpoints on mux, served by h.
+	Route(h *Simulator, mux *http.ServeMux)
 	// WriteFault answers a request with the provider's real error for an
 	// injected outage (FaultOutage: its 5xx) or rate limit
 	// (FaultRateLimit: its 429 and headers).
@@ -38,9 +40,13 @@ type ProviderSim interface {
 	BaseURL(root string) string
 }
 
-// providerSim returns the simulated provider named name, or nil.
-func providerSim(name string) ProviderSim {
-	for _, p := range builtinProviders() {
+// Providers is a list of simulated providers, each named once. The
+// registration package providers/all/allsim returns the one finsync ships.
+type Providers []ProviderSim
+
+// Lookup returns the simulated provider named name, or nil.
+func (ps Providers) Lookup(name string) ProviderSim {
+	for _, p := range ps {
 		if p.Name() == name {
 			return p
 		}
@@ -48,11 +54,20 @@ func providerSim(name string) ProviderSim {
 	return nil
 }
 
-// providerFor returns the simulated provider whose prefix is the longest
-// to match path, or nil.
-func providerFor(path string) ProviderSim {
+// Names returns the providers' names in list order.
+func (ps Providers) Names() []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.Name())
+	}
+	return out
+}
+
+// forPath returns the simulated provider whose prefix is the longest to
+// match path, or nil.
+func (ps Providers) forPath(path string) ProviderSim {
 	var best ProviderSim
-	for _, p := range builtinProviders() {
+	for _, p := range ps {
 		if strings.HasPrefix(path, p.Prefix()) && (best == nil || len(p.Prefix()) > len(best.Prefix())) {
 			best = p
 		}
@@ -63,9 +78,9 @@ func providerFor(path string) ProviderSim {
 // Credentials returns connection credentials for provider, in the shape the
 // adapters store, that the simulator accepts. They are deterministic from
 // name, so one name always designates the same simulated connection. It
-// returns nil for an unknown provider.
-func Credentials(provider, name string) json.RawMessage {
-	p := providerSim(provider)
+// returns nil for a provider not in the list.
+func (ps Providers) Credentials(provider, name string) json.RawMessage {
+	p := ps.Lookup(provider)
 	if p == nil {
 		return nil
 	}
@@ -75,8 +90,8 @@ func Credentials(provider, name string) json.RawMessage {
 // CredentialKey returns the distinguishing credential of a credentials
 // object: the key under which the simulator generates the connection's data
 // and that ConnectionSettings.Credential expects.
-func CredentialKey(provider string, creds json.RawMessage) (string, error) {
-	p := providerSim(provider)
+func (ps Providers) CredentialKey(provider string, creds json.RawMessage) (string, error) {
+	p := ps.Lookup(provider)
 	if p == nil {
 		return "", fmt.Errorf("credential key: unknown provider %q", provider)
 	}
@@ -93,10 +108,10 @@ func CredentialKey(provider string, creds json.RawMessage) (string, error) {
 
 // BaseURL returns the base URL an adapter for provider uses to reach a
 // simulator served at root, as the real provider's documented base URL
-// has it (the root itself for an unknown provider).
-func BaseURL(provider, root string) string {
+// has it (the root itself for a provider not in the list).
+func (ps Providers) BaseURL(provider, root string) string {
 	root = strings.TrimSuffix(root, "/")
-	if p := providerSim(provider); p != nil {
+	if p := ps.Lookup(provider); p != nil {
 		return p.BaseURL(root)
 	}
 	return root

@@ -7,17 +7,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
-// Provider names, as used by the control API and Credentials.
-const (
-	Plaid      = "plaid"
-	GoCardless = "gocardless"
-	Stripe     = "stripe"
-	Mercury    = "mercury"
-)
-
-// Fault modes accepted by SetFault and POST /_sim/faults.
+// Fault modes accepted by SetFault and POST /_sim/faults. Every provider
+// supports none to malformed; institution_down (one institution, or all,
+// is down) and mutation (data changes under a paging loop, once) only
+// where its ExtraFaults lists them.
 const (
 	FaultNone            = "none"
 	FaultOutage          = "outage"
@@ -40,15 +37,16 @@ type Options struct {
 	HistoryTransactions int
 	// HistoryDays is the default span of a connection's history (default 90).
 	HistoryDays int
-	// GoCardlessDailyQuota is the number of successful calls per account per
-	// day allowed separately for details, balances and transactions
-	// (default 4; negative disables the quota).
-	GoCardlessDailyQuota int
-	// AccessTokenTTL is the lifetime of GoCardless access tokens
-	// (default 24h).
+	// DailyQuota is, for a provider that meters calls per account and day
+	// (GoCardless), the number of successful calls allowed separately for
+	// each kind of call (0: the provider's own default, 4 for GoCardless;
+	// negative disables the quota).
+	DailyQuota int
+	// AccessTokenTTL is the lifetime of the access tokens a provider issues
+	// (0: the provider's default, 24h for GoCardless).
 	AccessTokenTTL time.Duration
-	// RefreshTokenTTL is the lifetime of GoCardless refresh tokens
-	// (default 30 days).
+	// RefreshTokenTTL is the lifetime of the refresh tokens a provider
+	// issues (0: the provider's default, 30 days for GoCardless).
 	RefreshTokenTTL time.Duration
 	// Now returns the wall-clock time used for token expiry and for the time
 	// of day (default time.Now).
@@ -81,15 +79,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.HistoryDays <= 0 {
 		o.HistoryDays = 90
-	}
-	if o.GoCardlessDailyQuota == 0 {
-		o.GoCardlessDailyQuota = 4
-	}
-	if o.AccessTokenTTL <= 0 {
-		o.AccessTokenTTL = 24 * time.Hour
-	}
-	if o.RefreshTokenTTL <= 0 {
-		o.RefreshTokenTTL = 30 * 24 * time.Hour
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -138,19 +127,18 @@ type State struct {
 	Faults map[string]Fault `json:"faults"`
 }
 
-// Simulator serves the four providers' APIs. It is safe for concurrent use.
+// Simulator serves the simulated providers' APIs it was built with. It is
+// safe for concurrent use.
 type Simulator struct {
-	opts   Options
-	seed   uint64
-	jwtKey []byte
-	mux    *http.ServeMux
-	bufs   sync.Pool // *jw buffers for large responses
+	opts      Options
+	providers Providers
+	seed      uint64
+	mux       *http.ServeMux
 
 	mu     sync.Mutex
 	clock  int64
 	faults map[string]Fault
 	conns  map[string]*conn
-	gcAcct map[string]gcAccountRef
 }
 
 // conn is the mutable bookkeeping of one connection.
@@ -161,29 +149,29 @@ type conn struct {
 	total    int64
 	days     int64
 	frozen   bool
-	quota    map[string]quotaUse
 }
 
-// quotaUse counts successful GoCardless calls of one kind on one sim day.
-type quotaUse struct {
-	day   int64
-	count int
-}
-
-// New returns a simulator configured by opts.
-func New(opts Options) *Simulator {
+// New returns a simulator configured by opts that serves the simulated
+// providers ps (allsim.Providers() lists every one finsync ships). A
+// provider listed twice is served once, under its first entry.
+func New(opts Options, ps ...ProviderSim) *Simulator {
 	opts = opts.withDefaults()
-	s := &Simulator{
-		opts:   opts,
-		seed:   mix(uint64(opts.Seed)),
-		faults: map[string]Fault{},
-		conns:  map[string]*conn{},
-		gcAcct: map[string]gcAccountRef{},
+	var list Providers
+	for _, p := range ps {
+		if list.Lookup(p.Name()) == nil {
+			list = append(list, p)
+		}
 	}
-	s.jwtKey = []byte(fmt.Sprintf("finsync-sim-%016x", s.seed))
+	s := &Simulator{
+		opts:      opts,
+		providers: list,
+		seed:      simkit.Mix(uint64(opts.Seed)),
+		faults:    map[string]Fault{},
+		conns:     map[string]*conn{},
+	}
 	s.mux = http.NewServeMux()
 	s.routeControl()
-	for _, p := range builtinProviders() {
+	for _, p := range s.providers {
 		p.Route(s, s.mux)
 	}
 	return s
@@ -208,12 +196,12 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sv.ServeHTTP(w, r)
 		return
 	}
-	sp := providerOf(r.URL.Path)
+	sp := s.providerOf(r.URL.Path)
 	if sp == nil {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
-	f := s.fault(sp.Name())
+	f := s.ActiveFault(sp.Name())
 	if f.Path != "" && !strings.Contains(r.URL.Path, f.Path) {
 		f = Fault{}
 	}
@@ -241,68 +229,72 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // providerOf returns the simulated provider that serves a request path
 // (nil for the control API).
-func providerOf(path string) ProviderSim {
+func (s *Simulator) providerOf(path string) ProviderSim {
 	if strings.HasPrefix(path, "/_sim/") {
 		return nil
 	}
-	return providerFor(path)
+	return s.providers.forPath(path)
 }
 
-// fault returns the active fault of provider p.
-func (s *Simulator) fault(p string) Fault {
+// ActiveFault returns the active fault of provider p (the zero Fault when
+// none is set).
+func (s *Simulator) ActiveFault(p string) Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.faults[p]
 }
 
-// takeMutationFault consumes a pending Plaid mutation fault.
-func (s *Simulator) takeMutationFault() bool {
+// TakeFault reports whether provider p's active fault has the given mode
+// and, if so, clears it: a fault that answers once.
+func (s *Simulator) TakeFault(p, mode string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.faults[Plaid].Mode != FaultMutation {
+	if s.faults[p].Mode != mode {
 		return false
 	}
-	delete(s.faults, Plaid)
+	delete(s.faults, p)
 	return true
 }
 
-// getBuf returns an empty response buffer with at least n bytes of room.
-func (s *Simulator) getBuf(n int) *jw {
-	if b, ok := s.bufs.Get().(*jw); ok && cap(b.b) >= n {
-		b.b, b.out, b.sent = b.b[:0], nil, false
-		return b
-	}
-	return &jw{b: make([]byte, 0, n)}
+// Options returns the simulator's options, defaults filled in.
+func (s *Simulator) Options() Options { return s.opts }
+
+// Seed returns the simulator's mixed seed, from which every connection's
+// data derives.
+func (s *Simulator) Seed() uint64 { return s.seed }
+
+// Now returns the wall-clock time (Options.Now).
+func (s *Simulator) Now() time.Time { return s.opts.Now() }
+
+// WallNow returns the simulated current instant: the simulated date with
+// the wall clock's time of day.
+func (s *Simulator) WallNow() time.Time {
+	n := s.Now().UTC()
+	d := s.DateOf(s.Clock())
+	return d.Add(time.Duration(n.Hour())*time.Hour + time.Duration(n.Minute())*time.Minute + time.Duration(n.Second())*time.Second)
 }
 
-// putBuf returns a buffer to the pool once its bytes were written.
-func (s *Simulator) putBuf(b *jw) {
-	b.out = nil
-	if cap(b.b) <= 4<<20 {
-		s.bufs.Put(b)
-	}
-}
-
-// now returns the simulated clock day.
-func (s *Simulator) now() int64 {
+// Clock returns the simulated current day: the number of days advanced
+// since the start.
+func (s *Simulator) Clock() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.clock
 }
 
-// dateOf returns the calendar date of sim day d.
-func (s *Simulator) dateOf(d int64) time.Time { return s.opts.Start.AddDate(0, 0, int(d)) }
+// DateOf returns the calendar date of simulated day d.
+func (s *Simulator) DateOf(d int64) time.Time { return s.opts.Start.AddDate(0, 0, int(d)) }
 
-// dayOf returns the sim day of a calendar date.
-func (s *Simulator) dayOf(t time.Time) int64 {
+// DayOf returns the simulated day of a calendar date.
+func (s *Simulator) DayOf(t time.Time) int64 {
 	t = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 	return int64(t.Sub(s.opts.Start).Hours()) / 24
 }
 
-// secondsToReset returns the seconds left in the current sim day, using the
-// wall clock's time of day.
-func (s *Simulator) secondsToReset() int64 {
-	n := s.opts.Now().UTC()
+// SecondsToReset returns the seconds left in the current simulated day,
+// using the wall clock's time of day.
+func (s *Simulator) SecondsToReset() int64 {
+	n := s.Now().UTC()
 	left := 86400 - int64(n.Hour()*3600+n.Minute()*60+n.Second())
 	if left <= 0 {
 		left = 1
@@ -324,7 +316,7 @@ func (s *Simulator) Advance(days int) error {
 
 // SetFault sets (or with mode none clears) the fault of one provider.
 func (s *Simulator) SetFault(f Fault) error {
-	if !validProvider(f.Provider) {
+	if s.providers.Lookup(f.Provider) == nil {
 		return fmt.Errorf("set fault: unknown provider %q", f.Provider)
 	}
 	switch f.Mode {
@@ -335,7 +327,7 @@ func (s *Simulator) SetFault(f Fault) error {
 		return nil
 	case FaultOutage, FaultRateLimit, FaultLatency, FaultLoginRequired, FaultMalformed:
 	default:
-		if !slices.Contains(providerSim(f.Provider).ExtraFaults(), f.Mode) {
+		if !slices.Contains(s.providers.Lookup(f.Provider).ExtraFaults(), f.Mode) {
 			return fmt.Errorf("set fault: mode %q is not supported for %s", f.Mode, f.Provider)
 		}
 	}
@@ -348,7 +340,7 @@ func (s *Simulator) SetFault(f Fault) error {
 // SetConnection sizes one connection's history. It must be called before
 // the connection's data is first fetched.
 func (s *Simulator) SetConnection(cs ConnectionSettings) error {
-	if !validProvider(cs.Provider) {
+	if s.providers.Lookup(cs.Provider) == nil {
 		return fmt.Errorf("set connection: unknown provider %q", cs.Provider)
 	}
 	if cs.Credential == "" {
@@ -378,15 +370,12 @@ func (s *Simulator) SetConnection(cs ConnectionSettings) error {
 func (s *Simulator) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := State{Day: s.clock, Today: s.dateOf(s.clock).Format(time.DateOnly), Faults: map[string]Fault{}}
+	st := State{Day: s.clock, Today: s.DateOf(s.clock).Format(time.DateOnly), Faults: map[string]Fault{}}
 	for k, v := range s.faults {
 		st.Faults[k] = v
 	}
 	return st
 }
-
-// validProvider reports whether p names a simulated provider.
-func validProvider(p string) bool { return providerSim(p) != nil }
 
 // connLocked returns (creating if needed) the bookkeeping of a connection;
 // s.mu must be held.
@@ -397,36 +386,39 @@ func (s *Simulator) connLocked(provider, key string) *conn {
 		c = &conn{
 			provider: provider,
 			key:      key,
-			seed:     hashString(s.seed, provider, key),
+			seed:     simkit.HashString(s.seed, provider, key),
 			total:    int64(s.opts.HistoryTransactions),
-			days:     int64(s.opts.HistoryDays),
-			quota:    map[string]quotaUse{},
+			days:     int64(s.Options().HistoryDays),
 		}
 		s.conns[id] = c
 	}
 	return c
 }
 
-// snapshot is an immutable view of one connection at one clock.
-type snapshot struct {
-	seed  uint64
-	clock int64
-	tl    timeline
+// Snapshot is an immutable view of one connection at one clock.
+type Snapshot struct {
+	// Seed is the connection's seed.
+	Seed uint64
+	// Clock is the simulated day the view was taken on.
+	Clock int64
+	// TL is the connection's transaction timeline.
+	TL simkit.Timeline
 }
 
-// open freezes a connection's settings and returns its timeline with the
-// given number of transaction accounts, at the current clock.
-func (s *Simulator) open(provider, key string, accounts int) snapshot {
+// Open freezes a connection's settings (SetConnection can no longer change
+// them) and returns its timeline with the given number of transaction
+// accounts, at the current clock.
+func (s *Simulator) Open(provider, key string, accounts int) Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.connLocked(provider, key)
 	c.frozen = true
-	return snapshot{seed: c.seed, clock: s.clock, tl: newTimeline(c.seed, c.total, c.days, accounts)}
+	return Snapshot{Seed: c.seed, Clock: s.clock, TL: simkit.NewTimeline(c.seed, c.total, c.days, accounts)}
 }
 
-// connSeed returns the seed of a connection without freezing it.
-func (s *Simulator) connSeed(provider, key string) uint64 {
-	return hashString(s.seed, provider, key)
+// ConnSeed returns the seed of a connection without freezing it.
+func (s *Simulator) ConnSeed(provider, key string) uint64 {
+	return simkit.HashString(s.seed, provider, key)
 }
 
 // truncWriter keeps the start of a response and writes only part of it,

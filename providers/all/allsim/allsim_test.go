@@ -1,0 +1,48 @@
+package allsim_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/providers/all/allsim"
+)
+
+// TestEveryAdapterHasASimulator checks that the simulators are the
+// adapters, one for one and in the same order, each with credentials whose
+// distinguishing key it can read back and a base URL below the root.
+func TestEveryAdapterHasASimulator(t *testing.T) {
+	adapters := all.NewRegistry().Names()
+	sims := allsim.Providers().Names()
+	if !slices.Equal(slices.Sorted(slices.Values(sims)), adapters) {
+		t.Fatalf("simulated providers %v, adapters %v", sims, adapters)
+	}
+	for _, name := range sims {
+		key, err := allsim.CredentialKey(name, allsim.Credentials(name, "check"))
+		if err != nil || key == "" {
+			t.Errorf("%s: credential key %q, %v", name, key, err)
+		}
+		if u := allsim.BaseURL(name, "http://sim/"); len(u) < len("http://sim") || u[:len("http://sim")] != "http://sim" {
+			t.Errorf("%s: base URL %q not below the root", name, u)
+		}
+	}
+	if allsim.Credentials("nope", "x") != nil {
+		t.Error("credentials for an unknown provider")
+	}
+}
+
+// ExampleCredentials shows the credential shape of each provider.
+func ExampleCredentials() {
+	for _, p := range allsim.Providers().Names() {
+		var m map[string]string
+		_ = json.Unmarshal(allsim.Credentials(p, "demo"), &m)
+		fmt.Println(p, len(m))
+	}
+	// Output:
+	// plaid 3
+	// gocardless 3
+	// stripe 2
+	// mercury 1
+}

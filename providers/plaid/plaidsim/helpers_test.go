@@ -1,0 +1,21 @@
+package plaidsim
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/providers/sim/simtest"
+)
+
+// newTestSim starts a simulator serving Plaid on an httptest server.
+func newTestSim(t *testing.T, opts sim.Options) (*sim.Simulator, *httptest.Server) {
+	t.Helper()
+	return simtest.New(t, opts, Sim{})
+}
+
+// creds decodes Plaid credentials for name into a map.
+func creds(t *testing.T, name string) map[string]string {
+	t.Helper()
+	return simtest.Creds(t, Sim{}, name)
+}
