@@ -14,14 +14,16 @@ import (
 
 func TestLimitersStayBounded(t *testing.T) {
 	l := NewLimitersSweeping(20 * time.Millisecond)
-	info := LimitInfo{Name: "general", Count: 100, Period: 100 * time.Millisecond}
+	// A 2 s period: the 5,000 takes finish long before any bucket refills,
+	// even on a loaded machine.
+	info := LimitInfo{Name: "general", Count: 100, Period: 2 * time.Second}
 	for i := 0; i < 5000; i++ {
 		l.Take(fmt.Sprintf("user-%d", i), info)
 	}
 	if n := l.Len(); n != 5000 {
 		t.Fatalf("after 5000 users: %d buckets", n)
 	}
-	time.Sleep(150 * time.Millisecond) // every bucket refills
+	time.Sleep(2100 * time.Millisecond) // every bucket refills
 	l.Take("one-more", info)           // triggers a sweep
 	if n := l.Len(); n > 1 {
 		t.Fatalf("after refill and sweep: %d buckets, want 1", n)
