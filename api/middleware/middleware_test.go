@@ -24,7 +24,7 @@ func TestLimitersStayBounded(t *testing.T) {
 		t.Fatalf("after 5000 users: %d buckets", n)
 	}
 	time.Sleep(2100 * time.Millisecond) // every bucket refills
-	l.Take("one-more", info)           // triggers a sweep
+	l.Take("one-more", info)            // triggers a sweep
 	if n := l.Len(); n > 1 {
 		t.Fatalf("after refill and sweep: %d buckets, want 1", n)
 	}
