@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/finsync/finsync/api/cursor"
+	"github.com/finsync/finsync/api/idempotency"
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/ops"
@@ -73,6 +74,7 @@ type API struct {
 	Handler http.Handler
 	auth    *middleware.Authenticator
 	limits  *middleware.SharedLimits
+	idem    *idempotency.Guard
 	store   *storage.Store
 }
 
@@ -106,6 +108,7 @@ func New(cfg Config) *API {
 	}
 	e.Use(middleware.Logger(cfg.Log), limitBody, middleware.Deadline(deadline))
 	limits := middleware.NewSharedLimits(cfg.Store, cfg.RateLimits, cfg.Log)
+	idem := idempotency.New(cfg.Store, deadline, cfg.Log)
 	v2.Register(e, v2.Config{
 		Store:   cfg.Store,
 		Cursors: cursor.NewCodec(cfg.CursorKey, cfg.PreviousCursorKeys...),
@@ -115,6 +118,8 @@ func New(cfg Config) *API {
 		Plans:   cfg.Plans,
 		OpenAPI: openapi.V2(),
 		Jobs:    cfg.Jobs,
+
+		Idempotency: idem,
 	})
 	v1.Register(e, v1.Config{
 		Store:     cfg.Store,
@@ -150,20 +155,26 @@ func New(cfg Config) *API {
 		}
 		v2.Fail(c, http.StatusMethodNotAllowed, v2.CodeMethodNotAllowed, msg)
 	})
-	return &API{Handler: e, auth: auth, limits: limits, store: cfg.Store}
+	return &API{Handler: e, auth: auth, limits: limits, idem: idem, store: cfg.Store}
 }
 
 // Run keeps the API's background work going (credential change listener
 // and version checks, last-used flushes, giving back idle rate-limit
-// leases) until ctx ends.
+// leases, purging expired idempotency keys) until ctx ends.
 func (a *API) Run(ctx context.Context) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		a.limits.Run(ctx)
 	}()
+	idemDone := make(chan struct{})
+	go func() {
+		defer close(idemDone)
+		a.idem.Run(ctx)
+	}()
 	a.auth.Run(ctx, a.store.Pool())
 	<-done
+	<-idemDone
 }
 
 // isV1 reports whether the request is for version 1 of the API.

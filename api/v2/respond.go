@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/finsync/finsync/api/apierr"
+	"github.com/finsync/finsync/api/idempotency"
 	"github.com/finsync/finsync/api/params"
 	"net/http"
 	"strconv"
@@ -31,6 +32,14 @@ const (
 	// CodeServiceUnavailable (503, with Retry-After) is finsync's addition
 	// to the spec: the database is down or restarting.
 	CodeServiceUnavailable = apierr.CodeServiceUnavailable
+)
+
+// Codes of Idempotency-Key (package idempotency), our additions to version
+// 2's codes: the key used with another request (422), or a request with
+// the key still in flight (409).
+const (
+	CodeIdempotencyKeyReused = idempotency.CodeKeyReused
+	CodeConflict             = idempotency.CodeConflict
 )
 
 // CodePayloadTooLarge is our addition to version 2's codes: a request body

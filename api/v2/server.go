@@ -12,6 +12,7 @@ import (
 
 	"github.com/finsync/finsync/api/apierr"
 	"github.com/finsync/finsync/api/cursor"
+	"github.com/finsync/finsync/api/idempotency"
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage"
@@ -44,6 +45,9 @@ type Config struct {
 	// stored (and destination events written to the outbox, swept later by
 	// the worker's scheduler) but no job is enqueued at once.
 	Jobs JobInserter
+	// Idempotency applies Idempotency-Key to every POST and PATCH; nil
+	// ignores the header.
+	Idempotency *idempotency.Guard
 }
 
 // Server holds the version 2 handlers.
@@ -71,6 +75,13 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	if cfg.Store.Replica() != nil {
 		authed.Use(middleware.ReadRouting(cfg.Store, cfg.Log))
 	}
+	// idem runs last before the handler: after authentication (keys are
+	// per credential) and rate limits (a replay spends budget like any
+	// request).
+	idem := func(c *gin.Context) { c.Next() }
+	if cfg.Idempotency != nil {
+		idem = cfg.Idempotency.Handler(resp)
+	}
 	authed.GET("/me", s.me)
 	authed.GET("/accounts", s.listAccounts)
 	authed.GET("/accounts/balance-history", s.balanceHistory)
@@ -81,15 +92,15 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	authed.GET("/category-groups", s.listCategoryGroups)
 	authed.GET("/holdings", s.listHoldings)
 	authed.GET("/investment-transactions", s.listInvestmentTransactions)
-	authed.POST("/accounts", s.createAccount)
-	authed.PATCH("/accounts/:accountId", s.updateAccount)
+	authed.POST("/accounts", idem, s.createAccount)
+	authed.PATCH("/accounts/:accountId", idem, s.updateAccount)
 	authed.DELETE("/accounts/:accountId", s.closeAccount)
-	authed.POST("/categories", s.createCategory)
-	authed.PATCH("/categories/:id", s.updateCategory)
-	authed.PATCH("/transactions/:id", s.updateTransaction)
+	authed.POST("/categories", idem, s.createCategory)
+	authed.PATCH("/categories/:id", idem, s.updateCategory)
+	authed.PATCH("/transactions/:id", idem, s.updateTransaction)
 	authed.GET("/rules", s.listRules)
-	authed.POST("/rules", middleware.RateLimit(cfg.Limits, resp, s.createRuleLimit), s.createRule)
-	authed.PATCH("/rules/:ruleId", s.updateRule)
+	authed.POST("/rules", middleware.RateLimit(cfg.Limits, resp, s.createRuleLimit), idem, s.createRule)
+	authed.PATCH("/rules/:ruleId", idem, s.updateRule)
 	authed.DELETE("/rules/:ruleId", s.archiveRule)
 	return s
 }

@@ -56,5 +56,5 @@ func v2InputResponses() Obj {
 // bodyErrors are the errors of every authenticated v2 operation with a
 // request body.
 func bodyErrors(extra ...string) []string {
-	return authErrors(append([]string{"BadRequest", "PayloadTooLarge"}, extra...)...)
+	return authErrors(append([]string{"BadRequest", "PayloadTooLarge", "Conflict", "IdempotencyKeyReused"}, extra...)...)
 }

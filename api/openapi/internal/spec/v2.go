@@ -21,6 +21,9 @@ func v2Statuses() map[string]int {
 	for name, status := range v2InputStatuses() {
 		statuses[name] = status
 	}
+	for name, status := range v2IdempotencyStatuses() {
+		statuses[name] = status
+	}
 	return statuses
 }
 
@@ -34,7 +37,8 @@ func V2(provs []domain.ProviderProfile) Obj {
 			{"version", "2.0.0"},
 			{"description", "Version 2 of the finsync API: stored accounts, transactions, balances, " +
 				"bank connections, holdings and investment activity, with writes for manual accounts, " +
-				"categories, transaction categories and rules." + inputLimitsText},
+				"categories, transaction categories and rules." + inputLimitsText +
+				" Every POST and PATCH accepts an Idempotency-Key header: " + idempotencyText},
 		}},
 		{"servers", []Obj{{{"url", "/v2"}}}},
 		{"security", []Obj{{{bearerScheme, []string{}}}}},
@@ -76,7 +80,7 @@ func v2Routes() []route {
 	routes = append(routes, v2CategoryRoutes()...)
 	routes = append(routes, v2InvestmentRoutes()...)
 	routes = append(routes, v2RuleRoutes()...)
-	return routes
+	return withIdempotency(routes)
 }
 
 func v2AccountRoutes() []route {
@@ -277,6 +281,7 @@ func v2ErrorCodes() []string {
 		"METHOD_NOT_ALLOWED", "RATE_LIMITED", "PROVIDER_UNAVAILABLE", "INTERNAL_ERROR",
 		"SERVICE_UNAVAILABLE",
 	}
+	codes = append(codes, v2IdempotencyErrorCodes()...)
 	return append(codes, v2InputErrorCodes()...)
 }
 
@@ -313,5 +318,6 @@ func v2Responses() Obj {
 			limited, "PROVIDER_UNAVAILABLE")},
 		{serviceUnavailableName, serviceUnavailable()},
 	}
+	responses = append(responses, v2IdempotencyResponses()...)
 	return append(responses, v2InputResponses()...)
 }
