@@ -142,7 +142,9 @@ func (s *Syncer) finished(rep *syncReport, err error) {
 		class = result
 	}
 	took := max(now.Sub(rep.StartedAt), 0)
-	s.Metrics.observeSync(rep.provider, result, took, rep.Changes, now)
+	if rep.provider != "" { // else the connection could not even be read
+		s.Metrics.observeSync(rep.provider, result, took, rep.Changes, now)
+	}
 	level := slog.LevelInfo
 	if cause != nil {
 		level = slog.LevelWarn
