@@ -207,7 +207,7 @@ func TestUpdateManualAccount(t *testing.T) {
 	e.expect(e.send(http.MethodPatch, path, e.fx.Key(w.b.ID, nil), `{"name":"x"}`), http.StatusNotFound, "NOT_FOUND")
 	e.expect(e.send(http.MethodPatch, path, e.fx.Key(w.a.ID, []uuid.UUID{w.acctA1}), `{"name":"x"}`), http.StatusNotFound, "NOT_FOUND")
 	e.expect(e.send(http.MethodPatch, "/v2/accounts/"+uuid.NewString(), key, `{"name":"x"}`), http.StatusNotFound, "NOT_FOUND")
-	e.expect(e.send(http.MethodPatch, "/v2/accounts/not-a-uuid", key, `{"name":"x"}`), http.StatusNotFound, "NOT_FOUND")
+	e.expect(e.send(http.MethodPatch, "/v2/accounts/not-a-uuid", key, `{"name":"x"}`), http.StatusBadRequest, "BAD_REQUEST")
 }
 
 func TestBankSyncedAccountsAreReadOnly(t *testing.T) {

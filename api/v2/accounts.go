@@ -103,9 +103,8 @@ func (s *Server) listAccounts(c *gin.Context) {
 }
 
 func (s *Server) getAccount(c *gin.Context) {
-	id, err := uuid.Parse(c.Param("accountId"))
-	if err != nil {
-		s.handle(c, errNotFound)
+	id, ok := s.pathID(c, "accountId")
+	if !ok {
 		return
 	}
 	a, err := s.cfg.Store.GetAccount(c.Request.Context(), scope(c), id)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -14,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/api/middleware"
+	"github.com/finsync/finsync/api/params"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/storage"
@@ -293,12 +295,21 @@ func accountWriteError(err error) error {
 	return err
 }
 
-// pathID parses a UUID path parameter; a malformed one answers 404, like
-// an unknown id.
+// pathID parses a UUID path parameter (canonical 36-character form); a
+// malformed one answers 400 BAD_REQUEST "<name>: must be a UUID". An empty
+// value, or one holding a slash (sent escaped, %2F), makes the decoded path
+// match no operation of the document (/v2/rules//), so it answers 404 like
+// an unknown path. A well-formed id that is missing or out of scope is
+// left to the handler (404).
 func (s *Server) pathID(c *gin.Context, name string) (uuid.UUID, bool) {
-	id, err := uuid.Parse(c.Param(name))
-	if err != nil {
-		s.handle(c, errNotFound)
+	raw := c.Param(name)
+	if raw == "" || strings.Contains(raw, "/") {
+		Fail(c, http.StatusNotFound, CodeNotFound, "No such endpoint")
+		return uuid.Nil, false
+	}
+	id, ok := params.ParseUUID(raw)
+	if !ok {
+		s.handle(c, badf("%s: must be a UUID", name))
 		return uuid.Nil, false
 	}
 	return id, true

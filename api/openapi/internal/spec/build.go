@@ -87,12 +87,14 @@ func Marshal(doc Obj) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// Schema helpers.
+// Schema helpers. Numbers (amounts, balances, prices) stay JSON numbers on
+// the wire, as the specifications show them; format double makes generated
+// clients decode them as float64 rather than float32.
 
 func typed(t string) Obj { return Obj{{"type", t}} }
 
 func str() Obj       { return typed("string") }
-func number() Obj    { return typed("number") }
+func number() Obj    { return Obj{{"type", "number"}, {"format", "double"}} }
 func boolean() Obj   { return typed("boolean") }
 func integer() Obj   { return typed("integer") }
 func uuidS() Obj     { return strFormat("uuid") }

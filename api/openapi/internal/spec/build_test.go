@@ -29,12 +29,12 @@ func TestSchemaHelpers(t *testing.T) {
 		{
 			"closed object lists required fields",
 			object(req("a", str()), opt("b", number())),
-			`{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"string"},"b":{"type":"number"}}}`,
+			`{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"string"},"b":{"type":"number","format":"double"}}}`,
 		},
 		{
 			"object of optional fields has no required list",
 			object(opt("b", number())),
-			`{"type":"object","additionalProperties":false,"properties":{"b":{"type":"number"}}}`,
+			`{"type":"object","additionalProperties":false,"properties":{"b":{"type":"number","format":"double"}}}`,
 		},
 		{
 			"patch object needs one field",

@@ -7,12 +7,13 @@ const serviceUnavailableName = "ServiceUnavailable"
 // serviceUnavailable is the 503 every operation of both versions may
 // answer while the database is down or restarting: finsync's addition to
 // both specifications (version 1 names the code only for its health
-// check), with the endpoint envelope and a Retry-After header.
-func serviceUnavailable() Obj {
+// check), with the endpoint envelope (body, the version's schema for it)
+// and a Retry-After header.
+func serviceUnavailable(body Obj) Obj {
 	return jsonResponse(
 		"The database is down or restarting (finsync's addition to the specification); "+
 			"retry after the number of seconds in Retry-After.",
-		object(req("error", object(req("code", constant("SERVICE_UNAVAILABLE")), req("message", str())))),
+		body,
 		responseHeaders(maybeLimited, KV{hdrRetryAfter, headerRef("RetryAfter")}),
 	)
 }

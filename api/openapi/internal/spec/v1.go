@@ -137,16 +137,41 @@ func v1Parameters() Obj {
 	}
 }
 
-// v1Endpoint is the endpoint error body {error: {code, message}}.
-func v1Endpoint(code string) Obj {
-	return object(req("error", object(req("code", constant(code)), req("message", str()))))
+// v1ErrorCodes are the codes of v1's endpoint error body.
+func v1ErrorCodes() []string {
+	return []string{
+		"BAD_REQUEST", "NOT_FOUND", "METHOD_NOT_ALLOWED", "INTERNAL_ERROR",
+		"PROVIDER_SERVICE_UNAVAILABLE", "SERVICE_UNAVAILABLE",
+	}
 }
+
+// v1Endpoint is the endpoint error body {error: {code, message}}: the
+// shared Error schema narrowed to code.
+func v1Endpoint(code string) Obj { return narrowed("Error", []string{code}) }
 
 // v1Middleware is the error body of authentication, plan and rate-limit
 // checks: {error, requestId} with error one of messages.
 func v1Middleware(messages []string, extra ...field) Obj {
 	fields := []field{req("error", enum(messages...)), req("requestId", str())}
 	return object(append(fields, extra...)...)
+}
+
+// v1ErrorSchemas are the error bodies, shared by every response that
+// carries them so that generated clients get one type for each.
+func v1ErrorSchemas() Obj {
+	return Obj{
+		{"ErrorCode", enum(v1ErrorCodes()...)},
+		{"ErrorDetail", object(req("code", ref("ErrorCode")), req("message", str()))},
+		{"Error", object(req("error", ref("ErrorDetail")))},
+		{"AuthError", v1Middleware([]string{
+			"Missing or invalid Authorization header", "Invalid API key",
+			"API key has been disabled", "API key has expired",
+		})},
+		{"SubscriptionError", v1Middleware([]string{"API access requires active pro subscription or trial"})},
+		{"RateLimitError", v1Middleware([]string{"Rate limit exceeded"},
+			req("retryAfter", describe(count(), "Epoch milliseconds after which to retry.")))},
+		{"MiddlewareInternalError", v1Middleware([]string{"Internal error"})},
+	}
 }
 
 func v1Responses() Obj {
@@ -156,25 +181,19 @@ func v1Responses() Obj {
 	return Obj{
 		{"BadRequest", endpoint("Invalid query; the message is `<parameter>: <text>`, or `query: <text>` "+
 			"when the query string does not decode (a malformed percent-escape).", limited, "BAD_REQUEST")},
-		{"Unauthorized", jsonResponse("Authentication failed.", v1Middleware([]string{
-			"Missing or invalid Authorization header", "Invalid API key",
-			"API key has been disabled", "API key has expired",
-		}), responseHeaders(public))},
-		{"Forbidden", jsonResponse("No active pro subscription or trial.", v1Middleware([]string{
-			"API access requires active pro subscription or trial",
-		}), responseHeaders(maybeLimited))},
+		{"Unauthorized", jsonResponse("Authentication failed.", ref("AuthError"), responseHeaders(public))},
+		{"Forbidden", jsonResponse("No active pro subscription or trial.", ref("SubscriptionError"),
+			responseHeaders(maybeLimited))},
 		{"NotFound", endpoint("Bank connection not found.", limited, "NOT_FOUND")},
 		{"RouteNotFound", endpoint("No such path.", maybeLimited, "NOT_FOUND")},
 		{"MethodNotAllowed", endpoint("The path exists but not with this method.", maybeLimited, "METHOD_NOT_ALLOWED")},
-		{"RateLimited", jsonResponse("Rate limit exceeded.",
-			v1Middleware([]string{"Rate limit exceeded"},
-				req("retryAfter", describe(count(), "Epoch milliseconds after which to retry."))),
+		{"RateLimited", jsonResponse("Rate limit exceeded.", ref("RateLimitError"),
 			responseHeaders(limited, KV{hdrRetryAfter, headerRef("RetryAfterOptional")}))},
 		{"InternalError", jsonResponse("Internal error, from authentication (shape 2) or the endpoint (shape 1).",
-			Obj{{"oneOf", []Obj{v1Endpoint("INTERNAL_ERROR"), v1Middleware([]string{"Internal error"})}}},
+			Obj{{"oneOf", []Obj{v1Endpoint("INTERNAL_ERROR"), ref("MiddlewareInternalError")}}},
 			responseHeaders(maybeLimited))},
 		{"ProviderServiceUnavailable", endpoint("The provider is unavailable.", limited, "PROVIDER_SERVICE_UNAVAILABLE")},
-		{serviceUnavailableName, serviceUnavailable()},
+		{serviceUnavailableName, serviceUnavailable(v1Endpoint("SERVICE_UNAVAILABLE"))},
 	}
 }
 
@@ -190,7 +209,7 @@ func v1Providers(provs []domain.ProviderProfile) []string {
 }
 
 func v1Schemas(provs []domain.ProviderProfile) Obj {
-	return Obj{
+	s := Obj{
 		{"Provider", enum(v1Providers(provs)...)},
 		{"Health", object(
 			req("status", describe(enum("ok", "degraded"), "degraded: non-critical services are unavailable.")),
@@ -240,6 +259,7 @@ func v1Schemas(provs []domain.ProviderProfile) Obj {
 			req("provider", ref("Provider")),
 		)},
 	}
+	return append(s, v1ErrorSchemas()...)
 }
 
 func v1Account() Obj {

@@ -88,7 +88,7 @@ func v2AccountRoutes() []route {
 	return []route{
 		{"/accounts", "get", op{
 			id: "listAccounts", summary: "List accounts",
-			params: []Obj{paramRef("bankConnectionId"), paramRef("accountStatus"), paramRef("cursor"), paramRef("limit")},
+			params: []Obj{paramRef("bankConnectionId"), paramRef("accountStatusFilter"), paramRef("cursor"), paramRef("limit")},
 			status: http.StatusOK, respDesc: "A page of accounts.",
 			schema: object(req("accounts", array(ref("Account"))), req("pageInfo", ref("PageInfo"))),
 			errors: authErrors("BadRequest", "NotFound"),
@@ -134,7 +134,7 @@ func v2TransactionRoutes() []route {
 			id: "listTransactions", summary: "List stored transactions",
 			params: []Obj{
 				paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("categoryId"),
-				paramRef("transactionStatus"), paramRef("startDate"), paramRef("endDate"),
+				paramRef("transactionStatusFilter"), paramRef("startDate"), paramRef("endDate"),
 				paramRef("cursor"), paramRef("limit"), paramRef("includeHidden"),
 			},
 			status: http.StatusOK, respDesc: "A page of transactions.",
@@ -251,6 +251,15 @@ func v2RuleRoutes() []route {
 	}
 }
 
+// constants are one const schema per value.
+func constants(values []string) []Obj {
+	out := make([]Obj, len(values))
+	for i, v := range values {
+		out[i] = constant(v)
+	}
+	return out
+}
+
 // wrap is an object with a single required property.
 func wrap(name string, schema Obj) Obj { return object(req(name, schema)) }
 
@@ -265,9 +274,9 @@ func v2Parameters() Obj {
 		{"endDate", queryParam("endDate", "Inclusive upper bound on the date.", date())},
 		{"cursor", queryParam("cursor", "Opaque cursor from a previous pageInfo.nextCursor.", str())},
 		{"limit", queryParam("limit", "Page size.", limit)},
-		{"accountStatus", queryParam("status", "Account status filter.",
+		{"accountStatusFilter", queryParam("status", "Account status filter.",
 			enum("active", "closed", "all").with("default", "active"))},
-		{"transactionStatus", queryParam("status", "Transaction status filter.",
+		{"transactionStatusFilter", queryParam("status", "Transaction status filter.",
 			enum("pending", "posted", "deleted", "all").with("default", "posted"))},
 		{"includeHidden", queryParam("includeHidden", "Include transactions hidden by a rule.",
 			boolean().with("default", false))},
@@ -285,11 +294,25 @@ func v2ErrorCodes() []string {
 	return append(codes, v2InputErrorCodes()...)
 }
 
-// errorEnvelope is {error: {code, message}} with the given codes allowed,
-// plus extra top-level fields.
-func errorEnvelope(codes []string, extra ...field) Obj {
-	body := object(req("code", enum(codes...)), req("message", str()))
-	return object(append([]field{req("error", body)}, extra...)...)
+// errorEnvelope is the shared Error schema ({error: {code, message}}),
+// narrowed to the given codes: one component for every error response, so
+// that generated clients get one error type and one code enum.
+func errorEnvelope(codes []string) Obj {
+	return narrowed("Error", codes)
+}
+
+// narrowed is the named component schema with error.code limited to codes
+// (constants rather than an enum, so that no client generates a code type
+// per response).
+func narrowed(component string, codes []string) Obj {
+	code := constant(codes[0])
+	if len(codes) > 1 {
+		code = Obj{{"anyOf", constants(codes)}}
+	}
+	only := Obj{{"type", "object"}, {"properties", Obj{{"error", Obj{
+		{"type", "object"}, {"properties", Obj{{"code", code}}},
+	}}}}}
+	return Obj{{"allOf", []Obj{ref(component), only}}}
 }
 
 func v2Responses() Obj {
@@ -298,7 +321,7 @@ func v2Responses() Obj {
 	}
 	responses := Obj{
 		{"BadRequest", errResp("Invalid parameters or body (see the limits in the description above), "+
-			"a query string that does not decode, or a write to a bank-synced account.",
+			"a path id that is not a UUID, a query string that does not decode, or a write to a bank-synced account.",
 			limited, "BAD_REQUEST")},
 		{"Unauthorized", jsonResponse("Missing or invalid Authorization header.",
 			object(req("error", constant("Missing or invalid Authorization header"))),
@@ -311,12 +334,12 @@ func v2Responses() Obj {
 		{"MethodNotAllowed", errResp("The path exists but not with this method.",
 			maybeLimited, "METHOD_NOT_ALLOWED")},
 		{"RateLimited", jsonResponse("Rate limit exceeded.",
-			errorEnvelope([]string{"RATE_LIMITED"}, req("retryAfter", count())),
+			narrowed("RateLimitError", []string{"RATE_LIMITED"}),
 			responseHeaders(limited, KV{hdrRetryAfter, headerRef("RetryAfter")}))},
 		{"InternalError", errResp("Unexpected server error.", maybeLimited, "INTERNAL_ERROR")},
 		{"ProviderUnavailable", errResp("The data was never stored and the provider is unavailable.",
 			limited, "PROVIDER_UNAVAILABLE")},
-		{serviceUnavailableName, serviceUnavailable()},
+		{serviceUnavailableName, serviceUnavailable(errorEnvelope([]string{"SERVICE_UNAVAILABLE"}))},
 	}
 	responses = append(responses, v2IdempotencyResponses()...)
 	return append(responses, v2InputResponses()...)

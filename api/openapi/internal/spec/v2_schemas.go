@@ -16,7 +16,9 @@ func v2Schemas(provs []domain.ProviderProfile) Obj {
 	s := Obj{
 		{"Provider", enum(v2Providers(provs)...)},
 		{"ErrorCode", enum(v2ErrorCodes()...)},
-		{"Error", errorEnvelope(v2ErrorCodes())},
+		{"ErrorDetail", object(req("code", ref("ErrorCode")), req("message", str()))},
+		{"Error", object(req("error", ref("ErrorDetail")))},
+		{"RateLimitError", object(req("error", ref("ErrorDetail")), req("retryAfter", count()))},
 		{"Health", object(req("status", enum("ok", "degraded")), req("timestamp", dateTime()))},
 		{"User", object(
 			req("userId", uuidS()),
