@@ -135,14 +135,29 @@ func TestDevPropagatesToDemoDestinations(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	// The one process serves the worker's metrics beside the API's.
-	m := scrape(t, demo.MetricsURL)
-	for _, series := range []string{
+	// The one process serves the worker's metrics beside the API's. The
+	// delivery job records its lag after the destination has the row, and
+	// the jobs count is cached for seconds: scrape until both show.
+	want := []string{
 		`finsync_sync_duration_seconds_count{outcome="ok",provider="plaid"}`,
 		`finsync_destination_delivery_lag_seconds{kind="airtable"}`,
 		`finsync_river_jobs{kind="deliver_destination",state="completed"}`,
 		`finsync_http_request_duration_seconds_count{method="POST",route="/v2/accounts",status="201"}`,
-	} {
+	}
+	var m map[string]float64
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		m = scrape(t, demo.MetricsURL)
+		missing := 0
+		for _, series := range want {
+			if _, ok := m[series]; !ok {
+				missing++
+			}
+		}
+		if missing == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, series := range want {
 		if _, ok := m[series]; !ok {
 			t.Errorf("dev's /metrics has no %s", series)
 		}
