@@ -115,7 +115,7 @@ func (e *syncEnv) instrument() (*prometheus.Registry, *worker.Metrics, *logBuffe
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	reg.MustRegister(worker.NewBreakerCollector(provs))
+	reg.MustRegister(worker.NewBreakerCollector(provs), worker.NewLastSyncCollector(e.st, all.NewRegistry().Names()))
 	logs := &logBuffer{}
 	e.syncer.Providers, e.syncer.Metrics = provs, m
 	e.syncer.Log = slog.New(slog.NewJSONHandler(logs, nil))
@@ -372,5 +372,44 @@ func TestRiverJobsGaugeHasEveryStateAndKind(t *testing.T) {
 		if v, _ := sample(t, fresh, "finsync_river_jobs", map[string]string{"state": series[0], "kind": series[1]}); v != want {
 			t.Fatalf("%s %s: %v, want %v", series[0], series[1], v, want)
 		}
+	}
+}
+
+// TestLastSuccessGaugeComesFromTheDatabase checks that the last-success
+// gauge has a series from a process's start for every provider with
+// connections, before any success (the oldest connection's creation), and
+// that a new process (a restart) reads the last success stored by another.
+func TestLastSuccessGaugeComesFromTheDatabase(t *testing.T) {
+	e := newSyncEnv(t)
+	names := all.NewRegistry().Names()
+	fresh := func() *prometheus.Registry {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(worker.NewLastSyncCollector(e.st, names))
+		return reg
+	}
+	plaid := map[string]string{"provider": "plaid"}
+	if _, ok := sample(t, fresh(), "finsync_last_successful_sync_timestamp_seconds", plaid); ok {
+		t.Fatal("a series for a provider with no connection")
+	}
+	before := time.Now().Add(-time.Second)
+	c := e.connect("plaid", "gauge")
+	created, ok := sample(t, fresh(), "finsync_last_successful_sync_timestamp_seconds", plaid)
+	if !ok || created < float64(before.Unix()) || created > float64(time.Now().Unix()+1) {
+		t.Fatalf("never-synced provider: %v (present %v), want its connection's creation time", created, ok)
+	}
+	if err := e.sync(c); err != nil {
+		t.Fatal(err)
+	}
+	// A new collector, as in a restarted worker that synced nothing.
+	last, ok := sample(t, fresh(), "finsync_last_successful_sync_timestamp_seconds", plaid)
+	if !ok || last < created || last > float64(time.Now().Unix()+1) {
+		t.Fatalf("after a sync: %v (present %v), want the sync's time (after %v)", last, ok, created)
+	}
+	var stored time.Time
+	if err := e.pool.QueryRow(context.Background(), `SELECT last_synced_at FROM bank_connections WHERE id = $1`, c.ID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if want := float64(stored.UnixNano()) / 1e9; last != want {
+		t.Fatalf("gauge %v, stored last sync %v", last, want)
 	}
 }

@@ -143,7 +143,7 @@ func (s *Syncer) finished(rep *syncReport, err error) {
 	}
 	took := max(now.Sub(rep.StartedAt), 0)
 	if rep.provider != "" { // else the connection could not even be read
-		s.Metrics.observeSync(rep.provider, result, took, rep.Changes, now)
+		s.Metrics.observeSync(rep.provider, result, took, rep.Changes)
 	}
 	level := slog.LevelInfo
 	if cause != nil {
