@@ -295,7 +295,8 @@ func TestProviderOutageMovesOutcomesAndBreaker(t *testing.T) {
 }
 
 // TestDeliveryMovesLagAndLogs changes an account with a webhook destination
-// linked: the delivery worker logs the drain with its keys and sets the
+// linked through the API: the delivery worker logs the drain with its keys
+// and the request's id, and sets the
 // lag gauge of the webhook kind to the event's age at delivery.
 func TestDeliveryMovesLagAndLogs(t *testing.T) {
 	w := newDestWorld(t)
@@ -318,7 +319,12 @@ func TestDeliveryMovesLagAndLogs(t *testing.T) {
 	}
 	var items int64
 	for _, l := range lines {
-		requireKeys(t, l, "destination_id", "kind", "duration_ms", "items", "outcome", "error_class")
+		// The account change came from an API request: its delivery job
+		// carries the request's id.
+		requireKeys(t, l, "destination_id", "kind", "duration_ms", "items", "outcome", "error_class", "request_id")
+		if id, _ := l["request_id"].(string); id == "" {
+			t.Fatalf("delivery line without the request id: %v", l)
+		}
 		if l["destination_id"] != dest.String() || l["kind"] != "webhook" || l["outcome"] != "ok" || l["error_class"] != "" {
 			t.Fatalf("delivery line %v", l)
 		}

@@ -94,7 +94,7 @@ func (s *Syncer) Sync(ctx context.Context, id uuid.UUID) error {
 	rep := syncReport{StartedAt: time.Now()}
 	err := s.sync(ctx, id, sliceEnd{}, &rep)
 	if !errors.Is(err, errSkipped) {
-		s.finished(&rep, err)
+		s.finished(ctx, &rep, err)
 	}
 	return err
 }
@@ -130,7 +130,9 @@ const syncReportKey = "finsync_sync"
 // modified, removed, outcome and error_class, and its metrics. It is the
 // one place a sync's end is reported, from Sync and from SyncWorker.Work
 // alike; a slice that continues in the job's next attempt reports nothing.
-func (s *Syncer) finished(rep *syncReport, err error) {
+// The line is logged with ctx (cancelled or not), so it carries the
+// request id of a request-enqueued job.
+func (s *Syncer) finished(ctx context.Context, rep *syncReport, err error) {
 	now := time.Now() // wall time, not Syncer.Now (the data's clock)
 	cause := rep.cause
 	if cause == nil {
@@ -149,7 +151,7 @@ func (s *Syncer) finished(rep *syncReport, err error) {
 	if cause != nil {
 		level = slog.LevelWarn
 	}
-	s.Log.LogAttrs(context.Background(), level, "sync finished",
+	s.Log.LogAttrs(context.WithoutCancel(ctx), level, "sync finished",
 		slog.String("connection_id", rep.connectionID.String()),
 		slog.String("provider", rep.provider),
 		slog.Int64("duration_ms", took.Milliseconds()),
@@ -385,7 +387,7 @@ func (w *SyncWorker) Work(ctx context.Context, job *river.Job[jobargs.SyncConnec
 		return river.JobSnooze(0)
 	}
 	rep.Slices++
-	w.Syncer.finished(&rep, err)
+	w.Syncer.finished(ctx, &rep, err)
 	if mErr := w.setReport(ctx, nil); mErr != nil {
 		return errors.Join(err, mErr)
 	}

@@ -208,7 +208,7 @@ type pageData struct {
 func (c *Console) page(ctx *gin.Context) {
 	conns, err := c.cfg.Store.OpsConnections(ctx.Request.Context(), maxConnections)
 	if err != nil {
-		c.cfg.Log.Error("ops page", "error", err)
+		c.cfg.Log.ErrorContext(ctx.Request.Context(), "ops page", "error", err)
 		ctx.String(http.StatusServiceUnavailable, "The connections cannot be read right now: %v", err)
 		return
 	}
@@ -248,7 +248,7 @@ func (c *Console) connectionID(ctx *gin.Context) (uuid.UUID, bool) {
 }
 
 func (c *Console) fail(ctx *gin.Context, err error) {
-	c.cfg.Log.Error("ops action", "path", ctx.Request.URL.Path, "error", err)
+	c.cfg.Log.ErrorContext(ctx.Request.Context(), "ops action", "path", ctx.Request.URL.Path, "error", err)
 	ctx.String(http.StatusServiceUnavailable, "The action failed: %v", err)
 }
 
@@ -306,7 +306,7 @@ func (c *Console) render(ctx *gin.Context, status int, name string, data any) {
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	ctx.Status(status)
 	if err := c.pages.ExecuteTemplate(ctx.Writer, name, data); err != nil {
-		c.cfg.Log.Error("render ops page", "template", name, "error", err)
+		c.cfg.Log.ErrorContext(ctx.Request.Context(), "render ops page", "template", name, "error", err)
 	}
 }
 
