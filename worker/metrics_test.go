@@ -17,10 +17,12 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
 
@@ -417,5 +419,121 @@ func TestLastSuccessGaugeComesFromTheDatabase(t *testing.T) {
 	}
 	if want := float64(stored.UnixNano()) / 1e9; last != want {
 		t.Fatalf("gauge %v, stored last sync %v", last, want)
+	}
+}
+
+// TestSyncHeldBackByAnOpenBreakerIsNoFailure opens stripe's breaker, then
+// runs a sync job through River: it snoozes without calling the provider,
+// and logs no sync line, observes no sync, counts no failure and keeps the
+// connection's last real provider error, while its health shows the
+// breaker open.
+func TestSyncHeldBackByAnOpenBreakerIsNoFailure(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := newSyncEnv(t)
+	reg, _, logs := e.instrument()
+	c := e.connect("stripe", "held-back")
+	e.mustSync(c)
+	if err := e.sim.SetFault(sim.Fault{Provider: "stripe", Mode: sim.FaultOutage}); err != nil {
+		t.Fatal(err)
+	}
+	breaker := map[string]string{"provider": "stripe"}
+	for i := 0; i < 10; i++ {
+		if v, _ := sample(t, reg, "finsync_provider_breaker_state", breaker); v == 2 {
+			break
+		}
+		if err := e.sync(c); err == nil {
+			t.Fatal("sync succeeded during an outage")
+		}
+	}
+	if v, _ := sample(t, reg, "finsync_provider_breaker_state", breaker); v != 2 {
+		t.Fatalf("breaker gauge %v, want 2 (open)", v)
+	}
+	type state struct {
+		failures int
+		code     string
+	}
+	read := func() state {
+		var s state
+		if err := e.pool.QueryRow(ctx, `SELECT consecutive_failures, coalesce(last_provider_error_code, '') FROM bank_connections WHERE id = $1`,
+			c.ID).Scan(&s.failures, &s.code); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := read()
+	if before.failures == 0 || before.code == "" {
+		t.Fatalf("after the outage's syncs: %+v, want failures and an error code", before)
+	}
+	// The provider's own error, as the last one a call returned: a held-back
+	// sync must leave it in place.
+	const real = "PROVIDER_DOWN_FOR_TEST"
+	if _, err := e.pool.Exec(ctx, `UPDATE bank_connections SET last_provider_error_code = $2 WHERE id = $1`, c.ID, real); err != nil {
+		t.Fatal(err)
+	}
+	before.code = real
+	lines := len(logs.lines(t, "sync finished"))
+	syncs := 0.0
+	for _, o := range []string{"ok", "unavailable"} {
+		n, _ := sample(t, reg, "finsync_sync_duration_seconds", map[string]string{"provider": "stripe", "outcome": o})
+		syncs += n
+	}
+	calls := func() float64 {
+		n, _ := sample(t, reg, "finsync_provider_request_duration_seconds", map[string]string{"provider": "stripe", "operation": "accounts", "outcome": "unavailable"})
+		return n
+	}
+	callsBefore := calls()
+
+	client, err := worker.NewClient(worker.Config{Pool: e.pool, Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, stopEvents := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobSnoozed, river.EventKindJobCancelled)
+	defer stopEvents()
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Stop(context.Background()) })
+	job, err := client.Insert(ctx, jobargs.SyncConnection{ConnectionID: c.ID}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for done := false; !done; {
+		select {
+		case ev := <-events:
+			if ev.Job.ID != job.Job.ID {
+				continue
+			}
+			if ev.Kind != river.EventKindJobSnoozed {
+				t.Fatalf("sync job ended %s behind an open breaker, want a snooze: %v", ev.Job.State, ev.Job.Errors)
+			}
+			done = true
+		case <-ctx.Done():
+			t.Fatal("the sync job did not snooze")
+		}
+	}
+	if after := read(); after != before {
+		t.Fatalf("connection after a held-back sync: %+v, want unchanged %+v", after, before)
+	}
+	if n := len(logs.lines(t, "sync finished")); n != lines {
+		t.Fatalf("%d sync lines after a held-back sync, want %d", n, lines)
+	}
+	after := 0.0
+	for _, o := range []string{"ok", "unavailable"} {
+		n, _ := sample(t, reg, "finsync_sync_duration_seconds", map[string]string{"provider": "stripe", "outcome": o})
+		after += n
+	}
+	if after != syncs {
+		t.Fatalf("%v syncs observed after a held-back sync, want %v", after, syncs)
+	}
+	if n := calls(); n != callsBefore {
+		t.Fatalf("held-back sync called the provider (%v calls, %v before)", n, callsBefore)
+	}
+	health, err := e.st.ConnectionHealth(ctx, []domain.BankConnection{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := health[c.ID]; h.Breaker != storage.BreakerOpen || h.ConsecutiveFailures != before.failures {
+		t.Fatalf("health %+v, want the breaker open and %d failures", h, before.failures)
 	}
 }
