@@ -14,6 +14,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -140,16 +141,47 @@ const (
 )
 
 // require answers 401 unless the request carries the operator credential;
-// GET /ops then shows the sign-in form.
+// GET /ops then shows the sign-in form. A request that may change
+// something and is authenticated by the session cookie must come from the
+// same origin (sameOrigin), else it gets 403.
 func (c *Console) require(ctx *gin.Context) {
 	h, session := c.auth.check(ctx.Request)
 	if h == unauthenticated {
 		c.unauthorized(ctx, "")
 		return
 	}
+	if h == bySession && !safeMethod(ctx.Request.Method) && !sameOrigin(ctx.Request) {
+		ctx.Header("Cache-Control", "no-store")
+		ctx.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "cross-origin request refused: send it from the ops console's own pages, or with Authorization: Bearer"})
+		return
+	}
 	ctx.Set(authKey, h)
 	ctx.Set(sessionKey, session)
 	ctx.Next()
+}
+
+// safeMethod reports a method that changes nothing (GET, HEAD, OPTIONS).
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// sameOrigin reports whether a browser sent r from a page of this origin:
+// Sec-Fetch-Site: same-origin when the browser sends that header, else an
+// Origin whose host is the request's Host. It guards the routes a session
+// cookie reaches, River's UI above all (its JSON API has no CSRF token of
+// its own and parses JSON whatever the Content-Type). Caveat: a request
+// with neither header is refused, so a cookie-authenticated client that
+// is no browser must send Origin (or use the bearer token).
+func sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" || origin == "null" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
 }
 
 // unauthorized answers 401 with the sign-in form (HTML) to a browser
