@@ -26,6 +26,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"riverqueue.com/riverui"
 
+	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/storage"
 )
@@ -95,9 +96,10 @@ func New(ctx context.Context, cfg Config) (*Console, error) {
 }
 
 // Register mounts every ops route on e, each behind the operator
-// credential.
+// credential, and each turning a panic into a logged 500 (as /v1 and /v2
+// do).
 func (c *Console) Register(e *gin.Engine) {
-	g := e.Group(Prefix)
+	g := e.Group(Prefix, middleware.Recover(c.cfg.Log, responder{}))
 	g.POST("/sign-in", c.signIn)
 	g.Use(c.require)
 	g.GET("", c.page)
@@ -348,4 +350,32 @@ func when(t *time.Time) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// responder writes the ops console's short text answers for the shared
+// middleware (only Recover's 500 is used today).
+type responder struct{}
+
+var _ middleware.Responder = responder{}
+
+// Unauthorized implements middleware.Responder.
+func (responder) Unauthorized(c *gin.Context, _ middleware.Reason) {
+	c.String(http.StatusUnauthorized, "%s", http.StatusText(http.StatusUnauthorized))
+}
+
+// Forbidden implements middleware.Responder.
+func (responder) Forbidden(c *gin.Context, _ middleware.Gate) {
+	c.String(http.StatusForbidden, "%s", http.StatusText(http.StatusForbidden))
+}
+
+// RateLimited implements middleware.Responder.
+func (responder) RateLimited(c *gin.Context, _ middleware.LimitInfo, retryAfter time.Duration) {
+	c.Header("Retry-After", strconv.Itoa(int(retryAfter.Seconds()+0.999)))
+	c.String(http.StatusTooManyRequests, "%s", http.StatusText(http.StatusTooManyRequests))
+}
+
+// Internal implements middleware.Responder.
+func (responder) Internal(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
+	c.String(http.StatusInternalServerError, "The ops console failed on this request; the log has the details.")
 }
