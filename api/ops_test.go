@@ -116,6 +116,15 @@ func cookie(value string) func(*http.Request) {
 	return func(r *http.Request) { r.AddCookie(&http.Cookie{Name: "finsync_ops", Value: value}) }
 }
 
+// sameSiteCookie is cookie plus the Sec-Fetch-Site header a browser sends
+// with a request from the console's own pages.
+func sameSiteCookie(value string) func(*http.Request) {
+	return func(r *http.Request) {
+		cookie(value)(r)
+		r.Header.Set("Sec-Fetch-Site", "same-origin")
+	}
+}
+
 // TestOpsRoutesAbsentWithoutToken: with no operator token configured,
 // every ops route answers 404, even with what would be the credential.
 func TestOpsRoutesAbsentWithoutToken(t *testing.T) {
@@ -220,7 +229,7 @@ func TestOpsConsoleActions(t *testing.T) {
 	}
 	action := func(name, token string) (int, string) {
 		status, h, _ := e.opsDo(opsRequest{method: http.MethodPost, path: "/ops/connections/" + conn.String() + "/" + name,
-			form: url.Values{"csrf": {token}}}, cookie(session))
+			form: url.Values{"csrf": {token}}}, sameSiteCookie(session))
 		return status, h.Get("Location")
 	}
 
@@ -275,8 +284,66 @@ func TestOpsConsoleActions(t *testing.T) {
 	}
 
 	// Sign out clears the cookie.
-	status, h, _ = e.opsDo(opsRequest{method: http.MethodPost, path: "/ops/sign-out", form: url.Values{"csrf": {csrf}}}, cookie(session))
+	status, h, _ = e.opsDo(opsRequest{method: http.MethodPost, path: "/ops/sign-out", form: url.Values{"csrf": {csrf}}}, sameSiteCookie(session))
 	if status != http.StatusSeeOther || !strings.Contains(h.Get("Set-Cookie"), "Max-Age=0") {
 		t.Fatalf("sign out: %d %s", status, h.Get("Set-Cookie"))
+	}
+}
+
+// TestOpsRefusesCrossSiteSessionWrites posts to River UI's job cancel and
+// retry endpoints with a valid session cookie: from another site (by
+// Sec-Fetch-Site or Origin), or with neither header, they get 403; from
+// the console's own origin they reach River's UI; bearer requests need
+// neither header.
+func TestOpsRefusesCrossSiteSessionWrites(t *testing.T) {
+	e := newEnv(t, withOps(t))
+	status, h, _ := e.opsDo(opsRequest{method: http.MethodPost, path: "/ops/sign-in", form: url.Values{"token": {testOpsToken}}}, nil)
+	if status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", status)
+	}
+	session := strings.TrimPrefix(strings.Split(h.Get("Set-Cookie"), ";")[0], "finsync_ops=")
+	host := strings.TrimPrefix(e.srv.URL, "http://")
+	post := func(path string, auth func(*http.Request), headers map[string]string) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, e.srv.URL+path, strings.NewReader(`{"ids":["1"]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "text/plain") // a simple request: no CORS preflight
+		auth(req)
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	for _, path := range []string{"/ops/jobs/api/jobs/cancel", "/ops/jobs/api/jobs/retry"} {
+		for name, headers := range map[string]map[string]string{
+			"cross-site fetch":  {"Sec-Fetch-Site": "cross-site"},
+			"same-site fetch":   {"Sec-Fetch-Site": "same-site"},
+			"foreign origin":    {"Origin": "https://evil.example"},
+			"null origin":       {"Origin": "null"},
+			"no origin headers": {},
+		} {
+			if got := post(path, cookie(session), headers); got != http.StatusForbidden {
+				t.Errorf("%s with the session, %s: %d, want 403", path, name, got)
+			}
+		}
+		for name, headers := range map[string]map[string]string{
+			"same-origin fetch": {"Sec-Fetch-Site": "same-origin"},
+			"own origin":        {"Origin": "http://" + host},
+		} {
+			if got := post(path, cookie(session), headers); got == http.StatusForbidden || got == http.StatusUnauthorized {
+				t.Errorf("%s with the session, %s: %d, want it to reach River's UI", path, name, got)
+			}
+		}
+		if got := post(path, bearer(testOpsToken), map[string]string{"Sec-Fetch-Site": "cross-site"}); got == http.StatusForbidden || got == http.StatusUnauthorized {
+			t.Errorf("%s with the bearer token: %d, want it to reach River's UI", path, got)
+		}
 	}
 }

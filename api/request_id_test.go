@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +18,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/finsync/finsync/api"
+	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/requestid"
+	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/providers/all/allsim"
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/secrets"
+	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
 
@@ -257,4 +265,78 @@ func rawGet(t *testing.T, addr, path, id string) (int, string) {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode, resp.Header.Get("X-Request-Id")
+}
+
+// TestOpsSyncNowRequestIDReachesTheSyncLine checks that a sync enqueued by
+// the ops console's "sync now" logs its one "sync finished" line with the
+// request's id.
+func TestOpsSyncNowRequestIDReachesTheSyncLine(t *testing.T) {
+	var logs logBuffer
+	s := allsim.New(sim.Options{Seed: 11, HistoryTransactions: 40})
+	simSrv := httptest.NewServer(s)
+	t.Cleanup(simSrv.Close)
+	box, err := secrets.FromHex(strings.Repeat("2e", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(c *api.Config) {
+		// The process's logger, as finsync's commands build it.
+		c.Log = slog.New(requestid.NewHandler(slog.NewJSONHandler(&logs, nil)))
+		provs, err := worker.NewProviders(all.NewRegistry(), worker.ProviderOptions{Unlimited: true, Rates: c.Store, Quotas: c.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		syncer := &worker.Syncer{Store: c.Store, Providers: provs, Box: box, Log: c.Log, Holder: uuid.New()}
+		client, err := worker.NewClient(worker.Config{Pool: c.Store.Pool(), Store: c.Store, Log: c.Log, Syncer: syncer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := client.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			stopCtx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+			defer stop()
+			_ = client.StopAndCancel(stopCtx)
+			cancel()
+		})
+		console, err := ops.New(ctx, ops.Config{Token: testOpsToken, Store: c.Store, Jobs: client, Log: c.Log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Ops = console
+	})
+	user := e.fx.User(domain.PlanPro, true)
+	sealed, err := box.Seal(allsim.Credentials("plaid", "reqid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := storage.New(e.fx.Pool).CreateConnection(context.Background(), storage.NewConnection{
+		UserID: user.ID, Provider: "plaid", BaseURL: allsim.BaseURL("plaid", simSrv.URL), SealedCredentials: sealed,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const id = "ops-sync-now-7f3a"
+	status, _, body := e.opsDo(opsRequest{method: http.MethodPost, path: "/ops/connections/" + conn.ID.String() + "/sync"},
+		func(r *http.Request) { bearer(testOpsToken)(r); r.Header.Set("X-Request-Id", id) })
+	if status != http.StatusSeeOther {
+		t.Fatalf("sync now: %d %s", status, body)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, l := range logs.lines(t) {
+			if l["msg"] != "sync finished" || l["connection_id"] != conn.ID.String() {
+				continue
+			}
+			if l["request_id"] != id || l["outcome"] != "ok" {
+				t.Fatalf("sync line %v, want outcome ok and request_id %q", l, id)
+			}
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no sync finished line for %s:\n%v", conn.ID, logs.lines(t))
 }

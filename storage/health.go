@@ -212,3 +212,43 @@ WHERE updated_at >= latest - make_interval(secs => $2::float8)`, providers, brea
 	}
 	return out, nil
 }
+
+// ProviderLastSync is when a provider's connections last synced
+// successfully.
+type ProviderLastSync struct {
+	Provider string
+	// At is the newest successful sync of any of the provider's
+	// connections; when none has ever synced, the creation of its oldest
+	// connection (Synced false), so that "no success for N hours" counts
+	// from the moment the provider had a connection to sync.
+	At     time.Time
+	Synced bool
+}
+
+// LastSuccessfulSyncs returns, for each provider with connections that are
+// not disabled, when they last synced successfully, in provider order.
+// Caveat: it reads every connection row (one aggregate over
+// bank_connections); callers that poll it, like a metrics scrape, should
+// cache it.
+func (s *Store) LastSuccessfulSyncs(ctx context.Context) ([]ProviderLastSync, error) {
+	rows, err := s.reader(ctx).Query(ctx, `
+SELECT provider, COALESCE(max(last_synced_at), min(created_at)), max(last_synced_at) IS NOT NULL
+FROM bank_connections WHERE status <> 'disabled'
+GROUP BY provider ORDER BY provider`)
+	if err != nil {
+		return nil, fmt.Errorf("read last successful syncs: %w", err)
+	}
+	defer rows.Close()
+	var out []ProviderLastSync
+	for rows.Next() {
+		var p ProviderLastSync
+		if err := rows.Scan(&p.Provider, &p.At, &p.Synced); err != nil {
+			return nil, fmt.Errorf("read last successful syncs: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read last successful syncs: %w", err)
+	}
+	return out, nil
+}

@@ -122,7 +122,7 @@ func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[jobargs.Deliver
 	start := time.Now()
 	var rep drainReport
 	err = w.drain(ctx, job, d, &rep)
-	w.drained(d, time.Since(start), rep, err)
+	w.drained(ctx, d, time.Since(start), rep, err)
 	return err
 }
 
@@ -140,8 +140,10 @@ type drainReport struct {
 // (events delivered), outcome (ok, or the failure class of the last event
 // that failed: one set aside as permanent, or the one that stopped the
 // drain) and error_class. An attempt that found nothing to deliver logs
-// nothing; one that ended its slice and continues in the next is ok.
-func (w *DeliverWorker) drained(d storage.Destination, took time.Duration, rep drainReport, err error) {
+// nothing; one that ended its slice and continues in the next is ok. The
+// line is logged with ctx, so it carries a request-enqueued job's request
+// id.
+func (w *DeliverWorker) drained(ctx context.Context, d storage.Destination, took time.Duration, rep drainReport, err error) {
 	if rep.cause != nil {
 		err = rep.cause
 	} else if _, snoozed := errors.AsType[*river.JobSnoozeError](err); snoozed {
@@ -156,7 +158,7 @@ func (w *DeliverWorker) drained(d storage.Destination, took time.Duration, rep d
 		result, level = outcome(err), slog.LevelWarn
 		class = result
 	}
-	w.log.LogAttrs(context.Background(), level, "destination delivery",
+	w.log.LogAttrs(context.WithoutCancel(ctx), level, "destination delivery",
 		slog.String("destination_id", d.ID.String()),
 		slog.String("kind", d.Kind),
 		slog.Int64("duration_ms", took.Milliseconds()),

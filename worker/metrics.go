@@ -23,7 +23,6 @@ type Metrics struct {
 	providerCalls *prometheus.HistogramVec
 	syncDuration  *prometheus.HistogramVec
 	syncRows      *prometheus.CounterVec
-	lastSuccess   *prometheus.GaugeVec
 	deliveryLag   *prometheus.GaugeVec
 }
 
@@ -36,8 +35,8 @@ const (
 // NewMetrics registers the worker's metrics on reg. The series of every
 // provider in providerNames start at zero (outcome ok for the histograms,
 // every change for the row counter), so rates and ratios exist before the
-// first event; the last-success gauge has a series only once a provider
-// has synced successfully in this process.
+// first event. The last-success gauge is LastSyncCollector's, read from
+// the database.
 func NewMetrics(reg prometheus.Registerer, providerNames []string) *Metrics {
 	m := &Metrics{
 		providerCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -56,16 +55,12 @@ func NewMetrics(reg prometheus.Registerer, providerNames []string) *Metrics {
 			Name: "finsync_sync_rows_total",
 			Help: "Transaction rows syncs stored: added, modified (stored values changed) or removed (marked deleted).",
 		}, []string{"provider", "change"}),
-		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "finsync_last_successful_sync_timestamp_seconds",
-			Help: "Unix time at which this process last finished a successful sync of a connection of the provider.",
-		}, []string{"provider"}),
 		deliveryLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "finsync_destination_delivery_lag_seconds",
 			Help: "Time from an account change to its delivery to a destination, for the last event delivered, by destination kind.",
 		}, []string{"kind"}),
 	}
-	reg.MustRegister(m.providerCalls, m.syncDuration, m.syncRows, m.lastSuccess, m.deliveryLag)
+	reg.MustRegister(m.providerCalls, m.syncDuration, m.syncRows, m.deliveryLag)
 	for _, p := range providerNames {
 		for _, op := range providers.Operations() {
 			m.providerCalls.WithLabelValues(p, op, OutcomeOK)
@@ -95,8 +90,8 @@ func (m *Metrics) ObserveProviderCall(provider, operation string, took time.Dura
 	m.providerCalls.WithLabelValues(provider, operation, outcome(err)).Observe(took.Seconds())
 }
 
-// observeSync records a whole sync that ended at now.
-func (m *Metrics) observeSync(provider, outcome string, took time.Duration, changes storage.RowChanges, now time.Time) {
+// observeSync records a whole sync.
+func (m *Metrics) observeSync(provider, outcome string, took time.Duration, changes storage.RowChanges) {
 	if m == nil {
 		return
 	}
@@ -104,9 +99,6 @@ func (m *Metrics) observeSync(provider, outcome string, took time.Duration, chan
 	m.syncRows.WithLabelValues(provider, "added").Add(float64(changes.Added))
 	m.syncRows.WithLabelValues(provider, "modified").Add(float64(changes.Modified))
 	m.syncRows.WithLabelValues(provider, "removed").Add(float64(changes.Removed))
-	if outcome == OutcomeOK {
-		m.lastSuccess.WithLabelValues(provider).Set(float64(now.UnixNano()) / 1e9)
-	}
 }
 
 // observeDelivery records the lag of an event just delivered to a
@@ -273,4 +265,77 @@ func (j *JobCollector) count(ctx context.Context) ([]int64, error) {
 		return nil, fmt.Errorf("count river jobs: %d counts for %d states and %d kinds", len(counts), len(j.states), len(j.kinds))
 	}
 	return counts, nil
+}
+
+// LastSyncTTL is how long LastSyncCollector serves its last reading before
+// reading the database again.
+const LastSyncTTL = 5 * time.Second
+
+// LastSyncCollector exports finsync_last_successful_sync_timestamp_seconds:
+// for every registered provider with connections (disabled ones aside),
+// the newest successful sync of any of them, read from PostgreSQL, so the
+// series exists from a process's start and agrees across processes. A
+// provider none of whose connections ever synced reports its oldest
+// connection's creation instead, so an alert on the gauge's age counts
+// from then. Readings are cached for LastSyncTTL; a scrape waits for the
+// query (2 s at most), and when it fails reports the error for this metric
+// alone.
+type LastSyncCollector struct {
+	store     *storage.Store
+	providers map[string]bool
+	desc      *prometheus.Desc
+
+	mu   sync.Mutex
+	at   time.Time
+	last []storage.ProviderLastSync
+}
+
+// NewLastSyncCollector returns a collector over the store's connections of
+// the named providers (connections of other providers are left out).
+func NewLastSyncCollector(st *storage.Store, providerNames []string) *LastSyncCollector {
+	known := map[string]bool{}
+	for _, p := range providerNames {
+		known[p] = true
+	}
+	return &LastSyncCollector{store: st, providers: known, desc: prometheus.NewDesc("finsync_last_successful_sync_timestamp_seconds",
+		"Unix time of the newest successful sync of any connection of the provider (stored in the database); for a provider none of whose connections has synced, its oldest connection's creation time.",
+		[]string{"provider"}, nil)}
+}
+
+// Describe implements prometheus.Collector.
+func (l *LastSyncCollector) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
+
+// Collect implements prometheus.Collector.
+func (l *LastSyncCollector) Collect(ch chan<- prometheus.Metric) {
+	last, err := l.cached()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(l.desc, err)
+		return
+	}
+	for _, p := range last {
+		if !l.providers[p.Provider] {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(l.desc, prometheus.GaugeValue, float64(p.At.UnixNano())/1e9, p.Provider)
+	}
+}
+
+// cached returns the readings, reading again once LastSyncTTL has passed.
+func (l *LastSyncCollector) cached() ([]storage.ProviderLastSync, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last != nil && time.Since(l.at) < LastSyncTTL {
+		return l.last, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	last, err := l.store.LastSuccessfulSyncs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if last == nil {
+		last = []storage.ProviderLastSync{}
+	}
+	l.last, l.at = last, time.Now()
+	return last, nil
 }

@@ -17,10 +17,12 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
 
@@ -115,7 +117,7 @@ func (e *syncEnv) instrument() (*prometheus.Registry, *worker.Metrics, *logBuffe
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	reg.MustRegister(worker.NewBreakerCollector(provs))
+	reg.MustRegister(worker.NewBreakerCollector(provs), worker.NewLastSyncCollector(e.st, all.NewRegistry().Names()))
 	logs := &logBuffer{}
 	e.syncer.Providers, e.syncer.Metrics = provs, m
 	e.syncer.Log = slog.New(slog.NewJSONHandler(logs, nil))
@@ -295,7 +297,8 @@ func TestProviderOutageMovesOutcomesAndBreaker(t *testing.T) {
 }
 
 // TestDeliveryMovesLagAndLogs changes an account with a webhook destination
-// linked: the delivery worker logs the drain with its keys and sets the
+// linked through the API: the delivery worker logs the drain with its keys
+// and the request's id, and sets the
 // lag gauge of the webhook kind to the event's age at delivery.
 func TestDeliveryMovesLagAndLogs(t *testing.T) {
 	w := newDestWorld(t)
@@ -318,7 +321,12 @@ func TestDeliveryMovesLagAndLogs(t *testing.T) {
 	}
 	var items int64
 	for _, l := range lines {
-		requireKeys(t, l, "destination_id", "kind", "duration_ms", "items", "outcome", "error_class")
+		// The account change came from an API request: its delivery job
+		// carries the request's id.
+		requireKeys(t, l, "destination_id", "kind", "duration_ms", "items", "outcome", "error_class", "request_id")
+		if id, _ := l["request_id"].(string); id == "" {
+			t.Fatalf("delivery line without the request id: %v", l)
+		}
 		if l["destination_id"] != dest.String() || l["kind"] != "webhook" || l["outcome"] != "ok" || l["error_class"] != "" {
 			t.Fatalf("delivery line %v", l)
 		}
@@ -372,5 +380,160 @@ func TestRiverJobsGaugeHasEveryStateAndKind(t *testing.T) {
 		if v, _ := sample(t, fresh, "finsync_river_jobs", map[string]string{"state": series[0], "kind": series[1]}); v != want {
 			t.Fatalf("%s %s: %v, want %v", series[0], series[1], v, want)
 		}
+	}
+}
+
+// TestLastSuccessGaugeComesFromTheDatabase checks that the last-success
+// gauge has a series from a process's start for every provider with
+// connections, before any success (the oldest connection's creation), and
+// that a new process (a restart) reads the last success stored by another.
+func TestLastSuccessGaugeComesFromTheDatabase(t *testing.T) {
+	e := newSyncEnv(t)
+	names := all.NewRegistry().Names()
+	fresh := func() *prometheus.Registry {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(worker.NewLastSyncCollector(e.st, names))
+		return reg
+	}
+	plaid := map[string]string{"provider": "plaid"}
+	if _, ok := sample(t, fresh(), "finsync_last_successful_sync_timestamp_seconds", plaid); ok {
+		t.Fatal("a series for a provider with no connection")
+	}
+	before := time.Now().Add(-time.Second)
+	c := e.connect("plaid", "gauge")
+	created, ok := sample(t, fresh(), "finsync_last_successful_sync_timestamp_seconds", plaid)
+	if !ok || created < float64(before.Unix()) || created > float64(time.Now().Unix()+1) {
+		t.Fatalf("never-synced provider: %v (present %v), want its connection's creation time", created, ok)
+	}
+	if err := e.sync(c); err != nil {
+		t.Fatal(err)
+	}
+	// A new collector, as in a restarted worker that synced nothing.
+	last, ok := sample(t, fresh(), "finsync_last_successful_sync_timestamp_seconds", plaid)
+	if !ok || last < created || last > float64(time.Now().Unix()+1) {
+		t.Fatalf("after a sync: %v (present %v), want the sync's time (after %v)", last, ok, created)
+	}
+	var stored time.Time
+	if err := e.pool.QueryRow(context.Background(), `SELECT last_synced_at FROM bank_connections WHERE id = $1`, c.ID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if want := float64(stored.UnixNano()) / 1e9; last != want {
+		t.Fatalf("gauge %v, stored last sync %v", last, want)
+	}
+}
+
+// TestSyncHeldBackByAnOpenBreakerIsNoFailure opens stripe's breaker, then
+// runs a sync job through River: it snoozes without calling the provider,
+// and logs no sync line, observes no sync, counts no failure and keeps the
+// connection's last real provider error, while its health shows the
+// breaker open.
+func TestSyncHeldBackByAnOpenBreakerIsNoFailure(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e := newSyncEnv(t)
+	reg, _, logs := e.instrument()
+	c := e.connect("stripe", "held-back")
+	e.mustSync(c)
+	if err := e.sim.SetFault(sim.Fault{Provider: "stripe", Mode: sim.FaultOutage}); err != nil {
+		t.Fatal(err)
+	}
+	breaker := map[string]string{"provider": "stripe"}
+	for i := 0; i < 10; i++ {
+		if v, _ := sample(t, reg, "finsync_provider_breaker_state", breaker); v == 2 {
+			break
+		}
+		if err := e.sync(c); err == nil {
+			t.Fatal("sync succeeded during an outage")
+		}
+	}
+	if v, _ := sample(t, reg, "finsync_provider_breaker_state", breaker); v != 2 {
+		t.Fatalf("breaker gauge %v, want 2 (open)", v)
+	}
+	type state struct {
+		failures int
+		code     string
+	}
+	read := func() state {
+		var s state
+		if err := e.pool.QueryRow(ctx, `SELECT consecutive_failures, coalesce(last_provider_error_code, '') FROM bank_connections WHERE id = $1`,
+			c.ID).Scan(&s.failures, &s.code); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := read()
+	if before.failures == 0 || before.code == "" {
+		t.Fatalf("after the outage's syncs: %+v, want failures and an error code", before)
+	}
+	// The provider's own error, as the last one a call returned: a held-back
+	// sync must leave it in place.
+	const real = "PROVIDER_DOWN_FOR_TEST"
+	if _, err := e.pool.Exec(ctx, `UPDATE bank_connections SET last_provider_error_code = $2 WHERE id = $1`, c.ID, real); err != nil {
+		t.Fatal(err)
+	}
+	before.code = real
+	lines := len(logs.lines(t, "sync finished"))
+	syncs := 0.0
+	for _, o := range []string{"ok", "unavailable"} {
+		n, _ := sample(t, reg, "finsync_sync_duration_seconds", map[string]string{"provider": "stripe", "outcome": o})
+		syncs += n
+	}
+	calls := func() float64 {
+		n, _ := sample(t, reg, "finsync_provider_request_duration_seconds", map[string]string{"provider": "stripe", "operation": "accounts", "outcome": "unavailable"})
+		return n
+	}
+	callsBefore := calls()
+
+	client, err := worker.NewClient(worker.Config{Pool: e.pool, Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, stopEvents := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobSnoozed, river.EventKindJobCancelled)
+	defer stopEvents()
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Stop(context.Background()) })
+	job, err := client.Insert(ctx, jobargs.SyncConnection{ConnectionID: c.ID}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for done := false; !done; {
+		select {
+		case ev := <-events:
+			if ev.Job.ID != job.Job.ID {
+				continue
+			}
+			if ev.Kind != river.EventKindJobSnoozed {
+				t.Fatalf("sync job ended %s behind an open breaker, want a snooze: %v", ev.Job.State, ev.Job.Errors)
+			}
+			done = true
+		case <-ctx.Done():
+			t.Fatal("the sync job did not snooze")
+		}
+	}
+	if after := read(); after != before {
+		t.Fatalf("connection after a held-back sync: %+v, want unchanged %+v", after, before)
+	}
+	if n := len(logs.lines(t, "sync finished")); n != lines {
+		t.Fatalf("%d sync lines after a held-back sync, want %d", n, lines)
+	}
+	after := 0.0
+	for _, o := range []string{"ok", "unavailable"} {
+		n, _ := sample(t, reg, "finsync_sync_duration_seconds", map[string]string{"provider": "stripe", "outcome": o})
+		after += n
+	}
+	if after != syncs {
+		t.Fatalf("%v syncs observed after a held-back sync, want %v", after, syncs)
+	}
+	if n := calls(); n != callsBefore {
+		t.Fatalf("held-back sync called the provider (%v calls, %v before)", n, callsBefore)
+	}
+	health, err := e.st.ConnectionHealth(ctx, []domain.BankConnection{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := health[c.ID]; h.Breaker != storage.BreakerOpen || h.ConsecutiveFailures != before.failures {
+		t.Fatalf("health %+v, want the breaker open and %d failures", h, before.failures)
 	}
 }

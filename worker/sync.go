@@ -94,7 +94,7 @@ func (s *Syncer) Sync(ctx context.Context, id uuid.UUID) error {
 	rep := syncReport{StartedAt: time.Now()}
 	err := s.sync(ctx, id, sliceEnd{}, &rep)
 	if !errors.Is(err, errSkipped) {
-		s.finished(&rep, err)
+		s.finished(ctx, &rep, err)
 	}
 	return err
 }
@@ -119,6 +119,9 @@ type syncReport struct {
 	// cause is the failure that ended the sync as the provider or storage
 	// returned it (before it became a River snooze or cancel); nil on success.
 	cause error
+	// held is set when the attempt was held back without a provider call
+	// (heldBack): the sync waits rather than ends.
+	held bool
 }
 
 // syncReportKey is the job metadata key holding a sync's report between
@@ -130,7 +133,9 @@ const syncReportKey = "finsync_sync"
 // modified, removed, outcome and error_class, and its metrics. It is the
 // one place a sync's end is reported, from Sync and from SyncWorker.Work
 // alike; a slice that continues in the job's next attempt reports nothing.
-func (s *Syncer) finished(rep *syncReport, err error) {
+// The line is logged with ctx (cancelled or not), so it carries the
+// request id of a request-enqueued job.
+func (s *Syncer) finished(ctx context.Context, rep *syncReport, err error) {
 	now := time.Now() // wall time, not Syncer.Now (the data's clock)
 	cause := rep.cause
 	if cause == nil {
@@ -143,13 +148,13 @@ func (s *Syncer) finished(rep *syncReport, err error) {
 	}
 	took := max(now.Sub(rep.StartedAt), 0)
 	if rep.provider != "" { // else the connection could not even be read
-		s.Metrics.observeSync(rep.provider, result, took, rep.Changes, now)
+		s.Metrics.observeSync(rep.provider, result, took, rep.Changes)
 	}
 	level := slog.LevelInfo
 	if cause != nil {
 		level = slog.LevelWarn
 	}
-	s.Log.LogAttrs(context.Background(), level, "sync finished",
+	s.Log.LogAttrs(context.WithoutCancel(ctx), level, "sync finished",
 		slog.String("connection_id", rep.connectionID.String()),
 		slog.String("provider", rep.provider),
 		slog.Int64("duration_ms", took.Milliseconds()),
@@ -228,6 +233,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	// is still fresh: the pages after its cursor only add rows, and a row
 	// stored after all turns the copy into upserts (see insertFresh).
 	fresh := !target.HasTransactions || conn.LastSyncedAt == nil
+	openBefore := s.breakerOpen(conn)
 	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), fresh: fresh, end: end}
 	if target.HasTransactions {
 		// A later slice or sync: the statistics already count what was
@@ -242,6 +248,13 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	}
 	if err != nil {
 		rep.cause = err
+		if heldBack(err, openBefore) {
+			// No provider failure: nothing is recorded on the connection, so
+			// its last real provider error and its consecutive failures stay
+			// as they were (the breaker shows in its health).
+			rep.held = true
+			return river.JobSnooze(heldWait(providers.AsError(err)))
+		}
 		return s.fail(ctx, conn, run.dataset, err)
 	}
 	result.OK = true
@@ -307,14 +320,43 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 	switch {
 	case pe.Class == providers.ReauthRequired, pe.Class == providers.Permanent:
 		return river.JobCancel(wrapped)
-	case pe.Class == providers.RateLimited, pe.Code == providers.CodeCircuitOpen:
-		wait := pe.RetryAfter
-		if wait <= 0 {
-			wait = 30 * time.Second
-		}
-		return river.JobSnooze(wait)
+	case pe.Class == providers.RateLimited:
+		return river.JobSnooze(heldWait(pe))
 	}
 	return wrapped
+}
+
+// heldBack reports whether err refused a call without making it and is no
+// provider failure: the local rate limiter, or a breaker that was already
+// open when the attempt began (openBefore). Caveat: a breaker that opens
+// during the attempt, after calls that failed, ends it as a failure.
+func heldBack(err error, openBefore bool) bool {
+	pe := providers.AsError(err)
+	return pe != nil && (pe.Code == providers.CodeRateLimit || pe.Code == providers.CodeCircuitOpen && openBefore)
+}
+
+// breakerOpen reports whether the provider's breaker, or that of the
+// connection's institution, is open in this process.
+func (s *Syncer) breakerOpen(conn domain.BankConnection) bool {
+	r, ok := s.Providers[conn.Provider].(*providers.Resilient)
+	if !ok {
+		return false
+	}
+	for i, st := range r.States() {
+		if (i == 0 || st.InstitutionID == conn.InstitutionID) && st.State == "open" {
+			return true
+		}
+	}
+	return false
+}
+
+// heldWait is how long a sync refused by pe snoozes: its Retry-After, else
+// 30 s.
+func heldWait(pe *providers.Error) time.Duration {
+	if pe.RetryAfter > 0 {
+		return pe.RetryAfter
+	}
+	return 30 * time.Second
 }
 
 // className is the stored name of a failure class.
@@ -365,7 +407,9 @@ func (w *SyncWorker) NextRetry(job *river.Job[jobargs.SyncConnection]) time.Time
 // or whose worker is stopping (River cancelled its context), snoozes for no
 // time: snoozes do not count as attempts, and the next attempt continues
 // from the stored cursor, with what the sync did so far kept in the job's
-// metadata. Any other end of the attempt ends the sync, which is then
+// metadata. A sync held back by an open breaker or the local rate limiter
+// snoozes likewise (for the breaker's or limiter's wait), reported as
+// nothing. Any other end of the attempt ends the sync, which is then
 // reported once, as a whole (Syncer.finished).
 func (w *SyncWorker) Work(ctx context.Context, job *river.Job[jobargs.SyncConnection]) error {
 	end := sliceEnd{stop: w.Stopping, deadline: time.Now().Add(w.Syncer.slice())}
@@ -383,9 +427,17 @@ func (w *SyncWorker) Work(ctx context.Context, job *river.Job[jobargs.SyncConnec
 			return mErr
 		}
 		return river.JobSnooze(0)
+	case rep.held:
+		// No provider call was made: the sync waits, neither finished nor
+		// failed, and goes on from its cursor after the snooze.
+		rep.cause, rep.held = nil, false
+		if mErr := w.setReport(ctx, &rep); mErr != nil {
+			return mErr
+		}
+		return err
 	}
 	rep.Slices++
-	w.Syncer.finished(&rep, err)
+	w.Syncer.finished(ctx, &rep, err)
 	if mErr := w.setReport(ctx, nil); mErr != nil {
 		return errors.Join(err, mErr)
 	}

@@ -14,6 +14,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"riverqueue.com/riverui"
 
+	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/storage"
 )
@@ -94,9 +96,10 @@ func New(ctx context.Context, cfg Config) (*Console, error) {
 }
 
 // Register mounts every ops route on e, each behind the operator
-// credential.
+// credential, and each turning a panic into a logged 500 (as /v1 and /v2
+// do).
 func (c *Console) Register(e *gin.Engine) {
-	g := e.Group(Prefix)
+	g := e.Group(Prefix, middleware.Recover(c.cfg.Log, responder{}))
 	g.POST("/sign-in", c.signIn)
 	g.Use(c.require)
 	g.GET("", c.page)
@@ -140,16 +143,47 @@ const (
 )
 
 // require answers 401 unless the request carries the operator credential;
-// GET /ops then shows the sign-in form.
+// GET /ops then shows the sign-in form. A request that may change
+// something and is authenticated by the session cookie must come from the
+// same origin (sameOrigin), else it gets 403.
 func (c *Console) require(ctx *gin.Context) {
 	h, session := c.auth.check(ctx.Request)
 	if h == unauthenticated {
 		c.unauthorized(ctx, "")
 		return
 	}
+	if h == bySession && !safeMethod(ctx.Request.Method) && !sameOrigin(ctx.Request) {
+		ctx.Header("Cache-Control", "no-store")
+		ctx.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "cross-origin request refused: send it from the ops console's own pages, or with Authorization: Bearer"})
+		return
+	}
 	ctx.Set(authKey, h)
 	ctx.Set(sessionKey, session)
 	ctx.Next()
+}
+
+// safeMethod reports a method that changes nothing (GET, HEAD, OPTIONS).
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// sameOrigin reports whether a browser sent r from a page of this origin:
+// Sec-Fetch-Site: same-origin when the browser sends that header, else an
+// Origin whose host is the request's Host. It guards the routes a session
+// cookie reaches, River's UI above all (its JSON API has no CSRF token of
+// its own and parses JSON whatever the Content-Type). Caveat: a request
+// with neither header is refused, so a cookie-authenticated client that
+// is no browser must send Origin (or use the bearer token).
+func sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" || origin == "null" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
 }
 
 // unauthorized answers 401 with the sign-in form (HTML) to a browser
@@ -208,7 +242,7 @@ type pageData struct {
 func (c *Console) page(ctx *gin.Context) {
 	conns, err := c.cfg.Store.OpsConnections(ctx.Request.Context(), maxConnections)
 	if err != nil {
-		c.cfg.Log.Error("ops page", "error", err)
+		c.cfg.Log.ErrorContext(ctx.Request.Context(), "ops page", "error", err)
 		ctx.String(http.StatusServiceUnavailable, "The connections cannot be read right now: %v", err)
 		return
 	}
@@ -248,7 +282,7 @@ func (c *Console) connectionID(ctx *gin.Context) (uuid.UUID, bool) {
 }
 
 func (c *Console) fail(ctx *gin.Context, err error) {
-	c.cfg.Log.Error("ops action", "path", ctx.Request.URL.Path, "error", err)
+	c.cfg.Log.ErrorContext(ctx.Request.Context(), "ops action", "path", ctx.Request.URL.Path, "error", err)
 	ctx.String(http.StatusServiceUnavailable, "The action failed: %v", err)
 }
 
@@ -306,7 +340,7 @@ func (c *Console) render(ctx *gin.Context, status int, name string, data any) {
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	ctx.Status(status)
 	if err := c.pages.ExecuteTemplate(ctx.Writer, name, data); err != nil {
-		c.cfg.Log.Error("render ops page", "template", name, "error", err)
+		c.cfg.Log.ErrorContext(ctx.Request.Context(), "render ops page", "template", name, "error", err)
 	}
 }
 
@@ -316,4 +350,32 @@ func when(t *time.Time) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// responder writes the ops console's short text answers for the shared
+// middleware (only Recover's 500 is used today).
+type responder struct{}
+
+var _ middleware.Responder = responder{}
+
+// Unauthorized implements middleware.Responder.
+func (responder) Unauthorized(c *gin.Context, _ middleware.Reason) {
+	c.String(http.StatusUnauthorized, "%s", http.StatusText(http.StatusUnauthorized))
+}
+
+// Forbidden implements middleware.Responder.
+func (responder) Forbidden(c *gin.Context, _ middleware.Gate) {
+	c.String(http.StatusForbidden, "%s", http.StatusText(http.StatusForbidden))
+}
+
+// RateLimited implements middleware.Responder.
+func (responder) RateLimited(c *gin.Context, _ middleware.LimitInfo, retryAfter time.Duration) {
+	c.Header("Retry-After", strconv.Itoa(int(retryAfter.Seconds()+0.999)))
+	c.String(http.StatusTooManyRequests, "%s", http.StatusText(http.StatusTooManyRequests))
+}
+
+// Internal implements middleware.Responder.
+func (responder) Internal(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
+	c.String(http.StatusInternalServerError, "The ops console failed on this request; the log has the details.")
 }

@@ -187,6 +187,10 @@ func (a *app) printDemo(addr, simRoot, dbURL string, d demo) {
 			"metricsUrl": d.MetricsURL, "opsUrl": base + "/ops", "opsToken": a.cfg.OpsToken}, "")
 		return
 	}
+	metrics := d.MetricsURL
+	if metrics == "" {
+		metrics = "none (--metrics-addr is empty)"
+	}
 	fmt.Fprintf(a.out, `finsync is running.
 
   API:        %[1]s/v2  (and %[1]s/v1)
@@ -194,6 +198,7 @@ func (a *app) printDemo(addr, simRoot, dbURL string, d demo) {
   API key:    %[4]s
   Simulator:  %[5]s  (POST /_sim/advance {"days": 1}, then: go run ./cmd/finsync sync --all --wait)
   Ops:        %[1]s/ops  (jobs: %[1]s/ops/jobs/), operator token %[6]s
+  Metrics:    %[7]s
 
 Try:
   curl -s -H "Authorization: Bearer %[4]s" %[1]s/v2/me
@@ -209,7 +214,7 @@ Ops console (sign in with the operator token, or send it as a bearer token):
   curl -s -H "Authorization: Bearer %[6]s" %[1]s/ops
 
 Press Ctrl-C to stop.
-`, base, demoEmail, d.UserID, d.Key, simRoot, a.cfg.OpsToken)
+`, base, demoEmail, d.UserID, d.Key, simRoot, a.cfg.OpsToken, metrics)
 }
 
 // newOpsToken makes a random operator token for the demo's ops console.

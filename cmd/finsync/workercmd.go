@@ -121,7 +121,8 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	cfg := worker.Config{Pool: st.Pool(), Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
 		Destinations: &worker.Destinations{Box: box, Metrics: metrics}, Stopping: opts.stopping}
 	if reg != nil {
-		reg.MustRegister(worker.NewBreakerCollector(provs), worker.NewJobCollector(st.Pool(), worker.JobKinds(cfg)))
+		reg.MustRegister(worker.NewBreakerCollector(provs), worker.NewJobCollector(st.Pool(), worker.JobKinds(cfg)),
+			worker.NewLastSyncCollector(st, all.NewRegistry().Names()))
 	}
 	return worker.NewClient(cfg)
 }

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+// TestDevTextOutputNamesEveryURL: the text output of finsync dev names the
+// metrics URL, like --json does, besides the ops URL and token.
+func TestDevTextOutputNamesEveryURL(t *testing.T) {
+	var out bytes.Buffer
+	a := &app{out: &out}
+	a.cfg.OpsToken = "ops-token-for-the-dev-output-test"
+	d := demo{UserID: uuid.New(), Key: "fsk_test", MetricsURL: "http://127.0.0.1:9090/metrics"}
+	a.printDemo("127.0.0.1:8080", "http://127.0.0.1:8181", "postgres://x", d)
+	for _, want := range []string{
+		"Metrics:    http://127.0.0.1:9090/metrics",
+		"Ops:        http://127.0.0.1:8080/ops",
+		"operator token " + a.cfg.OpsToken,
+		`curl -s -H "Authorization: Bearer ` + a.cfg.OpsToken + `" http://127.0.0.1:8080/ops`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dev output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	d.MetricsURL = ""
+	a.printDemo("127.0.0.1:8080", "http://127.0.0.1:8181", "postgres://x", d)
+	if !strings.Contains(out.String(), "Metrics:    none") {
+		t.Errorf("dev output without metrics:\n%s", out.String())
+	}
+}
