@@ -5,19 +5,20 @@
 package simplefin
 
 import (
+	"cmp"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"golang.org/x/time/rate"
 
 	"github.com/finsync/finsync/domain"
@@ -26,25 +27,20 @@ import (
 	"github.com/finsync/finsync/resilience"
 )
 
-// Name is the provider's name, its registry key.
-const Name = "simplefin"
-
-const name = Name
-
-// DailyRequests is the Bridge's expected number of requests a day per
-// access URL.
-const DailyRequests = 24
-
-// WindowDays bounds the date range of one request (the Bridge bounds it;
-// 60 days is safe), and so the history a first sync reads.
-const WindowDays = 60
-
-// BridgeURL is SimpleFIN Bridge's root, the declared default base URL.
-const BridgeURL = "https://beta-bridge.simplefin.org/simplefin"
-
-// DefaultOverlapDays is how many days before the last sync a sync re-reads,
-// so that rows posted or removed since are seen again.
-const DefaultOverlapDays = 7
+const (
+	// Name is the provider's name, its registry key.
+	Name = "simplefin"
+	// DailyRequests is the Bridge's expected requests a day per access URL.
+	DailyRequests = 24
+	// WindowDays bounds the date range of one request (the Bridge bounds
+	// it; 60 days is safe), and so the history a first sync reads.
+	WindowDays = 60
+	// BridgeURL is SimpleFIN Bridge's root, the declared default base URL.
+	BridgeURL = "https://beta-bridge.simplefin.org/simplefin"
+	// DefaultOverlapDays is how many days before the last sync a sync
+	// re-reads, so that rows posted or removed since are seen again.
+	DefaultOverlapDays = 7
+)
 
 // Describe returns what finsync needs to know of SimpleFIN outside this
 // package.
@@ -53,20 +49,17 @@ func Describe() providers.Description {
 		ProviderProfile: domain.ProviderProfile{
 			Name:   Name,
 			V1Name: "SimpleFIN",
-			// A sync spends two requests (balances, then one window of
-			// transactions): every 4 h spends 12 of the 24 a day and leaves
-			// room for syncs on demand and catch-up windows.
+			// A sync spends two requests (balances, one window): every 4 h
+			// spends 12 of the 24 a day, leaving room for syncs on demand.
 			SyncInterval: 4 * time.Hour,
 		},
-		// The access URL names its server; this default stands for "use
-		// the access URL's location" (see endpointOf).
+		// Stands for "the access URL's own server" (see endpointOf).
 		DefaultBaseURL: BridgeURL,
 		Credentials: []providers.CredentialField{
 			{Key: "setup_token", Doc: "SimpleFIN setup token (claimed at the first sync; give it or access_url)"},
 			{Key: "access_url", Doc: "SimpleFIN access URL https://user:pass@host/path (give it or setup_token)"},
 		},
-		// About 24 requests a day per access URL; a burst of 6 allows a
-		// first sync and a retry.
+		// About 24 requests a day per access URL, bursts of 6.
 		Limits: providers.Limits{
 			Provider:   providers.PerSecond(10, 10),
 			Credential: resilience.Limit{Rate: rate.Limit(float64(DailyRequests) / 86400), Burst: 6},
@@ -81,7 +74,7 @@ type Adapter struct {
 	overlapDays int
 	now         func() time.Time
 	mu          sync.Mutex
-	claimed     map[string]string // sha256 of setup token → access URL
+	claimed     map[string]string // setup token → access URL
 }
 
 // Option tunes the adapter.
@@ -91,13 +84,7 @@ type Option func(*Adapter)
 func WithOverlapDays(n int) Option { return func(a *Adapter) { a.overlapDays = n } }
 
 // WithClock sets the adapter's clock (nil keeps time.Now).
-func WithClock(now func() time.Time) Option {
-	return func(a *Adapter) {
-		if now != nil {
-			a.now = now
-		}
-	}
-}
+func WithClock(now func() time.Time) Option { return func(a *Adapter) { a.now = now } }
 
 // New returns the SimpleFIN adapter using client for every call.
 func New(client *http.Client, opts ...Option) providers.Provider {
@@ -108,11 +95,14 @@ func New(client *http.Client, opts ...Option) providers.Provider {
 	for _, o := range opts {
 		o(a)
 	}
+	if a.now == nil {
+		a.now = time.Now
+	}
 	return a
 }
 
 // Name returns "simplefin".
-func (a *Adapter) Name() string { return name }
+func (a *Adapter) Name() string { return Name }
 
 // Describe returns the package's Describe().
 func (a *Adapter) Describe() providers.Description { return Describe() }
@@ -122,73 +112,61 @@ type credentials struct {
 	AccessURL  string `json:"access_url"`
 }
 
-// endpoint is where and as whom to read the Account Set.
-type endpoint struct {
-	root string
-	auth string // Authorization header
-}
-
-// endpointOf returns the connection's endpoint, claiming its setup token
+// endpointOf returns the connection's API root and Authorization header, claiming its setup token
 // when it has no access URL. The access URL's location is used unless
 // conn.BaseURL names another than BridgeURL (a proxy or test server), which
-// then replaces it (keeping the access URL's credentials). Caveat: the access URL claimed
+// then replaces it, keeping the credentials. Caveat: the access URL claimed
 // from a setup token lives in this adapter's memory only; after a restart
 // the spent token answers 403 and the user must give a new one.
-func (a *Adapter) endpointOf(ctx context.Context, conn providers.Connection) (endpoint, error) {
+func (a *Adapter) endpointOf(ctx context.Context, conn providers.Connection) (root, auth string, err error) {
 	var c credentials
-	if err := json.Unmarshal(conn.Credentials, &c); err != nil {
-		return endpoint{}, wire.InvalidCredentials(name, err)
+	if err = json.Unmarshal(conn.Credentials, &c); err != nil {
+		return "", "", wire.InvalidCredentials(Name, err)
 	}
 	access := strings.TrimSpace(c.AccessURL)
 	if access == "" {
 		if strings.TrimSpace(c.SetupToken) == "" {
-			return endpoint{}, wire.InvalidCredentials(name, errors.New("setup_token or access_url is required"))
+			return "", "", wire.InvalidCredentials(Name, errors.New("setup_token or access_url is required"))
 		}
-		var err error
 		if access, err = a.claim(ctx, strings.TrimSpace(c.SetupToken)); err != nil {
-			return endpoint{}, err
+			return "", "", err
 		}
 	}
 	u, err := url.Parse(access)
 	if err != nil || u.User == nil || u.Host == "" {
-		return endpoint{}, wire.InvalidCredentials(name, errors.New("access_url must be https://user:pass@host/path"))
+		return "", "", wire.InvalidCredentials(Name, errors.New("access_url must be https://user:pass@host/path"))
 	}
 	pass, _ := u.User.Password()
-	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
+	auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
 	u.User = nil
-	root := u.String()
+	root = u.String()
 	if conn.BaseURL != "" && strings.TrimRight(conn.BaseURL, "/") != BridgeURL {
 		root = conn.BaseURL
 	}
-	return endpoint{root: strings.TrimRight(root, "/"), auth: auth}, nil
+	return strings.TrimRight(root, "/"), auth, nil
 }
 
 // claim exchanges a setup token for its access URL, once per token.
 func (a *Adapter) claim(ctx context.Context, token string) (string, error) {
-	sum := sha256.Sum256([]byte(token))
-	key := hex.EncodeToString(sum[:])
 	a.mu.Lock()
-	access, ok := a.claimed[key]
+	access, ok := a.claimed[token]
 	a.mu.Unlock()
 	if ok {
 		return access, nil
 	}
 	raw, err := base64.StdEncoding.DecodeString(token)
 	if err != nil {
-		if raw, err = base64.URLEncoding.DecodeString(token); err != nil {
-			return "", wire.InvalidCredentials(name, errors.New("setup_token is not base64"))
-		}
+		raw, err = base64.URLEncoding.DecodeString(token)
 	}
 	claimURL := strings.TrimSpace(string(raw))
-	if u, err := url.Parse(claimURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
-		return "", wire.InvalidCredentials(name, errors.New("setup_token does not hold a claim URL"))
+	if u, perr := url.Parse(claimURL); err != nil || perr != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", wire.InvalidCredentials(Name, errors.New("setup_token is not the base64 of a claim URL"))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, claimURL, nil)
 	if err != nil {
 		return "", fmt.Errorf("simplefin claim: %w", err)
 	}
-	req.Header.Set("Content-Length", "0")
-	resp, err := wire.Do(a.client, name, req)
+	resp, err := wire.Do(a.client, Name, req)
 	if err != nil {
 		return "", fmt.Errorf("simplefin claim: %w", err)
 	}
@@ -197,7 +175,7 @@ func (a *Adapter) claim(ctx context.Context, token string) (string, error) {
 	}
 	access = strings.TrimSpace(string(resp.Body))
 	a.mu.Lock()
-	a.claimed[key] = access
+	a.claimed[token] = access
 	a.mu.Unlock()
 	return access, nil
 }
@@ -205,12 +183,12 @@ func (a *Adapter) claim(ctx context.Context, token string) (string, error) {
 // fetch reads the Account Set at the connection's endpoint with query.
 func (a *Adapter) fetch(ctx context.Context, conn providers.Connection, query url.Values) (accountSet, error) {
 	var out accountSet
-	ep, err := a.endpointOf(ctx, conn)
+	root, auth, err := a.endpointOf(ctx, conn)
 	if err != nil {
 		return out, err
 	}
-	h := http.Header{"Authorization": {ep.auth}}
-	err = wire.GetJSON(ctx, a.client, name, ep.root, "/accounts", query, h,
+	h := http.Header{"Authorization": {auth}}
+	err = wire.GetJSON(ctx, a.client, Name, root, "/accounts", query, h,
 		func(r *wire.Response) error { return classify(r, a.now()) }, &out)
 	return out, err
 }
@@ -220,7 +198,7 @@ func (a *Adapter) fetch(ctx context.Context, conn providers.Connection, query ur
 // required) need the user.
 func classify(resp *wire.Response, now time.Time) error {
 	e := &providers.Error{
-		Provider: name, HTTPStatus: resp.Status, Class: wire.ClassOfStatus(resp.Status),
+		Provider: Name, HTTPStatus: resp.Status, Class: wire.ClassOfStatus(resp.Status),
 		Code:    strings.ToUpper(strings.ReplaceAll(http.StatusText(resp.Status), " ", "_")),
 		Message: strings.TrimSpace(string(resp.Body)),
 	}
@@ -230,8 +208,188 @@ func classify(resp *wire.Response, now time.Time) error {
 	case http.StatusTooManyRequests:
 		e.RetryAfter = wire.RetryAfter(resp.Header, now, time.Hour)
 	}
-	if len(e.Message) > 200 {
-		e.Message = e.Message[:200]
-	}
 	return e
+}
+
+// cursor is the opaque state behind TransactionRequest.Cursor.
+type cursor struct {
+	// Last is the end date (exclusive) of the last finished sync; Start and
+	// End the window (end exclusive) left to read in the sync in progress.
+	Last  string `json:"l,omitempty"`
+	Start string `json:"s,omitempty"`
+	End   string `json:"e,omitempty"`
+}
+
+type transaction struct {
+	ID           string          `json:"id"`
+	Posted       int64           `json:"posted"`
+	Amount       decimal.Decimal `json:"amount"`
+	Description  string          `json:"description"`
+	TransactedAt *int64          `json:"transacted_at"`
+	Pending      bool            `json:"pending"`
+}
+
+// Transactions reads every account's transactions, pending included, from
+// the last sync minus the overlap (first sync: WindowDays back) to tomorrow,
+// one window of at most WindowDays per call. The last window's pending rows
+// are complete (ReplacePendingFor): a vanished pending row is removed.
+// Caveat: posted rows the server drops are not seen as removed.
+func (a *Adapter) Transactions(ctx context.Context, conn providers.Connection, req providers.TransactionRequest) (providers.TransactionPage, error) {
+	var cur cursor
+	if err := wire.DecodeCursor(req.Cursor, &cur); err != nil {
+		return providers.TransactionPage{}, wire.InvalidCursor(Name, err)
+	}
+	if cur.Start == "" {
+		today := req.Today
+		if today.IsZero() {
+			today = domain.DateOf(a.now())
+		}
+		end := today.AddDate(0, 0, 1)
+		start := end.AddDate(0, 0, -WindowDays)
+		if last, err := domain.ParseDate(cur.Last); err == nil {
+			start = last.AddDate(0, 0, -a.overlapDays-1)
+		}
+		cur.Start, cur.End = domain.DateOf(start).String(), domain.DateOf(end).String()
+	}
+	start, err1 := domain.ParseDate(cur.Start)
+	end, err2 := domain.ParseDate(cur.End)
+	if err1 != nil || err2 != nil {
+		return providers.TransactionPage{}, wire.InvalidCursor(Name, fmt.Errorf("bad window %q..%q", cur.Start, cur.End))
+	}
+	stop := start.AddDate(0, 0, WindowDays)
+	if !stop.Before(end.Time) {
+		stop = end.Time
+	}
+	set, err := a.fetch(ctx, conn, url.Values{"start-date": {strconv.FormatInt(start.Unix(), 10)}, "end-date": {strconv.FormatInt(stop.Unix(), 10)}, "pending": {"1"}})
+	if err != nil {
+		return providers.TransactionPage{}, fmt.Errorf("simplefin transactions: %w", err)
+	}
+	var page providers.TransactionPage
+	for _, acc := range set.Accounts {
+		for _, t := range acc.Transactions {
+			page.Upserts = append(page.Upserts, mapTransaction(acc, t))
+		}
+		if stop.Equal(end.Time) {
+			page.ReplacePendingFor = append(page.ReplacePendingFor, acc.ID)
+		}
+	}
+	if stop.Equal(end.Time) {
+		page.Next, page.Done = wire.EncodeCursor(cursor{Last: cur.End}), true
+		return page, nil
+	}
+	cur.Start = domain.DateOf(stop).String()
+	page.Next = wire.EncodeCursor(cur)
+	return page, nil
+}
+
+// mapTransaction maps a row: positive amounts are deposits (finsync's sign
+// already); a pending row (pending, or posted 0) is dated by transacted_at.
+func mapTransaction(acc account, t transaction) providers.Transaction {
+	at := unixTime(t.Posted)
+	if t.TransactedAt != nil && *t.TransactedAt > 0 {
+		at = unixTime(*t.TransactedAt)
+	}
+	tx := providers.Transaction{
+		ProviderID:        acc.ID + "/" + t.ID,
+		ProviderAccountID: acc.ID,
+		Status:            domain.TxPending,
+		Summary:           t.Description,
+		Amount:            wire.Money(t.Amount),
+		Currency:          currency(acc.Currency),
+		AuthorizedDate:    wire.DatePtr(at),
+		CreatedAt:         at,
+	}
+	if !t.Pending && t.Posted > 0 {
+		posted := unixTime(t.Posted)
+		tx.Status, tx.PostedDate, tx.PostedAt = domain.TxPosted, wire.DatePtr(posted), &posted
+	}
+	return tx
+}
+
+// accountSet is SimpleFIN's Account Set.
+type accountSet struct {
+	Errors   []string  `json:"errors"`
+	Accounts []account `json:"accounts"`
+}
+
+type org struct {
+	Domain  string `json:"domain"`
+	SfinURL string `json:"sfin-url"`
+	Name    string `json:"name"`
+	ID      string `json:"id"`
+}
+
+type account struct {
+	Org              org              `json:"org"`
+	ID               string           `json:"id"`
+	Name             string           `json:"name"`
+	Currency         string           `json:"currency"`
+	Balance          decimal.Decimal  `json:"balance"`
+	AvailableBalance *decimal.Decimal `json:"available-balance"`
+	Transactions     []transaction    `json:"transactions"`
+}
+
+// Accounts reads the Account Set with balances only (one request).
+func (a *Adapter) Accounts(ctx context.Context, conn providers.Connection) (providers.AccountSet, error) {
+	set, err := a.fetch(ctx, conn, url.Values{"balances-only": {"1"}})
+	if err != nil {
+		return providers.AccountSet{}, fmt.Errorf("simplefin accounts: %w", err)
+	}
+	out := providers.AccountSet{}
+	for _, acc := range set.Accounts {
+		if out.Institution.ID == "" {
+			out.Institution = institution(acc.Org)
+		}
+		out.Accounts = append(out.Accounts, mapAccount(acc))
+	}
+	return out, nil
+}
+
+// institution names the account's organisation (its id, else its domain).
+func institution(o org) providers.Institution {
+	return providers.Institution{ID: cmp.Or(o.ID, o.Domain, o.SfinURL), Name: cmp.Or(o.Name, o.Domain)}
+}
+
+// mapAccount maps an account. SimpleFIN gives no type: a name saying
+// "credit" or "card" makes a credit card, whose balance (negative when
+// owed) is stored as the amount owed, as other providers report it.
+func mapAccount(acc account) providers.Account {
+	cur := wire.Money(acc.Balance)
+	out := providers.Account{
+		ProviderAccountID: acc.ID, Name: acc.Name, Type: "depository", Subtype: "checking",
+		Currency: currency(acc.Currency), CurrentBalance: &cur, AvailableBalance: wire.MoneyPtr(acc.AvailableBalance),
+	}
+	lname := strings.ToLower(acc.Name)
+	switch {
+	case strings.Contains(lname, "credit") || strings.Contains(lname, "card"):
+		out.Type, out.Subtype = "credit", "credit card"
+		owed := cur.Neg()
+		out.CurrentBalance = &owed
+		out.Liability = &domain.Liability{Type: "credit"}
+	case strings.Contains(lname, "saving"):
+		out.Subtype = "savings"
+	}
+	return out
+}
+
+// currency returns an ISO code upper-cased; a custom currency (a URL) is
+// kept as given.
+func currency(c string) string {
+	if len(c) == 3 {
+		return strings.ToUpper(c)
+	}
+	return c
+}
+
+// unixTime returns the UTC instant of Unix seconds.
+func unixTime(s int64) time.Time { return time.Unix(s, 0).UTC() }
+
+// Holdings is not read from SimpleFIN.
+func (a *Adapter) Holdings(context.Context, providers.Connection) (providers.Holdings, error) {
+	return providers.Holdings{}, providers.ErrNotSupported
+}
+
+// InvestmentTransactions is not offered by SimpleFIN.
+func (a *Adapter) InvestmentTransactions(context.Context, providers.Connection, domain.Date, domain.Date) (providers.InvestmentTransactions, error) {
+	return providers.InvestmentTransactions{}, providers.ErrNotSupported
 }

@@ -24,6 +24,9 @@ const (
 	accountCount
 )
 
+// creditLimit is the credit card's limit in cents.
+const creditLimit = 500000
+
 // accountNames are the slots' account names (read-only).
 var accountNames = [accountCount]string{"Everyday Checking", "High Yield Savings", "Rewards Credit Card"}
 
@@ -136,7 +139,11 @@ func (s *server) writeAccount(b *simkit.JW, snap sim.Snapshot, k int, id string)
 	b.Raw(`,"currency":"USD","balance":`)
 	b.CentsString(bal)
 	b.Raw(`,"available-balance":`)
-	b.CentsString(bal - simkit.Between(simkit.Mix(h+1), 0, 20000))
+	if k == slotCredit {
+		b.CentsString(creditLimit + bal) // available credit
+	} else {
+		b.CentsString(bal - simkit.Between(simkit.Mix(h+1), 0, 20000))
+	}
 	b.Raw(`,"balance-date":`)
 	b.Int(s.h.DateOf(snap.Clock).Add(6 * time.Hour).Unix())
 }
