@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -56,7 +55,7 @@ func Describe() providers.Description {
 		// Stands for "the access URL's own server" (see endpointOf).
 		DefaultBaseURL: BridgeURL,
 		Credentials: []providers.CredentialField{
-			{Key: "setup_token", Doc: "SimpleFIN setup token (claimed at the first sync; give it or access_url)"},
+			{Key: "setup_token", Doc: "SimpleFIN setup token (claimed by connections add, which stores its access URL; give it or access_url)"},
 			{Key: "access_url", Doc: "SimpleFIN access URL https://user:pass@host/path (give it or setup_token)"},
 		},
 		// About 24 requests a day per access URL, bursts of 6.
@@ -67,14 +66,12 @@ func Describe() providers.Description {
 	}
 }
 
-// Adapter talks to SimpleFIN servers. It keeps, in memory, the access URL
-// claimed for each setup token (a token is claimable once).
+// Adapter talks to SimpleFIN servers. A setup token is claimed once, by
+// ExchangeCredentials, for the access URL that is stored instead.
 type Adapter struct {
 	client      *http.Client
 	overlapDays int
 	now         func() time.Time
-	mu          sync.Mutex
-	claimed     map[string]string // setup token → access URL
 }
 
 // Option tunes the adapter.
@@ -91,7 +88,7 @@ func New(client *http.Client, opts ...Option) providers.Provider {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	a := &Adapter{client: client, overlapDays: DefaultOverlapDays, now: time.Now, claimed: map[string]string{}}
+	a := &Adapter{client: client, overlapDays: DefaultOverlapDays, now: time.Now}
 	for _, o := range opts {
 		o(a)
 	}
@@ -108,33 +105,41 @@ func (a *Adapter) Name() string { return Name }
 func (a *Adapter) Describe() providers.Description { return Describe() }
 
 type credentials struct {
-	SetupToken string `json:"setup_token"`
-	AccessURL  string `json:"access_url"`
+	SetupToken string `json:"setup_token,omitempty"`
+	AccessURL  string `json:"access_url,omitempty"`
 }
 
-// endpointOf returns the connection's API root and Authorization header, claiming its setup token
-// when it has no access URL. The access URL's location is used unless
-// conn.BaseURL names another than BridgeURL (a proxy or test server), which
-// then replaces it, keeping the credentials. Caveat: the access URL claimed
-// from a setup token lives in this adapter's memory only; after a restart
-// the spent token answers 403 and the user must give a new one.
-func (a *Adapter) endpointOf(ctx context.Context, conn providers.Connection) (root, auth string, err error) {
+// ExchangeCredentials claims a setup token for its access URL (a token is
+// claimable once) and returns {"access_url": …}, the credential to store;
+// an access URL given as is passes through.
+func (a *Adapter) ExchangeCredentials(ctx context.Context, conn providers.Connection) (json.RawMessage, error) {
+	var c credentials
+	if err := json.Unmarshal(conn.Credentials, &c); err != nil {
+		return nil, wire.InvalidCredentials(Name, err)
+	}
+	access := strings.TrimSpace(c.AccessURL)
+	if access == "" {
+		var err error
+		if access, err = a.claim(ctx, strings.TrimSpace(c.SetupToken)); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(credentials{AccessURL: access})
+}
+
+// endpointOf returns the connection's API root and Authorization header.
+// The access URL's location is used unless conn.BaseURL names another than
+// BridgeURL (a proxy or test server), which then replaces it, keeping the
+// credentials. A setup token must have been exchanged before (it is not
+// claimed here: a claim held only in memory would be lost on a restart).
+func (a *Adapter) endpointOf(conn providers.Connection) (root, auth string, err error) {
 	var c credentials
 	if err = json.Unmarshal(conn.Credentials, &c); err != nil {
 		return "", "", wire.InvalidCredentials(Name, err)
 	}
-	access := strings.TrimSpace(c.AccessURL)
-	if access == "" {
-		if strings.TrimSpace(c.SetupToken) == "" {
-			return "", "", wire.InvalidCredentials(Name, errors.New("setup_token or access_url is required"))
-		}
-		if access, err = a.claim(ctx, strings.TrimSpace(c.SetupToken)); err != nil {
-			return "", "", err
-		}
-	}
-	u, err := url.Parse(access)
+	u, err := url.Parse(strings.TrimSpace(c.AccessURL))
 	if err != nil || u.User == nil || u.Host == "" {
-		return "", "", wire.InvalidCredentials(Name, errors.New("access_url must be https://user:pass@host/path"))
+		return "", "", wire.InvalidCredentials(Name, errors.New("access_url must be https://user:pass@host/path (add a setup token with finsync connections add)"))
 	}
 	pass, _ := u.User.Password()
 	auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
@@ -146,20 +151,14 @@ func (a *Adapter) endpointOf(ctx context.Context, conn providers.Connection) (ro
 	return strings.TrimRight(root, "/"), auth, nil
 }
 
-// claim exchanges a setup token for its access URL, once per token.
+// claim exchanges a setup token for its access URL.
 func (a *Adapter) claim(ctx context.Context, token string) (string, error) {
-	a.mu.Lock()
-	access, ok := a.claimed[token]
-	a.mu.Unlock()
-	if ok {
-		return access, nil
-	}
 	raw, err := base64.StdEncoding.DecodeString(token)
 	if err != nil {
 		raw, err = base64.URLEncoding.DecodeString(token)
 	}
 	claimURL := strings.TrimSpace(string(raw))
-	if u, perr := url.Parse(claimURL); err != nil || perr != nil || (u.Scheme != "https" && u.Scheme != "http") {
+	if u, perr := url.Parse(claimURL); token == "" || err != nil || perr != nil || (u.Scheme != "https" && u.Scheme != "http") {
 		return "", wire.InvalidCredentials(Name, errors.New("setup_token is not the base64 of a claim URL"))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, claimURL, nil)
@@ -173,17 +172,13 @@ func (a *Adapter) claim(ctx context.Context, token string) (string, error) {
 	if !resp.OK() {
 		return "", fmt.Errorf("simplefin claim: %w", classify(resp, a.now()))
 	}
-	access = strings.TrimSpace(string(resp.Body))
-	a.mu.Lock()
-	a.claimed[token] = access
-	a.mu.Unlock()
-	return access, nil
+	return strings.TrimSpace(string(resp.Body)), nil
 }
 
 // fetch reads the Account Set at the connection's endpoint with query.
 func (a *Adapter) fetch(ctx context.Context, conn providers.Connection, query url.Values) (accountSet, error) {
 	var out accountSet
-	root, auth, err := a.endpointOf(ctx, conn)
+	root, auth, err := a.endpointOf(conn)
 	if err != nil {
 		return out, err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,15 +35,29 @@ func mint(t *testing.T, srv *httptest.Server) string {
 
 func today(s *sim.Simulator) domain.Date { return domain.DateOf(s.DateOf(s.Clock())) }
 
-func TestSetupTokenIsClaimedAtFirstSyncOnly(t *testing.T) {
+func TestSetupTokenIsExchangedOnceForAnAccessURL(t *testing.T) {
 	s, srv := simtest.New(t, sim.Options{}, simplefinsim.Sim{})
-	creds, _ := json.Marshal(map[string]string{"setup_token": mint(t, srv)})
+	token, _ := json.Marshal(map[string]string{"setup_token": mint(t, srv)})
 	// The claimed access URL names the simulator: the default base URL
 	// keeps it.
-	conn := providers.Connection{Provider: simplefin.Name, BaseURL: simplefin.BridgeURL, Credentials: creds}
+	conn := providers.Connection{Provider: simplefin.Name, BaseURL: simplefin.BridgeURL, Credentials: token}
 	a := simplefin.New(srv.Client())
 	ctx := context.Background()
-	set, err := a.Accounts(ctx, conn)
+	// A setup token is never claimed by a sync.
+	if _, err := a.Accounts(ctx, conn); providers.AsError(err) == nil || providers.AsError(err).Code != "INVALID_CREDENTIALS" {
+		t.Fatalf("accounts with an unclaimed setup token: %v, want INVALID_CREDENTIALS", err)
+	}
+	stored, err := a.(providers.CredentialExchanger).ExchangeCredentials(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]string
+	if err := json.Unmarshal(stored, &c); err != nil || len(c) != 1 || !strings.Contains(c["access_url"], "@") {
+		t.Fatalf("exchanged credentials %s: want only an access URL with its user", stored)
+	}
+	conn.Credentials = stored
+	// Another adapter (a restarted worker) syncs with what was stored.
+	set, err := simplefin.New(srv.Client()).Accounts(ctx, conn)
 	if err != nil || len(set.Accounts) != 3 {
 		t.Fatalf("accounts: %v, %+v", err, set)
 	}
@@ -50,8 +65,9 @@ func TestSetupTokenIsClaimedAtFirstSyncOnly(t *testing.T) {
 	if err != nil || len(page.Upserts) == 0 || !page.Done {
 		t.Fatalf("transactions: %v, %d rows, done %v", err, len(page.Upserts), page.Done)
 	}
-	// Another adapter (a restarted worker) cannot claim the spent token.
-	_, err = simplefin.New(srv.Client()).Accounts(ctx, conn)
+	// The token is spent.
+	conn.Credentials = token
+	_, err = a.(providers.CredentialExchanger).ExchangeCredentials(ctx, conn)
 	if pe := providers.AsError(err); pe == nil || pe.Class != providers.ReauthRequired || pe.HTTPStatus != http.StatusForbidden {
 		t.Fatalf("second claim: %v, want ReauthRequired 403", err)
 	}
