@@ -197,6 +197,16 @@ type InvestmentTransactions struct {
 
 // Provider is one upstream provider's adapter. Every method classifies its
 // failures as an *Error (see Class); a nil error means the data is complete.
+// CredentialExchanger is implemented by an adapter whose users give a
+// one-time credential that must be exchanged for the lasting one before
+// anything is stored (a SimpleFIN setup token, claimed for its access URL).
+// `finsync connections add` stores only what ExchangeCredentials returns.
+// Caveat: the exchange spends what the user gave; if storing then fails,
+// the user needs a new one.
+type CredentialExchanger interface {
+	ExchangeCredentials(ctx context.Context, conn Connection) (json.RawMessage, error)
+}
+
 type Provider interface {
 	// Name is the provider name, Describe().Name.
 	Name() string

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/storage/storagetest"
@@ -165,7 +166,7 @@ func TestDevServesTheDemoUsersData(t *testing.T) {
 	_, dbURL := storagetest.NewDB(t)
 	t.Setenv("DATABASE_URL", dbURL)
 	demo, _ := startDev(t, t.TempDir())
-	if len(demo.Connections) != 4 {
+	if len(demo.Connections) != len(all.NewRegistry().Names()) {
 		t.Fatalf("demo connections %v", demo.Connections)
 	}
 	for _, path := range []string{"/v2/accounts", "/v2/transactions?limit=5", "/v2/bank-connections"} {
@@ -220,7 +221,7 @@ func TestDevFromAnotherCheckoutSyncsAgain(t *testing.T) {
 		WHERE status = 'active' AND last_synced_at > $1`, second).Scan(&synced); err != nil {
 		t.Fatal(err)
 	}
-	if synced != 4 {
+	if want := len(all.NewRegistry().Names()); synced != want {
 		var errs []string
 		rows, _ := pool.Query(context.Background(), `SELECT provider || ': ' || COALESCE(last_provider_error_message, status) FROM bank_connections`)
 		for rows.Next() {
@@ -228,7 +229,7 @@ func TestDevFromAnotherCheckoutSyncsAgain(t *testing.T) {
 			_ = rows.Scan(&e)
 			errs = append(errs, e)
 		}
-		t.Fatalf("%d of 4 demo connections synced on the second run: %v", synced, errs)
+		t.Fatalf("%d of %d demo connections synced on the second run: %v", synced, want, errs)
 	}
 }
 

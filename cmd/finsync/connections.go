@@ -126,6 +126,9 @@ func (ac *addConnection) build(ctx context.Context, a *app) (storage.NewConnecti
 		}
 		nc.BaseURL = ac.baseURL
 	}
+	if creds, err = exchangeCredentials(ctx, reg, nc, creds); err != nil {
+		return nc, err
+	}
 	if ac.check {
 		if err := checkWithProvider(ctx, reg, nc, creds); err != nil {
 			return nc, err
@@ -159,6 +162,28 @@ func checkWithProvider(ctx context.Context, reg *providers.Registry, nc storage.
 		return fmt.Errorf("--check: %s refused the connection, nothing stored: %w", nc.Provider, err)
 	}
 	return nil
+}
+
+// exchangeCredentials swaps a one-time credential for the lasting one
+// where the adapter asks for it (providers.CredentialExchanger: a SimpleFIN
+// setup token for its access URL), so that only the lasting one is stored;
+// other providers' credentials pass through.
+func exchangeCredentials(ctx context.Context, reg *providers.Registry, nc storage.NewConnection, creds []byte) ([]byte, error) {
+	p, err := reg.New(nc.Provider, providers.Deps{HTTPClient: &http.Client{Timeout: checkTimeout}})
+	if err != nil {
+		return nil, fmt.Errorf("credentials: %w", err)
+	}
+	ex, ok := p.(providers.CredentialExchanger)
+	if !ok {
+		return creds, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	out, err := ex.ExchangeCredentials(ctx, providers.Connection{ID: "new", Provider: nc.Provider, BaseURL: nc.BaseURL, Credentials: creds})
+	if err != nil {
+		return nil, fmt.Errorf("--credentials: %s refused them, nothing stored: %w", nc.Provider, err)
+	}
+	return out, nil
 }
 
 // checkBaseURL refuses a --base-url that is not an absolute http(s) URL.

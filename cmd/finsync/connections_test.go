@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage/storagetest"
 )
 
@@ -92,5 +96,50 @@ func TestConnectionsAddRefusesMalformedCredentials(t *testing.T) {
 	}
 	if conns, jobs := storedRows(t, pool); conns != 1 || jobs != 1 {
 		t.Fatalf("after a checked add: %d connections and %d jobs, want 1 and 1", conns, jobs)
+	}
+}
+
+// TestConnectionsAddClaimsASetupToken: a SimpleFIN setup token is claimed
+// by `connections add`, which stores only the access URL it was exchanged
+// for (sealed); the spent token then stores nothing more.
+func TestConnectionsAddClaimsASetupToken(t *testing.T) {
+	key := strings.Repeat("0a", 32)
+	t.Setenv("FINSYNC_ENCRYPTION_KEY", key)
+	pool, dbURL := storagetest.NewDB(t)
+	s := httptest.NewServer(allsim.New(sim.Options{Seed: 3}))
+	defer s.Close()
+	uid := run(t, dbURL, "users", "create", "--email", "sfin@example.com", "--plan", "standard")["id"].(string)
+	resp, err := http.Get(s.URL + "/_sim/simplefin/token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	creds := `{"setup_token":"` + strings.TrimSpace(string(token)) + `"}`
+	add := []string{"connections", "add", "--user", uid, "--provider", "simplefin", "--credentials", creds}
+	if c := run(t, dbURL, add...); c["status"] != "active" {
+		t.Fatalf("connection %v", c)
+	}
+	var sealed []byte
+	if err := pool.QueryRow(context.Background(), `SELECT credentials_encrypted FROM bank_connections`).Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	box, err := secrets.FromHex(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := box.Open(sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored map[string]string
+	if err := json.Unmarshal(plain, &stored); err != nil || len(stored) != 1 || !strings.HasPrefix(stored["access_url"], "http://") {
+		t.Fatalf("stored credentials %s: want only the access URL", plain)
+	}
+	if err := runErr(t, dbURL, add...); !strings.Contains(err.Error(), "nothing stored") {
+		t.Fatalf("spent setup token: %v", err)
+	}
+	if conns, _ := storedRows(t, pool); conns != 1 {
+		t.Fatalf("%d connections after the spent token, want 1", conns)
 	}
 }

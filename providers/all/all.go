@@ -9,6 +9,7 @@ import (
 	"github.com/finsync/finsync/providers/gocardless"
 	"github.com/finsync/finsync/providers/mercury"
 	"github.com/finsync/finsync/providers/plaid"
+	"github.com/finsync/finsync/providers/simplefin"
 	"github.com/finsync/finsync/providers/stripe"
 )
 
@@ -24,6 +25,9 @@ func NewRegistry() *providers.Registry {
 	})
 	r.Register(mercury.Describe(), func(d providers.Deps) providers.Provider {
 		return mercury.New(d.HTTPClient, mercury.WithClock(d.Now))
+	})
+	r.Register(simplefin.Describe(), func(d providers.Deps) providers.Provider {
+		return simplefin.New(d.HTTPClient, simplefin.WithClock(d.Now))
 	})
 	return r
 }

@@ -9,7 +9,7 @@ import (
 
 func TestRegistryHoldsEveryProvider(t *testing.T) {
 	r := all.NewRegistry()
-	want := []string{"gocardless", "mercury", "plaid", "stripe"}
+	want := []string{"gocardless", "mercury", "plaid", "simplefin", "stripe"}
 	got := r.Names()
 	if len(got) != len(want) {
 		t.Fatalf("names = %v, want %v", got, want)

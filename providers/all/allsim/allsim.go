@@ -12,6 +12,7 @@ import (
 	"github.com/finsync/finsync/providers/mercury/mercurysim"
 	"github.com/finsync/finsync/providers/plaid/plaidsim"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/providers/simplefin/simplefinsim"
 	"github.com/finsync/finsync/providers/stripe/stripesim"
 )
 
@@ -23,6 +24,7 @@ func Providers() sim.Providers {
 		gocardlesssim.Sim{},
 		stripesim.Sim{},
 		mercurysim.Sim{},
+		simplefinsim.Sim{},
 	}
 }
 

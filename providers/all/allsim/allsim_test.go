@@ -45,4 +45,5 @@ func ExampleCredentials() {
 	// gocardless 3
 	// stripe 2
 	// mercury 1
+	// simplefin 1
 }
