@@ -54,20 +54,7 @@ func newWorkerEnv(t *testing.T) *workerEnv {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, Holder: uuid.New()}
-	client, err := worker.NewClient(worker.Config{Pool: e.fx.Pool, Store: st, Log: log, Syncer: syncer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := client.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stopCtx, stop := context.WithTimeout(context.Background(), 20*time.Second)
-		defer stop()
-		_ = client.StopAndCancel(stopCtx)
-		cancel()
-	})
+	client := startWorkerClient(t, worker.Config{Pool: e.fx.Pool, Store: st, Log: log, Syncer: syncer})
 	w := &workerEnv{env: e, sim: s, root: simSrv.URL, box: box, st: st, client: client}
 	w.user = e.fx.User(domain.PlanPro, true)
 	w.key = e.fx.Key(w.user.ID, nil)

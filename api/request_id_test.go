@@ -65,21 +65,7 @@ func (b *logBuffer) lines(t *testing.T) []map[string]any {
 func withLoggedJobs(t *testing.T, buf *logBuffer) envOption {
 	return func(c *api.Config) {
 		c.Log = slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		client, err := worker.NewClient(worker.Config{Pool: c.Store.Pool(), Store: c.Store, Log: c.Log})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		if err := client.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			stopCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-			defer stop()
-			_ = client.Stop(stopCtx)
-			cancel()
-		})
-		c.Jobs = client
+		c.Jobs = startWorkerClient(t, worker.Config{Pool: c.Store.Pool(), Store: c.Store, Log: c.Log})
 	}
 }
 

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/domain"
@@ -24,25 +26,32 @@ import (
 // the test database and gives it to the API to enqueue jobs.
 func withRuleWorker(t *testing.T) envOption {
 	return func(c *api.Config) {
-		client, err := worker.NewClient(worker.Config{
+		c.Jobs = startWorkerClient(t, worker.Config{
 			Pool: c.Store.Pool(), Store: c.Store,
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		if err := client.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			stopCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-			defer stop()
-			_ = client.Stop(stopCtx)
-			cancel()
-		})
-		c.Jobs = client
 	}
+}
+
+// startWorkerClient starts a real River client with every finsync worker
+// for the test, stopped (running jobs cancelled) when the test ends.
+func startWorkerClient(t *testing.T, cfg worker.Config) *river.Client[pgx.Tx] {
+	t.Helper()
+	client, err := worker.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopCtx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+		defer stop()
+		_ = client.StopAndCancel(stopCtx)
+		cancel()
+	})
+	return client
 }
 
 // waitJobs waits until no River job is queued or running, failing on a job
