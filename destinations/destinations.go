@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/oauth2"
 
 	"github.com/finsync/finsync/resilience"
 )
@@ -68,7 +69,7 @@ type Deliverer struct {
 
 	mu     sync.Mutex
 	guards map[uuid.UUID]*resilience.Guard
-	tokens map[uuid.UUID]accessToken
+	tokens map[uuid.UUID]oauth2.TokenSource
 }
 
 // NewDeliverer returns a Deliverer.
@@ -79,7 +80,7 @@ func NewDeliverer(opts Options) *Deliverer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Deliverer{opts: opts, guards: map[uuid.UUID]*resilience.Guard{}, tokens: map[uuid.UUID]accessToken{}}
+	return &Deliverer{opts: opts, guards: map[uuid.UUID]*resilience.Guard{}, tokens: map[uuid.UUID]oauth2.TokenSource{}}
 }
 
 // DefaultGuardConfig is the resilience layer of one destination of the
