@@ -43,13 +43,15 @@ func requestIDToken() Obj {
 	return str().with("pattern", "^[A-Za-z0-9._:-]{1,128}$")
 }
 
-// headerComponents returns the reusable response headers; requestID is the
-// schema of x-request-id.
+// hdr is a Header Object.
+func hdr(desc string, required bool, schema Obj) Obj {
+	return Obj{{"description", desc}, {"required", required}, {"schema", schema}}
+}
+
+// headerComponents returns the response headers both documents use;
+// requestID is the schema of x-request-id.
 func headerComponents(requestID Obj) Obj {
-	hdr := func(desc string, required bool, schema Obj) Obj {
-		return Obj{{"description", desc}, {"required", required}, {"schema", schema}}
-	}
-	secs := integer().with("minimum", 0)
+	secs := count()
 	return Obj{
 		{"RequestId", hdr("Identifier of the request, carried by its log lines and by the jobs it enqueues: "+
 			"the request's own X-Request-Id when this schema admits it, else a fresh UUID.", true, requestID)},
@@ -60,7 +62,6 @@ func headerComponents(requestID Obj) Obj {
 		{"RateLimitRemainingOptional", hdr("Requests left in the current window, when the limiter ran.", false, secs)},
 		{"RateLimitResetOptional", hdr("Unix time (seconds) at which the window resets, when the limiter ran.", false, secs)},
 		{"RetryAfter", hdr("Seconds to wait before retrying.", true, secs)},
-		{"RetryAfterOptional", hdr("Seconds to wait before retrying.", false, secs)},
 	}
 }
 
@@ -114,8 +115,13 @@ func pathParam(name, desc string, schema Obj) Obj {
 
 // op describes one operation before it is rendered.
 type op struct {
-	id       string
-	summary  string
+	id      string
+	summary string
+	// desc is the operation's description: what it does and any caveat.
+	desc string
+	// tags name the operation's group, one of the document's tags; set
+	// for a whole group of routes with tagged.
+	tags     []string
 	public   bool
 	params   []Obj
 	body     Obj
@@ -130,7 +136,14 @@ type op struct {
 // render builds the Operation Object; statusOf maps a component response
 // name to its status code.
 func (o op) render(statusOf map[string]int) Obj {
-	out := Obj{{"operationId", o.id}, {"summary", o.summary}}
+	out := Obj{{"operationId", o.id}}
+	if len(o.tags) > 0 {
+		out = append(out, KV{"tags", o.tags})
+	}
+	out = append(out, KV{"summary", o.summary})
+	if o.desc != "" {
+		out = append(out, KV{"description", o.desc})
+	}
 	if o.public {
 		out = append(out, KV{"security", []Obj{}})
 	}
