@@ -207,6 +207,8 @@ func v2Transaction() Obj {
 		req("postedDate", orNull(date())),
 		req("merchantName", orNull(str())),
 		req("categoryId", orNull(uuidS())),
+		req("categorySource", v2CategorySource()),
+		req("categoryRuleId", v2CategoryRuleID()),
 		req("fees", orNull(number())),
 		req("feeType", orNull(str())),
 		req("netAmount", orNull(number())),
