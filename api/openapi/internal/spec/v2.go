@@ -80,7 +80,7 @@ func v2Routes() []route {
 	routes = append(routes, v2CategoryRoutes()...)
 	routes = append(routes, v2InvestmentRoutes()...)
 	routes = append(routes, v2RuleRoutes()...)
-	return withIdempotency(routes)
+	return append(withIdempotency(routes), v2RulePreviewRoutes()...)
 }
 
 func v2AccountRoutes() []route {

@@ -64,7 +64,8 @@ func v2Schemas(provs []domain.ProviderProfile) Obj {
 		)},
 		KV{"InvestmentTransaction", v2InvestmentTransaction()},
 	)
-	return append(s, v2RuleSchemas()...)
+	s = append(s, v2RuleSchemas()...)
+	return append(s, v2RulePreviewSchemas()...)
 }
 
 func v2Account() Obj {

@@ -1,0 +1,211 @@
+package rules
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// Text fields a TextTerm tests.
+const (
+	TextSummary             = "Summary"
+	TextOriginalDescription = "OriginalDescription"
+	TextMerchantName        = "MerchantName"
+)
+
+// Comparisons of AmountTerm and DayTerm.
+const (
+	CmpEq      = "="
+	CmpGt      = ">"
+	CmpGte     = ">="
+	CmpLt      = "<"
+	CmpLte     = "<="
+	CmpBetween = "between"
+)
+
+// Prefilter is a necessary condition of a rule, in terms a database can
+// test before the rule engine runs: every transaction the rule matches
+// satisfies all of its terms. The converse need not hold (negated and
+// regular-expression text conditions give no term), so a caller must still
+// evaluate the rule on what the prefilter lets through.
+type Prefilter struct {
+	// Accounts, when not nil, lists the only accounts the rule can match.
+	Accounts []uuid.UUID
+	// NotAccounts lists accounts the rule never matches.
+	NotAccounts []uuid.UUID
+	Amounts     []AmountTerm
+	Days        []DayTerm
+	Texts       []TextTerm
+}
+
+// AmountTerm compares the transaction's amount: Cmp with Lo, or Lo..Hi
+// inclusive for CmpBetween.
+type AmountTerm struct {
+	Cmp    string
+	Lo, Hi decimal.Decimal
+}
+
+// DayTerm compares the day of the month of the transaction's date, as
+// AmountTerm does; a transaction without a date never matches.
+type DayTerm struct {
+	Cmp    string
+	Lo, Hi int
+}
+
+// TextTerm is a text condition as a pattern. When Like is set, Pattern is
+// an ILIKE pattern (with \ escaping % _ and \) that matches every value the
+// condition matches: the condition's text is ASCII without k or s, the only
+// ASCII letters whose case-folding orbit holds non-ASCII runes. Otherwise
+// Pattern is a regular expression in the syntax PostgreSQL's ~ reads (an
+// ARE), case-sensitive, in which each letter stands for its whole
+// case-folding orbit. A missing value is the empty string. For
+// TextMerchantName the value is the provider's merchant name.
+type TextTerm struct {
+	Field   string
+	Like    bool
+	Pattern string
+}
+
+// Prefilter derives the rule's necessary condition.
+func (r *Rule) Prefilter() Prefilter {
+	var pf Prefilter
+	if r.allowed != nil {
+		pf.Accounts = cloneIDs(r.allowed)
+	}
+	for i := range r.conds {
+		r.conds[i].prefilter(&pf)
+	}
+	return pf
+}
+
+// cmpOf names the comparison of a numeric kind, by its offset from the
+// first kind of its family (is, gt, gte, lt, lte, between).
+func cmpOf(offset opKind) string {
+	return [...]string{CmpEq, CmpGt, CmpGte, CmpLt, CmpLte, CmpBetween}[offset]
+}
+
+func (c *cond) prefilter(pf *Prefilter) {
+	switch {
+	case c.kind <= opTextMatches:
+		if t, ok := c.textTerm(); ok {
+			pf.Texts = append(pf.Texts, t)
+		}
+	case c.kind == opAccountIsNot:
+		pf.NotAccounts = append(pf.NotAccounts, c.accounts...)
+	case c.kind <= opAccountOneOf:
+		pf.Accounts = intersectIDs(pf.Accounts, c.accounts)
+	case c.kind <= opAmountBetween:
+		pf.Amounts = append(pf.Amounts, AmountTerm{Cmp: cmpOf(c.kind - opAmountIs), Lo: c.lo.dec, Hi: c.hi.dec})
+	default:
+		pf.Days = append(pf.Days, DayTerm{Cmp: cmpOf(c.kind - opDayIs), Lo: c.dayLo, Hi: c.dayHi})
+	}
+}
+
+// intersectIDs narrows have (nil: every account) to those in with.
+func intersectIDs(have, with []uuid.UUID) []uuid.UUID {
+	if have == nil {
+		return cloneIDs(with)
+	}
+	out := []uuid.UUID{}
+	for _, id := range have {
+		if containsID(with, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// textFieldName names a text slot's field.
+func textFieldName(slot uint8) string {
+	return [textSlots]string{TextSummary, TextOriginalDescription, TextMerchantName}[slot]
+}
+
+// textTerm is the condition's pattern; false when it has none (negations
+// and regular expressions, whose RE2 syntax PostgreSQL does not share).
+func (c *cond) textTerm() (TextTerm, bool) {
+	t := TextTerm{Field: textFieldName(c.slot)}
+	switch c.kind {
+	case opTextIs, opTextContains, opTextPrefix, opTextSuffix:
+		if likeSafe(c.text) {
+			t.Like = true
+			t.Pattern = likeAffixes(c.kind, likeEscape(c.text))
+			return t, true
+		}
+		t.Pattern = reAnchors(c.kind, orbitPattern(c.text))
+		return t, true
+	case opTextOneOf:
+		alts := make([]string, len(c.texts))
+		for i, s := range c.texts {
+			alts[i] = orbitPattern(s)
+		}
+		t.Pattern = "^(?:" + strings.Join(alts, "|") + ")$"
+		return t, true
+	default:
+		return t, false
+	}
+}
+
+// likeSafe reports whether ILIKE finds every case-insensitive occurrence
+// of s: s is ASCII and holds no k or s.
+func likeSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b >= utf8.RuneSelf || b == 'k' || b == 's' || b == 'K' || b == 'S' {
+			return false
+		}
+	}
+	return true
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+func likeAffixes(kind opKind, p string) string {
+	switch kind {
+	case opTextContains:
+		return "%" + p + "%"
+	case opTextPrefix:
+		return p + "%"
+	case opTextSuffix:
+		return "%" + p
+	default:
+		return p
+	}
+}
+
+func reAnchors(kind opKind, p string) string {
+	switch kind {
+	case opTextContains:
+		return p
+	case opTextPrefix:
+		return "^" + p
+	case opTextSuffix:
+		return p + "$"
+	default:
+		return "^" + p + "$"
+	}
+}
+
+// orbitPattern is a regular expression matching exactly the strings whose
+// folded form is the folded string s: each rune becomes the bracket of its
+// case-folding orbit, other characters are quoted.
+func orbitPattern(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		orbit := []rune{r}
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			orbit = append(orbit, f)
+		}
+		if len(orbit) > 1 {
+			b.WriteString("[" + string(orbit) + "]")
+			continue
+		}
+		b.WriteString(regexp.QuoteMeta(string(r)))
+	}
+	return b.String()
+}

@@ -1,0 +1,176 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/finsync/finsync/rules"
+	"github.com/finsync/finsync/storage"
+)
+
+// PreviewState is the rule-dependent state of a transaction.
+type PreviewState struct {
+	CategoryID     *uuid.UUID
+	CategorySource *string
+	CategoryRuleID *uuid.UUID
+	MerchantName   *string
+	Hidden         bool
+}
+
+// PreviewChange is one transaction a previewed rule would change.
+type PreviewChange struct {
+	ID           uuid.UUID
+	Key          storage.Keyset
+	Current, New PreviewState
+}
+
+// Preview is what adding a rule would change.
+type Preview struct {
+	// Count is how many transactions would change.
+	Count int
+	// Changes are the first changes after the requested position, newest
+	// first; HasMore is set when more follow.
+	Changes []PreviewChange
+	HasMore bool
+}
+
+// PreviewRule reports what adding the rule def (a validated definition,
+// as storage.Rule.DefinitionJSON gives it) limited to the accounts allowed
+// (nil: all) to the user's active rules would change among the transactions
+// within the scope, as the rule job would decide it now, without writing
+// anything: the count, and up to limit changes after the keyset position
+// after. The rule runs after every stored rule of its priority, as when
+// created now; it has no id yet, so the New state of a category it sets
+// names no rule. Only transactions
+// the rule matches are evaluated (a rule that does not match a transaction
+// changes nothing about it); the database narrows them first with the
+// rule's prefilter. Caveat: transactions whose stored state lags the active
+// rules (a rule job still running) are counted only when the new rule
+// matches them.
+func PreviewRule(ctx context.Context, st *storage.Store, sc storage.Scope, def []byte, allowed []uuid.UUID, after storage.Keyset, limit int) (Preview, error) {
+	set, rule, err := previewSet(ctx, st, sc, def, allowed)
+	if err != nil {
+		return Preview{}, err
+	}
+	var out Preview
+	var r ruleRow
+	var id, account pgtype.UUID
+	var day pgtype.Date
+	err = st.RuleCandidates(ctx, sc, rule.Prefilter(), ruleRowColumns, func(rows pgx.Rows) error {
+		r = ruleRow{}
+		if err := rows.Scan(&id, &account, &day, &r.summary, &r.originalDesc, &r.amount,
+			&r.categoryID, &r.categorySource, &r.providerCategoryID, &r.categoryRuleID,
+			&r.merchantName, &r.providerMerchant, &r.merchantRuleID, &r.hidden, &r.hiddenRuleID); err != nil {
+			return err
+		}
+		r.id, r.account, r.day = id.Bytes, account.Bytes, day.Time
+		p := rules.Prepare(r.input())
+		if !rule.Matches(&p) {
+			return nil
+		}
+		res := set.Apply(&p)
+		d := r.decide(&res)
+		if !r.changed(&d) {
+			return nil
+		}
+		out.Count++
+		key := storage.Keyset{Date: r.day, ID: r.id}
+		if !after.IsZero() && !keyBefore(key, after) {
+			return nil
+		}
+		if len(out.Changes) == limit {
+			out.HasMore = true
+			return nil
+		}
+		out.Changes = append(out.Changes, PreviewChange{ID: r.id, Key: key, Current: r.state(), New: d.state()})
+		return nil
+	})
+	if err != nil {
+		return Preview{}, fmt.Errorf("preview rule: %w", err)
+	}
+	return out, nil
+}
+
+// previewSet compiles the user's active rules and the previewed one,
+// created after all of them, and returns the set and the previewed rule.
+func previewSet(ctx context.Context, st *storage.Store, sc storage.Scope, def []byte, allowed []uuid.UUID) (*rules.Set, *rules.Rule, error) {
+	stored, err := storage.ActiveRules(ctx, st.Pool(), sc.UserID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("preview rule: %w", err)
+	}
+	compiled := make([]*rules.Rule, 0, len(stored)+1)
+	latest := time.Now()
+	for i := range stored {
+		s := &stored[i]
+		c, err := rules.CompileJSON(s.DefinitionJSON(), rules.Meta{ID: s.ID, CreatedAt: s.CreatedAt, AllowedAccountIDs: s.AllowedAccountIDs})
+		if err != nil {
+			return nil, nil, fmt.Errorf("preview rule: compile rule %s: %w", s.ID, err)
+		}
+		compiled = append(compiled, c)
+		if s.CreatedAt.After(latest) {
+			latest = s.CreatedAt
+		}
+	}
+	rule, err := rules.CompileJSON(def, rules.Meta{CreatedAt: latest.Add(time.Microsecond), AllowedAccountIDs: allowed})
+	if err != nil {
+		return nil, nil, fmt.Errorf("preview rule: compile: %w", err)
+	}
+	return rules.NewSet(append(compiled, rule)...), rule, nil
+}
+
+// keyBefore reports whether k comes after the position in (date DESC, id
+// DESC) order.
+func keyBefore(k, pos storage.Keyset) bool {
+	if !k.Date.Equal(pos.Date) {
+		return k.Date.Before(pos.Date)
+	}
+	return uuidLess(k.ID, pos.ID)
+}
+
+func uuidLess(a, b uuid.UUID) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+func (r *ruleRow) state() PreviewState {
+	return PreviewState{
+		CategoryID: uuidOrNil(r.categoryID), CategorySource: textOrNil(r.categorySource),
+		CategoryRuleID: uuidOrNil(r.categoryRuleID), MerchantName: textOrNil(r.merchantName), Hidden: r.hidden,
+	}
+}
+
+func (d *decision) state() PreviewState {
+	s := PreviewState{
+		CategoryID: uuidOrNil(d.categoryID), CategorySource: textOrNil(d.categorySource),
+		CategoryRuleID: uuidOrNil(d.categoryRuleID), MerchantName: textOrNil(d.merchantName), Hidden: d.hidden,
+	}
+	if s.CategoryRuleID != nil && *s.CategoryRuleID == uuid.Nil {
+		s.CategoryRuleID = nil
+	}
+	return s
+}
+
+func uuidOrNil(v pgtype.UUID) *uuid.UUID {
+	if !v.Valid {
+		return nil
+	}
+	id := uuid.UUID(v.Bytes)
+	return &id
+}
+
+func textOrNil(v pgtype.Text) *string {
+	if !v.Valid {
+		return nil
+	}
+	s := v.String
+	return &s
+}
