@@ -61,9 +61,10 @@ func addPrefilter(w *where, pf rules.Prefilter) {
 	}
 }
 
-// RuleCandidates reads, newest first (tx_date, then id, descending), the
-// columns of every transaction within the scope that can satisfy the
-// prefilter, and calls each for every row. The comparisons in pf are only
+// RuleCandidates reads, in no particular order (so that the database can
+// scan the table instead of sorting or walking an index over the whole
+// history), the columns of every transaction within the scope that can
+// satisfy the prefilter, and calls each for every row. The comparisons in pf are only
 // the fixed set of rules.Cmp* operators, pasted as SQL; every value is a
 // parameter. Caveat: it reads the whole candidate set in one statement on
 // one connection; its cost follows the user's history when the prefilter
@@ -72,8 +73,7 @@ func (s *Store) RuleCandidates(ctx context.Context, sc Scope, pf rules.Prefilter
 	var w where
 	w.scope("t", sc)
 	addPrefilter(&w, pf)
-	rows, err := s.reader(ctx).Query(ctx, `SELECT `+columns+` FROM transactions t WHERE `+w.sql()+
-		` ORDER BY t.tx_date DESC, t.id DESC`, w.args...)
+	rows, err := s.reader(ctx).Query(ctx, `SELECT `+columns+` FROM transactions t WHERE `+w.sql(), w.args...)
 	if err != nil {
 		return fmt.Errorf("read rule candidates: %w", err)
 	}

@@ -1,8 +1,10 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -83,17 +85,37 @@ func PreviewRule(ctx context.Context, st *storage.Store, sc storage.Scope, def [
 		if !after.IsZero() && !keyBefore(key, after) {
 			return nil
 		}
-		if len(out.Changes) == limit {
-			out.HasMore = true
-			return nil
-		}
 		out.Changes = append(out.Changes, PreviewChange{ID: r.id, Key: key, Current: r.state(), New: d.state()})
+		if len(out.Changes) >= 4*(limit+1)+64 {
+			out.Changes = newestFirst(out.Changes, limit+1)
+		}
 		return nil
 	})
 	if err != nil {
 		return Preview{}, fmt.Errorf("preview rule: %w", err)
 	}
+	out.Changes = newestFirst(out.Changes, limit+1)
+	if len(out.Changes) > limit {
+		out.HasMore, out.Changes = true, out.Changes[:limit]
+	}
 	return out, nil
+}
+
+// newestFirst sorts changes newest first (date, then id, descending) and
+// keeps the first n. The candidates arrive in no order (an ORDER BY would
+// make the database sort or walk an index over the whole history), so the
+// page is kept this way, in memory bounded by a few pages.
+func newestFirst(changes []PreviewChange, n int) []PreviewChange {
+	slices.SortFunc(changes, func(a, b PreviewChange) int {
+		if c := b.Key.Date.Compare(a.Key.Date); c != 0 {
+			return c
+		}
+		return bytes.Compare(b.Key.ID[:], a.Key.ID[:])
+	})
+	if len(changes) > n {
+		changes = changes[:n]
+	}
+	return changes
 }
 
 // previewSet compiles the user's active rules and the previewed one,
@@ -132,14 +154,7 @@ func keyBefore(k, pos storage.Keyset) bool {
 	return uuidLess(k.ID, pos.ID)
 }
 
-func uuidLess(a, b uuid.UUID) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
-}
+func uuidLess(a, b uuid.UUID) bool { return bytes.Compare(a[:], b[:]) < 0 }
 
 func (r *ruleRow) state() PreviewState {
 	return PreviewState{
