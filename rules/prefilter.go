@@ -56,18 +56,23 @@ type DayTerm struct {
 	Lo, Hi int
 }
 
-// TextTerm is a text condition as a pattern. When Like is set, Pattern is
-// an ILIKE pattern (with \ escaping % _ and \) that matches every value the
-// condition matches: the condition's text is ASCII without k or s, the only
-// ASCII letters whose case-folding orbit holds non-ASCII runes. Otherwise
-// Pattern is a regular expression in the syntax PostgreSQL's ~ reads (an
-// ARE), case-sensitive, in which each letter stands for its whole
-// case-folding orbit. A missing value is the empty string. For
+// TextTerm is a text condition as patterns. A value can match the
+// condition only if it matches Like (an ILIKE pattern, \ escaping % _ and
+// \), or, when Regex is set, it holds a non-ASCII character and matches
+// Regex, or (when Like is empty) it matches Regex. Regex is in the syntax
+// PostgreSQL's ~ reads (an ARE), case-sensitive, each letter standing for
+// its whole case-folding orbit. Like alone is exact for ASCII values; Regex
+// is needed for the k and s (whose orbits hold the Kelvin sign and the long
+// s) and for non-ASCII text. A missing value is the empty string. For
 // TextMerchantName the value is the provider's merchant name.
 type TextTerm struct {
-	Field   string
-	Like    bool
-	Pattern string
+	Field string
+	Like  string
+	Regex string
+	// NonASCIIOnly is set when only values holding a non-ASCII character
+	// can match Regex (the text itself holds one); checking that first is
+	// much cheaper than the regular expression.
+	NonASCIIOnly bool
 }
 
 // Prefilter derives the rule's necessary condition.
@@ -124,41 +129,48 @@ func textFieldName(slot uint8) string {
 	return [textSlots]string{TextSummary, TextOriginalDescription, TextMerchantName}[slot]
 }
 
-// textTerm is the condition's pattern; false when it has none (negations
+// textTerm is the condition's patterns; false when it has none (negations
 // and regular expressions, whose RE2 syntax PostgreSQL does not share).
 func (c *cond) textTerm() (TextTerm, bool) {
 	t := TextTerm{Field: textFieldName(c.slot)}
 	switch c.kind {
 	case opTextIs, opTextContains, opTextPrefix, opTextSuffix:
-		if likeSafe(c.text) {
-			t.Like = true
-			t.Pattern = likeAffixes(c.kind, likeEscape(c.text))
-			return t, true
+		ascii, foldsOut := asciiText(c.text)
+		if ascii {
+			t.Like = likeAffixes(c.kind, likeEscape(c.text))
 		}
-		t.Pattern = reAnchors(c.kind, orbitPattern(c.text))
+		if !ascii || foldsOut {
+			t.Regex = reAnchors(c.kind, orbitPattern(c.text))
+			t.NonASCIIOnly = !ascii
+		}
 		return t, true
 	case opTextOneOf:
 		alts := make([]string, len(c.texts))
 		for i, s := range c.texts {
 			alts[i] = orbitPattern(s)
 		}
-		t.Pattern = "^(?:" + strings.Join(alts, "|") + ")$"
+		t.Regex = "^(?:" + strings.Join(alts, "|") + ")$"
 		return t, true
 	default:
 		return t, false
 	}
 }
 
-// likeSafe reports whether ILIKE finds every case-insensitive occurrence
-// of s: s is ASCII and holds no k or s.
-func likeSafe(s string) bool {
+// asciiText reports whether s is ASCII, and whether it holds a k or an s,
+// the only ASCII letters whose case-folding orbit holds non-ASCII runes
+// (the Kelvin sign, the long s): ILIKE finds every case-insensitive
+// occurrence of ASCII text in ASCII values, but not in values holding
+// those runes.
+func asciiText(s string) (ascii, foldsOut bool) {
 	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if b >= utf8.RuneSelf || b == 'k' || b == 's' || b == 'K' || b == 'S' {
-			return false
+		switch b := s[i]; {
+		case b >= utf8.RuneSelf:
+			return false, false
+		case b == 'k' || b == 's' || b == 'K' || b == 'S':
+			foldsOut = true
 		}
 	}
-	return true
+	return true, foldsOut
 }
 
 func likeEscape(s string) string {

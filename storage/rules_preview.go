@@ -53,11 +53,25 @@ func addPrefilter(w *where, pf rules.Prefilter) {
 		}
 	}
 	for _, tt := range pf.Texts {
-		op := " ~ ?"
-		if tt.Like {
-			op = " ILIKE ?"
-		}
-		w.add(prefilterColumn(tt.Field)+op, tt.Pattern)
+		addTextTerm(w, tt)
+	}
+}
+
+// addTextTerm adds a text term: ILIKE, or the orbit regular expression on
+// values that hold a non-ASCII character (octet_length differs from
+// char_length), or both.
+func addTextTerm(w *where, tt rules.TextTerm) {
+	col := prefilterColumn(tt.Field)
+	nonASCII := "octet_length(" + col + ") <> char_length(" + col + ")"
+	switch {
+	case tt.Regex == "":
+		w.add(col+" ILIKE ?", tt.Like)
+	case tt.Like != "":
+		w.add("("+col+" ILIKE ? OR ("+nonASCII+" AND "+col+" ~ ?))", tt.Like, tt.Regex)
+	case tt.NonASCIIOnly:
+		w.add("("+nonASCII+" AND "+col+" ~ ?)", tt.Regex)
+	default:
+		w.add(col+" ~ ?", tt.Regex)
 	}
 }
 
