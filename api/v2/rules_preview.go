@@ -1,13 +1,17 @@
 package v2
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/finsync/finsync/api/cursor"
 	"github.com/finsync/finsync/domain"
@@ -51,9 +55,11 @@ func (s *Server) previewRule(c *gin.Context) {
 		s.handle(c, q.Err())
 		return
 	}
-	pv, err := worker.PreviewRule(ctx, s.cfg.Store, sc, def, sc.AccountIDs, pg.after, pg.limit)
+	pctx, cancel := context.WithTimeout(ctx, previewBudget)
+	defer cancel()
+	pv, err := worker.PreviewRule(pctx, s.cfg.Store, sc, def, sc.AccountIDs, pg.after, pg.limit)
 	if err != nil {
-		s.handle(c, err)
+		s.handle(c, previewError(ctx, err))
 		return
 	}
 	body, err := s.previewBody(c, sc, pg, pv)
@@ -63,6 +69,23 @@ func (s *Server) previewRule(c *gin.Context) {
 	}
 	c.Header("Content-Length", strconv.Itoa(len(body)))
 	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
+}
+
+// previewBudget bounds one preview's work, below the request deadline and
+// the statement timeout: a rule that matches more transactions than can be
+// evaluated in that time gets a 400 asking for narrower conditions.
+const previewBudget = 8 * time.Second
+
+// previewError turns a preview that ran out of its budget (the context's
+// deadline, or the database's statement timeout) into a 400; ctx is the
+// request's own context, whose end is not the preview's fault.
+func previewError(ctx context.Context, err error) error {
+	var pgErr *pgconn.PgError
+	timedOut := errors.As(err, &pgErr) && pgErr.Code == "57014"
+	if (errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) || timedOut {
+		return badf("conditions: the rule matches too many transactions to preview in time; add conditions that narrow it")
+	}
+	return err
 }
 
 // previewPager is newPager for the preview: its cursors are bound to the
