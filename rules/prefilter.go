@@ -61,14 +61,21 @@ type DayTerm struct {
 // \), or, when Regex is set, it holds a non-ASCII character and matches
 // Regex, or (when Like is empty) it matches Regex. Regex is in the syntax
 // PostgreSQL's ~ reads (an ARE), case-sensitive, each letter standing for
-// its whole case-folding orbit. Like alone is exact for ASCII values; Regex
+// its whole case-folding orbit. Like is to be tested on the value with its
+// ASCII letters lowercased (its text is folded). Like alone is exact for
+// ASCII values; Regex
 // is needed for the k and s (whose orbits hold the Kelvin sign and the long
 // s) and for non-ASCII text. A missing value is the empty string. For
 // TextMerchantName the value is the provider's merchant name.
 type TextTerm struct {
 	Field string
-	Like  string
-	Regex string
+	// Literal, when not empty, is a run of the text made of characters
+	// without case (digits, punctuation, spaces...) that every matching
+	// value holds byte for byte: a case-sensitive test cheap enough to
+	// run before the others.
+	Literal string
+	Like    string
+	Regex   string
 	// NonASCIIOnly is set when only values holding a non-ASCII character
 	// can match Regex (the text itself holds one); checking that first is
 	// much cheaper than the regular expression.
@@ -135,6 +142,7 @@ func (c *cond) textTerm() (TextTerm, bool) {
 	t := TextTerm{Field: textFieldName(c.slot)}
 	switch c.kind {
 	case opTextIs, opTextContains, opTextPrefix, opTextSuffix:
+		t.Literal = caselessRun(c.text)
 		ascii, foldsOut := asciiText(c.text)
 		if ascii {
 			t.Like = likeAffixes(c.kind, likeEscape(c.text))
@@ -154,6 +162,26 @@ func (c *cond) textTerm() (TextTerm, bool) {
 	default:
 		return t, false
 	}
+}
+
+// caselessRun returns the longest run of s made of runes whose
+// case-folding orbit is themselves alone, when it holds more than spaces;
+// "" otherwise.
+func caselessRun(s string) string {
+	best, start := "", -1
+	for i, r := range s + "A" {
+		if unicode.SimpleFold(r) == r {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 && i-start > len(best) && strings.TrimSpace(s[start:i]) != "" {
+			best = s[start:i]
+		}
+		start = -1
+	}
+	return best
 }
 
 // asciiText reports whether s is ASCII, and whether it holds a k or an s,

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -57,22 +58,33 @@ func addPrefilter(w *where, pf rules.Prefilter) {
 	}
 }
 
-// addTextTerm adds a text term: ILIKE, or the orbit regular expression on
-// values that hold a non-ASCII character (octet_length differs from
-// char_length), or both.
+// addTextTerm adds a text term: first the case-sensitive literal, then
+// LIKE on the value with its ASCII letters lowercased (lower under the C
+// collation touches only those, and is several times cheaper than ILIKE
+// under a UTF-8 locale), or the orbit regular expression on values that
+// hold a non-ASCII character (octet_length differs from char_length).
 func addTextTerm(w *where, tt rules.TextTerm) {
 	col := prefilterColumn(tt.Field)
+	if tt.Literal != "" {
+		w.add(col+" LIKE ?", "%"+likeEscape(tt.Literal)+"%")
+	}
+	lowered := "lower((" + col + `) COLLATE "C")`
 	nonASCII := "octet_length(" + col + ") <> char_length(" + col + ")"
 	switch {
 	case tt.Regex == "":
-		w.add(col+" ILIKE ?", tt.Like)
+		w.add(lowered+" LIKE ?", tt.Like)
 	case tt.Like != "":
-		w.add("("+col+" ILIKE ? OR ("+nonASCII+" AND "+col+" ~ ?))", tt.Like, tt.Regex)
+		w.add("("+lowered+" LIKE ? OR ("+nonASCII+" AND "+col+" ~ ?))", tt.Like, tt.Regex)
 	case tt.NonASCIIOnly:
 		w.add("("+nonASCII+" AND "+col+" ~ ?)", tt.Regex)
 	default:
 		w.add(col+" ~ ?", tt.Regex)
 	}
+}
+
+// likeEscape quotes LIKE's metacharacters (backslash is LIKE's escape).
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // RuleCandidates reads, in no particular order (so that the database can
