@@ -238,17 +238,24 @@ func scanRuleRows(rows pgx.Rows, err error) ([]ruleRow, error) {
 	var out []ruleRow
 	for rows.Next() {
 		out = append(out, ruleRow{})
-		r := &out[len(out)-1]
-		var id, account pgtype.UUID
-		var day pgtype.Date
-		if err := rows.Scan(&id, &account, &day, &r.summary, &r.originalDesc, &r.amount,
-			&r.categoryID, &r.categorySource, &r.providerCategoryID, &r.categoryRuleID,
-			&r.merchantName, &r.providerMerchant, &r.merchantRuleID, &r.hidden, &r.hiddenRuleID); err != nil {
+		if err := scanRuleRow(rows, &out[len(out)-1]); err != nil {
 			return nil, err
 		}
-		r.id, r.account, r.day = id.Bytes, account.Bytes, day.Time
 	}
 	return out, rows.Err()
+}
+
+// scanRuleRow reads one row of ruleRowColumns into r.
+func scanRuleRow(rows pgx.Rows, r *ruleRow) error {
+	var id, account pgtype.UUID
+	var day pgtype.Date
+	if err := rows.Scan(&id, &account, &day, &r.summary, &r.originalDesc, &r.amount,
+		&r.categoryID, &r.categorySource, &r.providerCategoryID, &r.categoryRuleID,
+		&r.merchantName, &r.providerMerchant, &r.merchantRuleID, &r.hidden, &r.hiddenRuleID); err != nil {
+		return err
+	}
+	r.id, r.account, r.day = id.Bytes, account.Bytes, day.Time
+	return nil
 }
 
 // decision is the rule-dependent state of one transaction.

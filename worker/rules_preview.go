@@ -48,10 +48,9 @@ type Preview struct {
 // anything: the count, and up to limit changes after the keyset position
 // after. The rule runs after every stored rule of its priority, as when
 // created now; it has no id yet, so the New state of a category it sets
-// names no rule. Only transactions
-// the rule matches are evaluated (a rule that does not match a transaction
-// changes nothing about it); the database narrows them first with the
-// rule's prefilter. Caveat: transactions whose stored state lags the active
+// names no rule. Only transactions the rule matches are evaluated (a rule
+// that does not match a transaction changes nothing about it); the
+// database narrows them first with the rule's prefilter. Caveat: transactions whose stored state lags the active
 // rules (a rule job still running) are counted only when the new rule
 // matches them.
 func PreviewRule(ctx context.Context, st *storage.Store, sc storage.Scope, def []byte, allowed []uuid.UUID, after storage.Keyset, limit int) (Preview, error) {
@@ -61,16 +60,11 @@ func PreviewRule(ctx context.Context, st *storage.Store, sc storage.Scope, def [
 	}
 	var out Preview
 	var r ruleRow
-	var id, account pgtype.UUID
-	var day pgtype.Date
 	err = st.RuleCandidates(ctx, sc, rule.Prefilter(), ruleRowColumns, func(rows pgx.Rows) error {
 		r = ruleRow{}
-		if err := rows.Scan(&id, &account, &day, &r.summary, &r.originalDesc, &r.amount,
-			&r.categoryID, &r.categorySource, &r.providerCategoryID, &r.categoryRuleID,
-			&r.merchantName, &r.providerMerchant, &r.merchantRuleID, &r.hidden, &r.hiddenRuleID); err != nil {
+		if err := scanRuleRow(rows, &r); err != nil {
 			return err
 		}
-		r.id, r.account, r.day = id.Bytes, account.Bytes, day.Time
 		p := rules.Prepare(r.input())
 		if !rule.Matches(&p) {
 			return nil
@@ -82,7 +76,7 @@ func PreviewRule(ctx context.Context, st *storage.Store, sc storage.Scope, def [
 		}
 		out.Count++
 		key := storage.Keyset{Date: r.day, ID: r.id}
-		if !after.IsZero() && !keyBefore(key, after) {
+		if !after.IsZero() && !listedAfter(key, after) {
 			return nil
 		}
 		out.Changes = append(out.Changes, PreviewChange{ID: r.id, Key: key, Current: r.state(), New: d.state()})
@@ -145,9 +139,9 @@ func previewSet(ctx context.Context, st *storage.Store, sc storage.Scope, def []
 	return rules.NewSet(append(compiled, rule)...), rule, nil
 }
 
-// keyBefore reports whether k comes after the position in (date DESC, id
-// DESC) order.
-func keyBefore(k, pos storage.Keyset) bool {
+// listedAfter reports whether k comes after the position pos in (date
+// DESC, id DESC) order.
+func listedAfter(k, pos storage.Keyset) bool {
 	if !k.Date.Equal(pos.Date) {
 		return k.Date.Before(pos.Date)
 	}
