@@ -91,6 +91,7 @@ func v2Routes() []route {
 	routes = append(routes, tagged(tagCategories(), v2CategoryRoutes())...)
 	routes = append(routes, tagged(tagInvestments(), v2InvestmentRoutes())...)
 	routes = append(routes, tagged(tagRules(), v2RuleRoutes())...)
+	routes = append(routes, tagged(tagRules(), v2RulePreviewRoutes())...)
 	return withIdempotency(routes)
 }
 
