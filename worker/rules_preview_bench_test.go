@@ -13,10 +13,9 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
-	"github.com/finsync/finsync/worker"
 )
 
-// BenchmarkRulePreviewMillion measures worker.PreviewRule (what POST
+// BenchmarkRulePreviewMillion measures storage.PreviewRule (what POST
 // /v2/rules/preview runs: read the candidates, evaluate, count, one page of
 // 50) for one user with FINSYNC_BENCH_TRANSACTIONS stored transactions
 // (default 1,000,000, seeded with COPY as for BenchmarkApplyRulesMillion)
@@ -54,7 +53,7 @@ func BenchmarkRulePreviewMillion(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if _, err := worker.ApplyRulesToUser(ctx, pool, user, 0); err != nil {
+	if _, err := storage.ApplyRulesToUser(ctx, pool, user, 0); err != nil {
 		b.Fatal(err)
 	}
 	// The service's statement timeout (10 s by default) would cut the
@@ -77,7 +76,7 @@ func BenchmarkRulePreviewMillion(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				pv, err := worker.PreviewRule(ctx, st, storage.Scope{UserID: user}, def, nil, storage.Keyset{}, 50)
+				pv, err := storage.PreviewRule(ctx, st, storage.Scope{UserID: user}, def, nil, storage.Keyset{}, 50)
 				if err != nil {
 					b.Fatal(err)
 				}

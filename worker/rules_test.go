@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
-	"github.com/finsync/finsync/worker"
 )
 
 // ruleWorld is one user with two accounts and four varied transactions.
@@ -69,9 +69,9 @@ func (w *ruleWorld) rule(t *testing.T, conditions, outcomes string, priority int
 	return id
 }
 
-func (w *ruleWorld) apply(t *testing.T, batch int) worker.ApplyStats {
+func (w *ruleWorld) apply(t *testing.T, batch int) storage.ApplyStats {
 	t.Helper()
-	st, err := worker.ApplyRulesToUser(context.Background(), w.pool, w.user, batch)
+	st, err := storage.ApplyRulesToUser(context.Background(), w.pool, w.user, batch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestApplyRulesTxTouchesOnlyTheGivenTransactions(t *testing.T) {
 		`[{"action":"updateTransaction","field":"Category","value":{"id":"`+w.cat.String()+`"}}]`, 10)
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		return worker.ApplyRulesTx(ctx, tx, w.user, []uuid.UUID{w.txs[1], w.txs[2]})
+		return storage.ApplyRulesTx(ctx, tx, w.user, []uuid.UUID{w.txs[1], w.txs[2]})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func BenchmarkApplyRulesMillion(b *testing.B) {
 		b.Run(phase, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				st, err := worker.ApplyRulesToUser(ctx, pool, user, 0)
+				st, err := storage.ApplyRulesToUser(ctx, pool, user, 0)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -17,7 +17,6 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/internal/jsonw"
 	"github.com/finsync/finsync/storage"
-	"github.com/finsync/finsync/worker"
 )
 
 // previewRule answers POST /rules/preview: what creating the rule in the
@@ -57,7 +56,7 @@ func (s *Server) previewRule(c *gin.Context) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, previewBudget)
 	defer cancel()
-	pv, err := worker.PreviewRule(pctx, s.cfg.Store, sc, def, sc.AccountIDs, pg.after, pg.limit)
+	pv, err := storage.PreviewRule(pctx, s.cfg.Store, sc, def, sc.AccountIDs, pg.after, pg.limit)
 	if err != nil {
 		s.handle(c, previewError(ctx, err))
 		return
@@ -109,7 +108,7 @@ func (s *Server) previewPager(c *gin.Context, q *query, def []byte) *pager {
 
 // previewBody writes the RulePreview object: count, data, hasMore,
 // nextCursor.
-func (s *Server) previewBody(c *gin.Context, sc storage.Scope, pg *pager, pv worker.Preview) ([]byte, error) {
+func (s *Server) previewBody(c *gin.Context, sc storage.Scope, pg *pager, pv storage.Preview) ([]byte, error) {
 	ids := make([]uuid.UUID, len(pv.Changes))
 	for i := range pv.Changes {
 		ids[i] = pv.Changes[i].ID
@@ -123,7 +122,7 @@ func (s *Server) previewBody(c *gin.Context, sc storage.Scope, pg *pager, pv wor
 		byID[txs[i].ID] = &txs[i]
 	}
 	// A transaction deleted since the preview read it is left out.
-	changes := make([]worker.PreviewChange, 0, len(pv.Changes))
+	changes := make([]storage.PreviewChange, 0, len(pv.Changes))
 	for _, ch := range pv.Changes {
 		if byID[ch.ID] != nil {
 			changes = append(changes, ch)
@@ -149,7 +148,7 @@ func (s *Server) previewBody(c *gin.Context, sc storage.Scope, pg *pager, pv wor
 }
 
 // appendPreviewState appends a RulePreviewState object.
-func appendPreviewState(b []byte, st *worker.PreviewState) []byte {
+func appendPreviewState(b []byte, st *storage.PreviewState) []byte {
 	o := jsonw.Start(b)
 	o.UUIDPtr("categoryId", st.CategoryID)
 	t := domain.Transaction{CategorySource: st.CategorySource, CategoryRuleID: st.CategoryRuleID}

@@ -1,4 +1,4 @@
-package worker
+package storage
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/finsync/finsync/rules"
-	"github.com/finsync/finsync/storage"
 )
 
 // PreviewState is the rule-dependent state of a transaction.
@@ -27,7 +26,7 @@ type PreviewState struct {
 // PreviewChange is one transaction a previewed rule would change.
 type PreviewChange struct {
 	ID           uuid.UUID
-	Key          storage.Keyset
+	Key          Keyset
 	Current, New PreviewState
 }
 
@@ -42,7 +41,7 @@ type Preview struct {
 }
 
 // PreviewRule reports what adding the rule def (a validated definition,
-// as storage.Rule.DefinitionJSON gives it) limited to the accounts allowed
+// as Rule.DefinitionJSON gives it) limited to the accounts allowed
 // (nil: all) to the user's active rules would change among the transactions
 // within the scope, as the rule job would decide it now, without writing
 // anything: the count, and up to limit changes after the keyset position
@@ -53,7 +52,7 @@ type Preview struct {
 // database narrows them first with the rule's prefilter. Caveat: transactions whose stored state lags the active
 // rules (a rule job still running) are counted only when the new rule
 // matches them.
-func PreviewRule(ctx context.Context, st *storage.Store, sc storage.Scope, def []byte, allowed []uuid.UUID, after storage.Keyset, limit int) (Preview, error) {
+func PreviewRule(ctx context.Context, st *Store, sc Scope, def []byte, allowed []uuid.UUID, after Keyset, limit int) (Preview, error) {
 	set, rule, err := previewSet(ctx, st, sc, def, allowed)
 	if err != nil {
 		return Preview{}, err
@@ -75,7 +74,7 @@ func PreviewRule(ctx context.Context, st *storage.Store, sc storage.Scope, def [
 			return nil
 		}
 		out.Count++
-		key := storage.Keyset{Date: r.day, ID: r.id}
+		key := Keyset{Date: r.day, ID: r.id}
 		if !after.IsZero() && !listedAfter(key, after) {
 			return nil
 		}
@@ -114,8 +113,8 @@ func newestFirst(changes []PreviewChange, n int) []PreviewChange {
 
 // previewSet compiles the user's active rules and the previewed one,
 // created after all of them, and returns the set and the previewed rule.
-func previewSet(ctx context.Context, st *storage.Store, sc storage.Scope, def []byte, allowed []uuid.UUID) (*rules.Set, *rules.Rule, error) {
-	stored, err := storage.ActiveRules(ctx, st.Pool(), sc.UserID)
+func previewSet(ctx context.Context, st *Store, sc Scope, def []byte, allowed []uuid.UUID) (*rules.Set, *rules.Rule, error) {
+	stored, err := ActiveRules(ctx, st.pool, sc.UserID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("preview rule: %w", err)
 	}
@@ -141,7 +140,7 @@ func previewSet(ctx context.Context, st *storage.Store, sc storage.Scope, def []
 
 // listedAfter reports whether k comes after the position pos in (date
 // DESC, id DESC) order.
-func listedAfter(k, pos storage.Keyset) bool {
+func listedAfter(k, pos Keyset) bool {
 	if !k.Date.Equal(pos.Date) {
 		return k.Date.Before(pos.Date)
 	}
