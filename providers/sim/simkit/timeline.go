@@ -29,8 +29,8 @@ type Timeline struct {
 	hideBefore, revealOn int64
 }
 
-// HideHistory makes the transactions of days before day before absent at
-// every clock before reveal, as a provider that first serves recent
+// HideHistory makes the transactions that post (or vanish) before day
+// before absent at every clock before reveal, as a provider that first serves recent
 // history and delivers the older part later (Plaid's historical update).
 // Caveat: a balance is the bank's and counts them all along (PostedByDay).
 func (t *Timeline) HideHistory(before, reveal int64) {
@@ -183,7 +183,7 @@ func (t *Timeline) LifeOf(i int64) Life {
 		l.Vanish = (h>>16)%23 == 0
 	}
 	l.Modify = !l.Vanish && (h>>24)%17 == 0
-	l.Held, l.Reveal = t.hidden && l.Day < t.hideBefore, t.revealOn
+	l.Held, l.Reveal = t.hidden && l.PostDay() < t.hideBefore, t.revealOn
 	return l
 }
 
