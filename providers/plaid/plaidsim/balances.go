@@ -9,11 +9,15 @@ import (
 )
 
 // plaidMoves is how the booked balance of each transaction account of one
-// item moves by day, at one clock.
+// item moves by day, at one clock, for a history of a given shape.
 type plaidMoves struct {
-	clock, count int64
-	byDay        [plaidTxAccounts]map[int64]int64
+	clock int64
+	shape [2]int64 // the history's size at day 0 and its span
+	byDay [plaidTxAccounts]map[int64]int64
 }
+
+// shapeOf returns what identifies a connection's history besides its seed.
+func shapeOf(snap sim.Snapshot) [2]int64 { return [2]int64{snap.TL.Count(0), snap.TL.Days} }
 
 // total returns the sum of the moves of slot k.
 func (m *plaidMoves) total(k int) int64 {
@@ -24,26 +28,39 @@ func (m *plaidMoves) total(k int) int64 {
 	return t
 }
 
-// movesOf computes the moves of a timeline at its clock.
-func movesOf(snap sim.Snapshot) *plaidMoves {
-	m := &plaidMoves{clock: snap.Clock, count: snap.TL.Count(snap.Clock)}
+// movesOf computes the moves of a timeline at its clock, from prev (the
+// moves of the same history at an earlier clock) when given.
+func movesOf(snap sim.Snapshot, prev *plaidMoves) *plaidMoves {
+	m := &plaidMoves{clock: snap.Clock, shape: shapeOf(snap)}
 	for k := range m.byDay {
-		m.byDay[k] = snap.TL.PostedByDay(k, simkit.AccountKind(k), snap.Clock)
+		if prev == nil {
+			m.byDay[k] = snap.TL.PostedByDay(k, simkit.AccountKind(k), snap.Clock)
+			continue
+		}
+		m.byDay[k] = make(map[int64]int64, len(prev.byDay[k])+int(snap.Clock-prev.clock))
+		for d, v := range prev.byDay[k] {
+			m.byDay[k][d] = v
+		}
+		snap.TL.AddPosted(m.byDay[k], k, simkit.AccountKind(k), prev.clock, snap.Clock)
 	}
 	return m
 }
 
-// moves returns the item's balance moves at the current clock, computed
-// once per item and clock (a history of millions costs a pass over it).
+// moves returns the item's balance moves at the current clock: a history
+// of millions costs one pass over it, and each later day only that day's
+// transactions.
 func (s *server) moves(token string) *plaidMoves {
 	snap := s.h.View(Name, token, plaidTxAccounts)
 	s.movesMu.Lock()
 	m, ok := s.movesBy[snap.Seed]
 	s.movesMu.Unlock()
-	if ok && m.clock == snap.Clock && m.count == snap.TL.Count(snap.Clock) {
+	if ok && m.shape != shapeOf(snap) || ok && m.clock > snap.Clock {
+		m, ok = nil, false
+	}
+	if ok && m.clock == snap.Clock {
 		return m
 	}
-	m = movesOf(snap)
+	m = movesOf(snap, m)
 	s.movesMu.Lock()
 	if s.movesBy == nil {
 		s.movesBy = map[uint64]*plaidMoves{}

@@ -54,15 +54,27 @@ func (t *Timeline) ChangedFrom(c int64) int64 {
 // not depend on what it has shown). Its cost is linear in the history.
 func (t *Timeline) PostedByDay(slot int, kind AccountKind, c int64) map[int64]int64 {
 	out := map[int64]int64{}
-	end := t.Count(c)
-	for i := int64(slot); i < end; i += t.Accounts {
+	t.AddPosted(out, slot, kind, -t.Days, c)
+	return out
+}
+
+// maxPendDays is the most days a transaction stays pending (LifeOf).
+const maxPendDays = 3
+
+// AddPosted adds to byDay what PostedByDay(slot, kind, to) holds for the
+// days after from: with byDay = PostedByDay(slot, kind, from), it becomes
+// PostedByDay(slot, kind, to) at a cost linear in the days between.
+func (t *Timeline) AddPosted(byDay map[int64]int64, slot int, kind AccountKind, from, to int64) {
+	end := t.Count(to)
+	i := t.FirstIndex(from - maxPendDays)
+	i += ((int64(slot)-i)%t.Accounts + t.Accounts) % t.Accounts
+	for ; i < end; i += t.Accounts {
 		l := t.LifeOf(i)
-		if l.Vanish || l.PostDay() > c {
+		if l.Vanish || l.PostDay() > to || l.PostDay() <= from {
 			continue
 		}
-		out[l.PostDay()] += t.ContentOf(i, kind).Amount
+		byDay[l.PostDay()] += t.ContentOf(i, kind).Amount
 	}
-	return out
 }
 
 // NewTimeline builds the timeline of a connection with the given seed,
