@@ -26,7 +26,9 @@ type BalanceChange struct {
 //
 //	balance(d) = anchor - sign * (sum of posted amounts dated after d, up to the anchor day)
 //
-// where sign is -1 on credit and loan accounts (whose balance is the amount
+// where a transaction's amount is its net amount when it has one (Stripe:
+// the gross amount less fees, which is what moves the balance),
+// and sign is -1 on credit and loan accounts (whose balance is the amount
 // owed, while a purchase has a negative amount) and +1 elsewhere. Pending
 // and deleted transactions are left out: a provider's current balance is
 // the booked one. The anchor day's transactions count as part of the
@@ -52,7 +54,7 @@ anchor AS (
 	ORDER BY b.account_id, b.date
 ),
 daily AS (
-	SELECT t.account_id, t.tx_date AS day, sum(t.amount) AS total
+	SELECT t.account_id, t.tx_date AS day, sum(COALESCE(t.net_amount, t.amount)) AS total
 	FROM anchor n JOIN transactions t ON t.account_id = n.account_id AND t.user_id = $1
 	WHERE t.status = 'posted' AND t.tx_date <= n.date
 	GROUP BY t.account_id, t.tx_date
