@@ -270,6 +270,10 @@ type BalanceEntry struct {
 	Date        Date
 	Balance     Money
 	Currency    string
+	// Derived is set when the balance was computed backwards from a later
+	// recorded balance and the transactions between (docs/balances.md),
+	// not recorded from the provider or the user.
+	Derived bool
 }
 
 // BankConnection is a user's link to a provider.

@@ -35,7 +35,7 @@ func (s *Store) ListBalanceHistory(ctx context.Context, sc Scope, f BalanceFilte
 		w.add("b.date <= ?", f.EndDate.Time)
 	}
 	w.keyset("b.date", "b.id", after)
-	q := `SELECT b.id, b.account_id, a.name, b.date, b.balance, b.currency
+	q := `SELECT b.id, b.account_id, a.name, b.date, b.balance, b.currency, b.derived
 		FROM balance_history b JOIN accounts a ON a.id = b.account_id
 		WHERE ` + w.sql() + ` ORDER BY b.date DESC, b.id DESC LIMIT ` + w.arg(limit)
 	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
@@ -46,7 +46,7 @@ func (s *Store) ListBalanceHistory(ctx context.Context, sc Scope, f BalanceFilte
 	out := make([]domain.BalanceEntry, 0, limit)
 	for rows.Next() {
 		var e domain.BalanceEntry
-		if err := rows.Scan(&e.ID, &e.AccountID, &e.AccountName, &e.Date, &e.Balance, &e.Currency); err != nil {
+		if err := rows.Scan(&e.ID, &e.AccountID, &e.AccountName, &e.Date, &e.Balance, &e.Currency, &e.Derived); err != nil {
 			return nil, fmt.Errorf("list balance history: %w", err)
 		}
 		out = append(out, e)
@@ -54,13 +54,14 @@ func (s *Store) ListBalanceHistory(ctx context.Context, sc Scope, f BalanceFilte
 	return out, rows.Err()
 }
 
-// RecordBalance upserts an account's balance for one day (a second record the
-// same day replaces the first).
+// RecordBalance upserts an account's recorded balance for one day (a second
+// record the same day replaces the first, and a record replaces a derived
+// balance of that day).
 func RecordBalance(ctx context.Context, q Querier, userID, accountID uuid.UUID, day domain.Date, balance domain.Money, currency string) error {
 	_, err := q.Exec(ctx, `
 		INSERT INTO balance_history (user_id, account_id, date, balance, currency)
 		VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (account_id, date, user_id) DO UPDATE SET balance = excluded.balance, currency = excluded.currency, updated_at = now()`,
+		ON CONFLICT (account_id, date, user_id) DO UPDATE SET balance = excluded.balance, currency = excluded.currency, derived = false, updated_at = now()`,
 		userID, accountID, day.Time, balance, currency)
 	if err != nil {
 		return fmt.Errorf("record balance of account %s on %s: %w", accountID, day, err)

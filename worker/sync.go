@@ -234,13 +234,14 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	// stored after all turns the copy into upserts (see insertFresh).
 	fresh := !target.HasTransactions || conn.LastSyncedAt == nil
 	openBefore := s.breakerOpen(conn)
-	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), fresh: fresh, end: end}
+	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), fresh: fresh, firstSync: fresh, end: end}
 	if target.HasTransactions {
 		// A later slice or sync: the statistics already count what was
 		// stored before, so no early refreshes.
 		run.stored = analyzeEvery
 	}
 	result, err := run.all(ctx, target.Cursor)
+	err = s.afterRun(ctx, run, err)
 	rep.Pages += run.tally.Pages
 	rep.Changes = rep.Changes.Add(run.tally.Changes)
 	if errors.Is(err, errSliceEnded) {
@@ -261,6 +262,25 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	next := s.nextSync(conn, run.nextAllowedAt)
 	result.NextSyncAt = &next
 	return s.Store.FinishSync(ctx, id, result)
+}
+
+// afterRun derives the run's daily balances from what it stored, whether
+// it ended, ended its slice or failed after storing some pages, and
+// returns the error the run ends with: the run's own, else the
+// derivation's (the sync is then retried; every write is an upsert).
+func (s *Syncer) afterRun(ctx context.Context, run *syncRun, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	dErr := run.deriveBalances(ctx)
+	if dErr == nil {
+		return err
+	}
+	if err != nil {
+		s.Log.ErrorContext(ctx, "derive daily balances", "connection_id", run.conn.ID, "error", dErr)
+		return err
+	}
+	return dErr
 }
 
 // profile returns what the provider declares; the zero profile when this

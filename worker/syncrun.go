@@ -41,6 +41,12 @@ type syncRun struct {
 	stored, unanalyzed int
 	// tally counts the pages and rows this run's committed batches stored.
 	tally syncTally
+	// firstSync is set when the run began as its connection's first sync:
+	// every account's balances are derived at its end.
+	firstSync bool
+	// balanceSince is, by account, the earliest date of a posted
+	// transaction this run stored (noteBalanceChange).
+	balanceSince map[uuid.UUID]domain.Date
 }
 
 // knownCategory is a provider category copied for the user in this sync:
@@ -395,6 +401,7 @@ func (r *syncRun) rows(ctx context.Context, tx pgx.Tx, page *providers.Transacti
 		if err != nil {
 			return nil, nil, err
 		}
+		r.noteBalanceChange(&t)
 		if t.Status == domain.TxPending {
 			keepPending = append(keepPending, t.ProviderID)
 		}

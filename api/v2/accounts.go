@@ -147,11 +147,12 @@ func (s *Server) balanceHistory(c *gin.Context) {
 		Date          domain.Date  `json:"date"`
 		Balance       domain.Money `json:"balance"`
 		Currency      string       `json:"currency"`
+		Derived       bool         `json:"derived"`
 	}
 	out := make([]entry, len(rows))
 	var last storage.Keyset
 	for i, e := range rows {
-		out[i] = entry{e.ID, e.AccountID, e.AccountName, e.Date, e.Balance, e.Currency}
+		out[i] = entry{e.ID, e.AccountID, e.AccountName, e.Date, e.Balance, e.Currency, e.Derived}
 		last = storage.Keyset{Date: e.Date.Time, ID: e.ID}
 	}
 	c.JSON(http.StatusOK, gin.H{"balanceHistory": out, "pageInfo": pg.pageInfo(hasMore, last)})

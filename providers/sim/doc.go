@@ -28,7 +28,7 @@
 //
 //	POST /_sim/advance     {"days": N}
 //	POST /_sim/faults      {"provider", "mode", "latencyMs", "institutionId", "path"}
-//	POST /_sim/connections {"provider", "credential", "transactions", "historyDays"}
+//	POST /_sim/connections {"provider", "credential", "transactions", "historyDays", "recentDays", "revealDay"}
 //	GET  /_sim/state
 //
 // with the Go methods Advance, SetFault, SetConnection and State.

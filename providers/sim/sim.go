@@ -115,6 +115,13 @@ type ConnectionSettings struct {
 	Transactions int `json:"transactions"`
 	// HistoryDays is the span of the history in days.
 	HistoryDays int `json:"historyDays"`
+	// RecentDays, when positive, serves at first only the transactions of
+	// the last RecentDays days up to the start date (day 0); the older
+	// history appears once the clock reaches RevealDay (at least 1), as
+	// Plaid's historical update does. Balances count it all along.
+	RecentDays int `json:"recentDays,omitempty"`
+	// RevealDay is the day the history RecentDays hid appears.
+	RevealDay int64 `json:"revealDay,omitempty"`
 }
 
 // State is a snapshot of the simulator's clock and faults.
@@ -149,6 +156,18 @@ type conn struct {
 	total    int64
 	days     int64
 	frozen   bool
+	// recent and reveal hide older history (ConnectionSettings.RecentDays).
+	recent, reveal int64
+}
+
+// timeline returns the connection's timeline with the given number of
+// transaction accounts.
+func (c *conn) timeline(accounts int) simkit.Timeline {
+	tl := simkit.NewTimeline(c.seed, c.total, c.days, accounts)
+	if c.recent > 0 {
+		tl.HideHistory(1-c.recent, c.reveal)
+	}
+	return tl
 }
 
 // New returns a simulator configured by opts that serves the simulated
@@ -346,8 +365,11 @@ func (s *Simulator) SetConnection(cs ConnectionSettings) error {
 	if cs.Credential == "" {
 		return fmt.Errorf("set connection: credential is required")
 	}
-	if cs.Transactions < 0 || cs.HistoryDays < 0 {
-		return fmt.Errorf("set connection: transactions and historyDays must be >= 0")
+	if cs.Transactions < 0 || cs.HistoryDays < 0 || cs.RecentDays < 0 {
+		return fmt.Errorf("set connection: transactions, historyDays and recentDays must be >= 0")
+	}
+	if cs.RecentDays > 0 && cs.RevealDay < 1 {
+		return fmt.Errorf("set connection: revealDay must be >= 1 when recentDays is set, got %d", cs.RevealDay)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -359,10 +381,14 @@ func (s *Simulator) SetConnection(cs ConnectionSettings) error {
 	if days == 0 {
 		days = c.days
 	}
-	if c.frozen && (total != c.total || days != c.days) {
+	recent, reveal := int64(cs.RecentDays), cs.RevealDay
+	if recent == 0 {
+		recent, reveal = c.recent, c.reveal
+	}
+	if c.frozen && (total != c.total || days != c.days || recent != c.recent || reveal != c.reveal) {
 		return fmt.Errorf("set connection: %s connection already fetched; history can no longer change", cs.Provider)
 	}
-	c.total, c.days = total, days
+	c.total, c.days, c.recent, c.reveal = total, days, recent, reveal
 	return nil
 }
 
@@ -413,7 +439,16 @@ func (s *Simulator) Open(provider, key string, accounts int) Snapshot {
 	defer s.mu.Unlock()
 	c := s.connLocked(provider, key)
 	c.frozen = true
-	return Snapshot{Seed: c.seed, Clock: s.clock, TL: simkit.NewTimeline(c.seed, c.total, c.days, accounts)}
+	return Snapshot{Seed: c.seed, Clock: s.clock, TL: c.timeline(accounts)}
+}
+
+// View returns what Open does without freezing the connection's settings
+// (for balances, which a provider shows before any history is fetched).
+func (s *Simulator) View(provider, key string, accounts int) Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.connLocked(provider, key)
+	return Snapshot{Seed: c.seed, Clock: s.clock, TL: c.timeline(accounts)}
 }
 
 // ConnSeed returns the seed of a connection without freezing it.

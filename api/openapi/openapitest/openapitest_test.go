@@ -64,7 +64,7 @@ func TestV2GoodResponses(t *testing.T) {
 		{"update account", "PATCH", "/v2/accounts/" + acctID, 200, lh, acct, ""},
 		{"close account", "DELETE", "/v2/accounts/" + acctID, 200, lh, closed, ""},
 		{"balance history beats {accountId}", "GET", "/v2/accounts/balance-history", 200, lh, obj{
-			"balanceHistory": list(obj{"id": txID, "bankAccountId": acctID, "accountName": "Visa", "date": "2024-02-29", "balance": 1, "currency": "EUR"}),
+			"balanceHistory": list(obj{"id": txID, "bankAccountId": acctID, "accountName": "Visa", "date": "2024-02-29", "balance": 1, "currency": "EUR", "derived": false}),
 			"pageInfo":       pageInfo(),
 		}, ""},
 		{"transactions", "GET", "/v2/transactions", 200, lh, obj{"transactions": list(v2Transaction(), edit(v2Transaction(), "status", "pending", "postedDate", nil, "bankConnectionId", nil)), "pageInfo": pageInfo()}, ""},

@@ -55,21 +55,26 @@ func (s *server) plaidItemFor(token string) *plaidItem {
 		itemID:        string(simkit.AppendAlnum(nil, simkit.Hash2(seed, 2), 37)),
 		institutionID: inst[0], institutionName: inst[1],
 	}
-	it.buildAccounts()
+	it.buildAccounts(s.moves(token))
 	return it
 }
 
-// buildAccounts generates the item's accounts and balances.
-func (it *plaidItem) buildAccounts() {
+// buildAccounts generates the item's accounts and balances. The current
+// balance of a transaction account is an opening balance moved by every
+// transaction posted so far (m), so that it reconciles with the history
+// (DailyBalances).
+func (it *plaidItem) buildAccounts(m *plaidMoves) {
 	h := func(k uint64) uint64 { return simkit.Hash2(it.seed^0xacc7, k) }
-	drift := it.clock * 1373
 	defs := [plaidAccountCount]plaidAccount{
-		plaidChecking:   {name: "Plaid Checking", official: "Plaid Gold Standard 0% Interest Checking", typ: "depository", subtype: "checking", current: simkit.Between(h(10), 200000, 1500000) + drift%50000, limit: -1},
-		plaidSavings:    {name: "Plaid Saving", official: "Plaid Silver Standard 0.1% Interest Saving", typ: "depository", subtype: "savings", current: simkit.Between(h(11), 1000000, 6000000) + drift%20000, limit: -1},
+		plaidChecking:   {name: "Plaid Checking", official: "Plaid Gold Standard 0% Interest Checking", typ: "depository", subtype: "checking", current: simkit.Between(h(10), 200000, 1500000), limit: -1},
+		plaidSavings:    {name: "Plaid Saving", official: "Plaid Silver Standard 0.1% Interest Saving", typ: "depository", subtype: "savings", current: simkit.Between(h(11), 1000000, 6000000), limit: -1},
 		plaidCredit:     {name: "Plaid Credit Card", official: "Plaid Diamond 12.5% APR Interest Credit Card", typ: "credit", subtype: "credit card", current: simkit.Between(h(12), 30000, 400000), limit: 1000000},
 		plaidInvestment: {name: "Plaid Brokerage", official: "Plaid Brokerage Account", typ: "investment", subtype: "brokerage", limit: -1},
 		plaidStudent:    {name: "Plaid Student Loan", official: "Plaid Student Loan", typ: "loan", subtype: "student", current: simkit.Between(h(14), 2000000, 6000000), available: -1, limit: -1},
 		plaidMortgage:   {name: "Plaid Mortgage", official: "Plaid Mortgage", typ: "loan", subtype: "mortgage", current: simkit.Between(h(15), 15000000, 45000000), available: -1, limit: -1},
+	}
+	for k := 0; k < plaidTxAccounts; k++ {
+		defs[k].current += runningSign(k) * m.total(k)
 	}
 	for k := range defs {
 		a := &defs[k]

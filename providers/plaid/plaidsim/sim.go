@@ -72,6 +72,9 @@ func (Sim) Credentials(name string) json.RawMessage {
 type server struct {
 	h    *sim.Simulator
 	bufs sync.Pool // *simkit.JW buffers for large responses
+
+	movesMu sync.Mutex
+	movesBy map[uint64]*plaidMoves // by item seed, at the last clock asked
 }
 
 // getBuf returns an empty response buffer with at least n bytes of room.

@@ -127,7 +127,7 @@ func (s *server) plaidLoopPosition(req *plaidRequest, snap sim.Snapshot, slot in
 	}
 	if c.end {
 		start.from = c.to
-		start.pos = snap.TL.UnsettledFrom(c.to)
+		start.pos = snap.TL.ChangedFrom(c.to)
 		if c.to == snap.Clock {
 			start.pos = snap.TL.Count(snap.Clock)
 		}

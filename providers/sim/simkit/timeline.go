@@ -23,6 +23,58 @@ type Timeline struct {
 	total  int64
 	perDay int64
 	dup    int64 // one index guaranteed to duplicate its predecessor (-1: none)
+	// hidden is set when the history before day hideBefore stays absent
+	// until clock revealOn (HideHistory).
+	hidden               bool
+	hideBefore, revealOn int64
+}
+
+// HideHistory makes the transactions that post (or vanish) before day
+// before absent at every clock before reveal, as a provider that first serves recent
+// history and delivers the older part later (Plaid's historical update).
+// Caveat: a balance is the bank's and counts them all along (PostedByDay).
+func (t *Timeline) HideHistory(before, reveal int64) {
+	t.hidden, t.hideBefore, t.revealOn = true, before, reveal
+}
+
+// ChangedFrom returns the first index that can differ between clock c
+// and any later clock: UnsettledFrom(c), or 0 while hidden history is
+// still to be revealed after c.
+func (t *Timeline) ChangedFrom(c int64) int64 {
+	if t.hidden && c < t.revealOn {
+		return 0
+	}
+	return t.UnsettledFrom(c)
+}
+
+// PostedByDay returns, by day up to clock c, the sum in minor units of the
+// amounts of the transactions of account slot (of the given kind) that
+// post on that day and never vanish: how much the account's booked
+// balance moves that day. Hidden history counts (the bank's balance does
+// not depend on what it has shown). Its cost is linear in the history.
+func (t *Timeline) PostedByDay(slot int, kind AccountKind, c int64) map[int64]int64 {
+	out := map[int64]int64{}
+	t.AddPosted(out, slot, kind, -t.Days, c)
+	return out
+}
+
+// maxPendDays is the most days a transaction stays pending (LifeOf).
+const maxPendDays = 3
+
+// AddPosted adds to byDay what PostedByDay(slot, kind, to) holds for the
+// days after from: with byDay = PostedByDay(slot, kind, from), it becomes
+// PostedByDay(slot, kind, to) at a cost linear in the days between.
+func (t *Timeline) AddPosted(byDay map[int64]int64, slot int, kind AccountKind, from, to int64) {
+	end := t.Count(to)
+	i := t.FirstIndex(from - maxPendDays)
+	i += ((int64(slot)-i)%t.Accounts + t.Accounts) % t.Accounts
+	for ; i < end; i += t.Accounts {
+		l := t.LifeOf(i)
+		if l.Vanish || l.PostDay() > to || l.PostDay() <= from {
+			continue
+		}
+		byDay[l.PostDay()] += t.ContentOf(i, kind).Amount
+	}
 }
 
 // NewTimeline builds the timeline of a connection with the given seed,
@@ -125,6 +177,9 @@ type Life struct {
 	PendDays int64 // days it stays pending (0 = posted at once)
 	Vanish   bool  // pending that never posts (auth hold released)
 	Modify   bool  // posted row later modified (merchant name cleaned)
+	// Held is set for hidden history: absent before clock Reveal.
+	Held   bool
+	Reveal int64
 }
 
 // LifeOf returns the life-cycle facts of transaction i.
@@ -140,6 +195,7 @@ func (t *Timeline) LifeOf(i int64) Life {
 		l.Vanish = (h>>16)%23 == 0
 	}
 	l.Modify = !l.Vanish && (h>>24)%17 == 0
+	l.Held, l.Reveal = t.hidden && l.PostDay() < t.hideBefore, t.revealOn
 	return l
 }
 
@@ -149,7 +205,7 @@ func (l Life) PostDay() int64 { return l.Day + l.PendDays }
 // State returns the state of a transaction with life l at clock c.
 func (l Life) State(c int64) TxState {
 	switch {
-	case c < l.Day:
+	case c < l.Day, l.Held && c < l.Reveal:
 		return Absent
 	case c < l.PostDay():
 		return Pending

@@ -39,6 +39,7 @@ func v2Schemas(provs []domain.ProviderProfile) Obj {
 			req("date", date()),
 			req("balance", number()),
 			req("currency", currency()),
+			req("derived", v2BalanceDerived()),
 		)},
 		KV{"Transaction", v2Transaction()},
 		KV{"BankConnection", v2BankConnection()},

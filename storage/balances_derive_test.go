@@ -1,0 +1,125 @@
+package storage_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/storage"
+	"github.com/finsync/finsync/storage/storagetest"
+)
+
+// dailyBalances reads an account's balance history: balance text and
+// derived flag by date.
+func dailyBalances(t *testing.T, fx *storagetest.Fixtures, account any) map[string]string {
+	t.Helper()
+	rows, err := fx.Pool.Query(context.Background(), `SELECT date::text, balance::numeric(19,2)::text || CASE WHEN derived THEN ' d' ELSE ' r' END
+		FROM balance_history WHERE account_id = $1`, account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var d, v string
+		if err := rows.Scan(&d, &v); err != nil {
+			t.Fatal(err)
+		}
+		out[d] = v
+	}
+	return out
+}
+
+// TestDeriveBalancesRules checks the derivation on hand-made rows: net
+// amounts (fees) move the balance, pending and deleted rows do not, a
+// credit card's balance is the amount owed, the anchor day's transactions
+// are in the anchor, every day of the span is derived, a recorded day is
+// never overwritten but becomes the anchor, and an account
+// the sync did not touch is not derived.
+func TestDeriveBalancesRules(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := storagetest.NewDB(t)
+	fx := storagetest.NewFixtures(t, pool)
+	user := fx.User(domain.PlanPro, true).ID
+	conn := fx.Connection(user, "stripe", "active")
+	checking := fx.Account(user, conn, "stripe", "Balance")
+	card := fx.Account(user, conn, "plaid", "Card")
+	if _, err := pool.Exec(ctx, `UPDATE accounts SET type = 'credit' WHERE id = $1`, card); err != nil {
+		t.Fatal(err)
+	}
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
+	fx.Transactions(user, conn, checking, "stripe", []storagetest.Tx{
+		{Amount: "100.00", Date: day(1)},
+		{Amount: "-30.25", Date: day(3)},
+		{Amount: "50.00", Date: day(3)},
+		{Amount: "-999.00", Date: day(4), Status: domain.TxPending},
+		{Amount: "-500.00", Date: day(4), Status: domain.TxDeleted},
+		{Amount: "-10.10", Date: day(5)}, // on the anchor day: in the anchor
+	})
+	// The payout of the 3rd carries a fee: 50.00 gross, 48.50 net.
+	if _, err := pool.Exec(ctx, `UPDATE transactions SET net_amount = 48.50 WHERE account_id = $1 AND amount = 50`, checking); err != nil {
+		t.Fatal(err)
+	}
+	fx.Transactions(user, conn, card, "plaid", []storagetest.Tx{
+		{Amount: "-40.00", Date: day(2)}, // a purchase raises the amount owed
+		{Amount: "25.00", Date: day(4)},  // a payment lowers it
+	})
+	fx.Balance(user, checking, day(5), "1000.00")
+	fx.Balance(user, card, day(5), "300.00")
+	today := domain.DateOf(day(5))
+	all := []storage.BalanceChange{{AccountID: checking}, {AccountID: card}}
+	if _, err := storage.DeriveBalances(ctx, pool, user, all, today); err != nil {
+		t.Fatal(err)
+	}
+	wantChecking := map[string]string{
+		"2026-03-01": "991.85 d", // 1010.10 - (-30.25 + 48.50 net)
+		"2026-03-02": "991.85 d",
+		"2026-03-03": "1010.10 d", // 1000 - (-10.10); pending and deleted rows of the 4th do not count
+		"2026-03-04": "1010.10 d",
+		"2026-03-05": "1000.00 r",
+	}
+	requireBalances(t, "checking", dailyBalances(t, fx, checking), wantChecking)
+	requireBalances(t, "card", dailyBalances(t, fx, card), map[string]string{
+		"2026-03-02": "325.00 d", // 300 + 25 (the payment after it had not yet lowered it)
+		"2026-03-03": "325.00 d",
+		"2026-03-04": "300.00 d",
+		"2026-03-05": "300.00 r",
+	})
+
+	// An older transaction arrives, and the 4th, derived so far, is now a
+	// recorded day: it becomes the anchor and keeps its recorded balance.
+	fx.Transactions(user, conn, checking, "stripe", []storagetest.Tx{{Amount: "-5.00", Date: day(2)}})
+	if _, err := pool.Exec(ctx, `UPDATE balance_history SET derived = false, balance = 1234.56 WHERE account_id = $1 AND date = '2026-03-04'`, checking); err != nil {
+		t.Fatal(err)
+	}
+	n, err := storage.DeriveBalances(ctx, pool, user, []storage.BalanceChange{{AccountID: checking, Since: domain.DateOf(day(2))},
+		{AccountID: card, Since: domain.DateOf(time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC))}}, domain.DateOf(day(6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first recorded day is now the 4th: the span ends on the 3rd.
+	requireBalances(t, "checking after", dailyBalances(t, fx, checking), map[string]string{
+		"2026-03-01": "1221.31 d", // 1216.31 - (-5)
+		"2026-03-02": "1216.31 d", // 1234.56 - (-30.25 + 48.50)
+		"2026-03-03": "1234.56 d",
+		"2026-03-04": "1234.56 r",
+		"2026-03-05": "1000.00 r",
+	})
+	if n != 3 {
+		t.Fatalf("%d derived rows written, want 3 (the card was not touched)", n)
+	}
+}
+
+// requireBalances fails unless got holds exactly want.
+func requireBalances(t *testing.T, name string, got, want map[string]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %v, want %v", name, got, want)
+	}
+	for d, v := range want {
+		if got[d] != v {
+			t.Fatalf("%s: %s is %q, want %q (all: %v)", name, d, got[d], v, got)
+		}
+	}
+}
