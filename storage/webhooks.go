@@ -219,18 +219,18 @@ func scanDelivery(row pgx.Row) (WebhookDelivery, error) {
 }
 
 // ListWebhookDeliveries returns up to limit deliveries of the user's
-// subscription with seq below before (0: from the newest), newest first;
-// ErrNotFound when the subscription is not the user's.
-func (s *Store) ListWebhookDeliveries(ctx context.Context, userID, subscriptionID uuid.UUID, before int64, limit int) ([]WebhookDelivery, error) {
+// subscription, newest first, after the delivery of event after (uuid.Nil:
+// from the newest; a delivery pruned since ends the listing); ErrNotFound
+// when the subscription is not the user's.
+func (s *Store) ListWebhookDeliveries(ctx context.Context, userID, subscriptionID, after uuid.UUID, limit int) ([]WebhookDelivery, error) {
 	if _, err := s.GetWebhook(ctx, userID, subscriptionID); err != nil {
 		return nil, err
 	}
-	if before <= 0 {
-		before = 1<<63 - 1
-	}
 	rows, err := s.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
-		WHERE subscription_id = $1 AND user_id = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`,
-		subscriptionID, userID, before, limit)
+		WHERE subscription_id = $1 AND user_id = $2
+			AND ($3 = '00000000-0000-0000-0000-000000000000'::uuid OR seq < (SELECT seq FROM webhook_deliveries
+				WHERE subscription_id = $1 AND user_id = $2 AND event_id = $3))
+		ORDER BY seq DESC LIMIT $4`, subscriptionID, userID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries of webhook %s: %w", subscriptionID, err)
 	}

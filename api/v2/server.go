@@ -15,6 +15,8 @@ import (
 	"github.com/finsync/finsync/api/idempotency"
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/netguard"
+	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -48,6 +50,12 @@ type Config struct {
 	// Idempotency applies Idempotency-Key to every POST and PATCH; nil
 	// ignores the header.
 	Idempotency *idempotency.Guard
+	// Box seals the secrets of consumer webhooks; nil refuses to create
+	// them (500).
+	Box *secrets.Box
+	// WebhookPolicy decides which webhook URLs are accepted (a literal
+	// private address or plain http is refused unless it allows them).
+	WebhookPolicy netguard.Policy
 }
 
 // Server holds the version 2 handlers.
@@ -102,6 +110,7 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	authed.POST("/rules", middleware.RateLimit(cfg.Limits, resp, s.createRuleLimit), idem, s.createRule)
 	authed.PATCH("/rules/:ruleId", idem, s.updateRule)
 	authed.DELETE("/rules/:ruleId", s.archiveRule)
+	s.registerWebhooks(authed, idem)
 	return s
 }
 
