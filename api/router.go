@@ -25,7 +25,6 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/internal/requestid"
-	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -69,8 +68,9 @@ type Config struct {
 	// Ops is the operators' console mounted at /ops; nil mounts none (the
 	// /ops routes then answer 404 like any unknown path).
 	Ops *ops.Console
-	// Box seals consumer webhooks' secrets; nil refuses to create them.
-	Box *secrets.Box
+	// Box seals consumer webhooks' secrets (a *secrets.Box); nil refuses
+	// to create them.
+	Box v2.Sealer
 	// WebhookPolicy decides which webhook URLs v2 accepts (the zero value:
 	// public https only; FINSYNC_WEBHOOK_ALLOW_PRIVATE=1 allows all).
 	WebhookPolicy netguard.Policy

@@ -16,7 +16,6 @@ import (
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/internal/netguard"
-	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -50,12 +49,17 @@ type Config struct {
 	// Idempotency applies Idempotency-Key to every POST and PATCH; nil
 	// ignores the header.
 	Idempotency *idempotency.Guard
-	// Box seals the secrets of consumer webhooks; nil refuses to create
-	// them (500).
-	Box *secrets.Box
+	// Box seals the secrets of consumer webhooks (a *secrets.Box); nil
+	// refuses to create them (500).
+	Box Sealer
 	// WebhookPolicy decides which webhook URLs are accepted (a literal
 	// private address or plain http is refused unless it allows them).
 	WebhookPolicy netguard.Policy
+}
+
+// Sealer encrypts a secret for storage at rest (secrets.Box does).
+type Sealer interface {
+	Seal(plaintext []byte) ([]byte, error)
 }
 
 // Server holds the version 2 handlers.

@@ -114,8 +114,13 @@ func pathParam(name, desc string, schema Obj) Obj {
 
 // op describes one operation before it is rendered.
 type op struct {
-	id       string
-	summary  string
+	id      string
+	summary string
+	// desc is the operation's description: what it does and any caveat.
+	desc string
+	// tags name the operation's group, one of the document's tags; set
+	// for a whole group of routes with tagged.
+	tags     []string
 	public   bool
 	params   []Obj
 	body     Obj
@@ -130,7 +135,14 @@ type op struct {
 // render builds the Operation Object; statusOf maps a component response
 // name to its status code.
 func (o op) render(statusOf map[string]int) Obj {
-	out := Obj{{"operationId", o.id}, {"summary", o.summary}}
+	out := Obj{{"operationId", o.id}}
+	if len(o.tags) > 0 {
+		out = append(out, KV{"tags", o.tags})
+	}
+	out = append(out, KV{"summary", o.summary})
+	if o.desc != "" {
+		out = append(out, KV{"description", o.desc})
+	}
 	if o.public {
 		out = append(out, KV{"security", []Obj{}})
 	}

@@ -80,6 +80,7 @@ func v2Routes() []route {
 	routes = append(routes, v2CategoryRoutes()...)
 	routes = append(routes, v2InvestmentRoutes()...)
 	routes = append(routes, v2RuleRoutes()...)
+	routes = append(routes, v2WebhookRoutes()...)
 	return withIdempotency(routes)
 }
 

@@ -64,6 +64,7 @@ func v2Schemas(provs []domain.ProviderProfile) Obj {
 		)},
 		KV{"InvestmentTransaction", v2InvestmentTransaction()},
 	)
+	s = append(s, v2WebhookSchemas()...)
 	return append(s, v2RuleSchemas()...)
 }
 
