@@ -96,8 +96,9 @@ func (p Policy) CheckAddr(addr netip.Addr) error {
 
 // CheckURL validates a webhook URL as registered: absolute https (http too
 // when private addresses are allowed), with a host, no user information,
-// and, when the host is a literal IP address or "localhost", one the policy
-// allows. A host name is resolved only when called (Control).
+// and, when the host is a literal IP address, one the policy allows. A
+// host name is checked only when called, on the addresses it resolves to
+// (Control): names change what they resolve to.
 func (p Policy) CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -121,9 +122,6 @@ func (p Policy) CheckURL(raw string) error {
 	}
 	if addr, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")); err == nil {
 		return p.CheckAddr(addr)
-	}
-	if h := strings.ToLower(strings.TrimSuffix(host, ".")); !p.AllowPrivate && (h == "localhost" || strings.HasSuffix(h, ".localhost")) {
-		return fmt.Errorf("%w: %s is a loopback name", ErrRefused, host)
 	}
 	return nil
 }
