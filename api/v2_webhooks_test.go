@@ -514,7 +514,7 @@ func TestWebhookRedirectIsNotFollowed(t *testing.T) {
 // answers holds neither the sync that caused the event nor another
 // webhook's delivery; both finish while its request is still open.
 func TestWebhookHangingReceiverSlowsNothingElse(t *testing.T) {
-	w := newHookWorld(t, true, worker.Webhooks{Timeout: 5 * time.Minute})
+	w := newHookWorld(t, true, worker.Webhooks{Timeout: worker.MaxWebhookTimeout})
 	release := make(chan struct{})
 	var hangMu sync.Mutex
 	hanging, returned := 0, 0

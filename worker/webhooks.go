@@ -28,6 +28,10 @@ import (
 const (
 	// DefaultWebhookTimeout bounds one delivery attempt.
 	DefaultWebhookTimeout = 10 * time.Second
+	// MaxWebhookTimeout is the longest attempt allowed, so that a drain
+	// attempt (a slice and the call in hand) ends well before River
+	// takes its job for stuck (RescueStuckJobsAfter).
+	MaxWebhookTimeout = 30 * time.Second
 	// DefaultWebhookRetryCap caps the wait between two attempts of an event.
 	DefaultWebhookRetryCap = 5 * time.Minute
 	// DefaultWebhookRetryFor is how long an event is retried before it is
@@ -39,11 +43,11 @@ const (
 )
 
 // webhookSlice is how long one drain attempt delivers before it snoozes to
-// go on in a new attempt; webhookJobTimeout bounds an attempt (a slice
-// and the call in hand), below RescueStuckJobsAfter.
+// go on in a new attempt; the attempt's timeout adds the call in hand and
+// webhookJobSlack, staying below RescueStuckJobsAfter.
 const (
-	webhookSlice      = 30 * time.Second
-	webhookJobTimeout = time.Minute
+	webhookSlice    = 30 * time.Second
+	webhookJobSlack = 5 * time.Second
 )
 
 // Webhooks configures the delivery of consumer webhooks.
@@ -56,7 +60,8 @@ type Webhooks struct {
 	// Client sends the deliveries; nil uses Policy.Client(Timeout). A
 	// client given here should check addresses the same way.
 	Client *http.Client
-	// Timeout bounds one attempt; zero uses DefaultWebhookTimeout.
+	// Timeout bounds one attempt; zero uses DefaultWebhookTimeout, and
+	// MaxWebhookTimeout caps it.
 	Timeout time.Duration
 	// RetryCap and RetryFor override DefaultWebhookRetryCap and
 	// DefaultWebhookRetryFor when positive.
@@ -70,6 +75,7 @@ func (c Webhooks) withDefaults() Webhooks {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultWebhookTimeout
 	}
+	c.Timeout = min(c.Timeout, MaxWebhookTimeout)
 	if c.RetryCap <= 0 {
 		c.RetryCap = DefaultWebhookRetryCap
 	}
@@ -124,7 +130,7 @@ func NewWebhookWorker(st *storage.Store, cfg Webhooks, log *slog.Logger) *Webhoo
 
 // Timeout bounds one drain attempt.
 func (w *WebhookWorker) Timeout(*river.Job[jobargs.DeliverWebhook]) time.Duration {
-	return max(webhookJobTimeout, webhookSlice+2*w.cfg.Timeout)
+	return webhookSlice + w.cfg.Timeout + webhookJobSlack
 }
 
 // NextRetry backs off an attempt that failed for another reason than a
