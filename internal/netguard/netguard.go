@@ -42,7 +42,7 @@ func ParseAllowPrivate(v string) (bool, error) {
 	case "1":
 		return true, nil
 	}
-	return false, fmt.Errorf("%s=%q: want 1 (allow private addresses and http) or 0/unset (deny)", EnvAllowPrivate, v)
+	return false, fmt.Errorf("%s: %q is not 1 (allow private addresses and http) or 0 or empty (refuse them)", EnvAllowPrivate, v)
 }
 
 // blocked are the ranges refused besides those net/netip classifies
