@@ -114,7 +114,7 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	authed.POST("/rules", middleware.RateLimit(cfg.Limits, resp, s.createRuleLimit), idem, s.createRule)
 	authed.PATCH("/rules/:ruleId", idem, s.updateRule)
 	authed.DELETE("/rules/:ruleId", s.archiveRule)
-	s.registerWebhooks(authed, idem)
+	s.registerWebhooks(authed)
 	return s
 }
 

@@ -80,8 +80,9 @@ func v2Routes() []route {
 	routes = append(routes, v2CategoryRoutes()...)
 	routes = append(routes, v2InvestmentRoutes()...)
 	routes = append(routes, v2RuleRoutes()...)
-	routes = append(routes, v2WebhookRoutes()...)
-	return withIdempotency(routes)
+	// Webhooks take no Idempotency-Key: a replayed answer would keep the
+	// secret in clear (see createWebhook's description).
+	return append(withIdempotency(routes), v2WebhookRoutes()...)
 }
 
 func v2AccountRoutes() []route {

@@ -26,7 +26,9 @@ func v2WebhookRoutes() []route {
 			desc: "Registers an https URL to receive the listed events of the caller's data, signed with a " +
 				"secret that this answer shows once (stored sealed, never shown again). A URL whose host is a " +
 				"literal loopback, private, link-local, multicast or cloud-metadata address answers 400; a host " +
-				"name is checked on every delivery, after DNS resolution, and redirects are never followed.",
+				"name is checked on every delivery, after DNS resolution, and redirects are never followed. " +
+				"Unlike other POSTs this one ignores Idempotency-Key, since a stored answer would keep the secret " +
+				"in clear: after a lost answer, list the webhooks and delete a duplicate.",
 			body:   ref("WebhookCreate"),
 			status: http.StatusCreated, respDesc: "The registered webhook, with its secret.",
 			schema: wrap("webhook", ref("WebhookCreated")),
