@@ -68,6 +68,15 @@ func VerifyFinsyncSignature(secret, header string, body []byte, tolerance time.D
 	return errors.New("no matching signature")
 }
 
+// withWebhookKey gives the API a key to seal webhook secrets with.
+func withWebhookKey(t *testing.T) envOption {
+	box, err := secrets.FromHex(strings.Repeat("3f", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(c *api.Config) { c.Box = box }
+}
+
 // hookWorld is the real API over a fresh database with a real River
 // client running the sync and webhook workers, a provider simulator over
 // HTTP, and one user with a key.

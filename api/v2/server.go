@@ -74,7 +74,7 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg}
 	var resp Responder
-	g := e.Group("/v2", middleware.Recover(cfg.Log, resp))
+	g := e.Group("/v2", middleware.Recover(cfg.Log, resp), emptySegmentNotFound)
 	g.GET("/health", s.health)
 	g.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", cfg.OpenAPI) })
 

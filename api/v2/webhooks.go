@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -236,4 +237,15 @@ func (s *Server) registerWebhooks(authed *gin.RouterGroup) {
 	authed.GET("/webhooks/:webhookId", s.getWebhook)
 	authed.DELETE("/webhooks/:webhookId", s.deleteWebhook)
 	authed.GET("/webhooks/:webhookId/deliveries", s.listWebhookDeliveries)
+}
+
+// emptySegmentNotFound answers 404 NOT_FOUND, before authentication, for a
+// path with an empty segment (/v2/webhooks//deliveries): the router
+// matches it with an empty id, but no operation of the document does, so
+// it must answer like an unknown path rather than spend the caller's
+// authentication or rate budgets.
+func emptySegmentNotFound(c *gin.Context) {
+	if strings.Contains(c.Request.URL.EscapedPath(), "//") { // an escaped slash (%2F) is no empty segment
+		Fail(c, http.StatusNotFound, CodeNotFound, "No such endpoint")
+	}
 }
