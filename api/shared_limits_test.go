@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -198,4 +199,38 @@ func TestSharedLimitsIdleLeaseComesBack(t *testing.T) {
 	start := time.Now()
 	ok, _ := hammer(t, []string{b}, "/v2/me", key, 1100, 8)
 	within(t, "after an idle lease came back", ok, 1000, time.Minute, time.Since(start))
+}
+
+// TestAuthFailureThrottleHoldsAcrossProcesses sends bad credentials from
+// one address to two API processes in turn: the failure budget
+// (FailureBurst) holds for both together, give or take the one attempt
+// each process lets through before it learns of the refusal, instead of a
+// whole budget per process.
+func TestAuthFailureThrottleHoldsAcrossProcesses(t *testing.T) {
+	f := newFleet(t)
+	a, _ := f.instance()
+	b, _ := f.instance()
+	burst := middleware.DefaultAuthConfig().FailureBurst
+	unauthorized, limited := 0, 0
+	for i := 0; i < 4*burst; i++ {
+		req, _ := http.NewRequest(http.MethodGet, []string{a, b}[i%2]+"/v2/me", nil)
+		req.Header.Set("Authorization", "Bearer fin_not_a_key_"+strconv.Itoa(i))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+			unauthorized++
+		case http.StatusTooManyRequests:
+			limited++
+		default:
+			t.Fatalf("attempt %d: status %d", i, resp.StatusCode)
+		}
+	}
+	if unauthorized > burst+2 || unauthorized < burst {
+		t.Fatalf("%d failures reached the database across two processes (and %d were refused), want %d to %d", unauthorized, limited, burst, burst+2)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/oauth2"
 
 	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/resilience"
@@ -78,7 +79,7 @@ type Deliverer struct {
 
 	mu     sync.Mutex
 	guards map[uuid.UUID]*resilience.Guard
-	tokens map[uuid.UUID]accessToken
+	tokens map[uuid.UUID]oauth2.TokenSource
 }
 
 // NewDeliverer returns a Deliverer.
@@ -92,7 +93,7 @@ func NewDeliverer(opts Options) *Deliverer {
 	if opts.WebhookClient == nil {
 		opts.WebhookClient = opts.Webhooks.Client(20 * time.Second)
 	}
-	return &Deliverer{opts: opts, guards: map[uuid.UUID]*resilience.Guard{}, tokens: map[uuid.UUID]accessToken{}}
+	return &Deliverer{opts: opts, guards: map[uuid.UUID]*resilience.Guard{}, tokens: map[uuid.UUID]oauth2.TokenSource{}}
 }
 
 // DefaultGuardConfig is the resilience layer of one destination of the

@@ -2,21 +2,16 @@ package destinations
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/oauth2"
 
 	"github.com/finsync/finsync/resilience"
 )
-
-// accessToken is a cached OAuth 2.0 access token.
-type accessToken struct {
-	token   string
-	expires time.Time
-}
 
 // tokenMargin renews an access token this long before it expires.
 const tokenMargin = time.Minute
@@ -41,68 +36,59 @@ func (d *Deliverer) sheetsSender(id uuid.UUID, c SheetsConfig) func(context.Cont
 	}
 }
 
-// sheetsToken returns the access token to use: the configured one, or a
-// cached one obtained with the refresh token (renewed when expiring or
-// when force is set).
+// sheetsToken returns the access token to use: the configured one, or one
+// obtained with the refresh token (RFC 6749 §6) by golang.org/x/oauth2 and
+// cached per destination until a minute before it expires; force drops the
+// cache. Caveat: the cache is per process.
 func (d *Deliverer) sheetsToken(ctx context.Context, id uuid.UUID, c SheetsConfig, force bool) (string, error) {
 	if c.RefreshToken == "" {
 		return c.AccessToken, nil
 	}
-	now := d.opts.Now()
 	d.mu.Lock()
-	cached, ok := d.tokens[id]
-	d.mu.Unlock()
-	if ok && !force && now.Add(tokenMargin).Before(cached.expires) {
-		return cached.token, nil
+	src, ok := d.tokens[id]
+	if !ok || force {
+		src = d.refreshingSource(c)
+		d.tokens[id] = src
 	}
-	tok, err := refreshAccessToken(ctx, d.opts.Client, c, now)
+	d.mu.Unlock()
+	tok, err := src.Token()
 	if err != nil {
-		return "", err
+		return "", tokenError(ctx, err)
 	}
-	d.mu.Lock()
-	d.tokens[id] = tok
-	d.mu.Unlock()
-	return tok.token, nil
+	return tok.AccessToken, nil
 }
 
-// refreshAccessToken exchanges the refresh token for an access token at
-// the token endpoint (RFC 6749 §6). A refused grant (revoked or expired
-// refresh token, wrong client) needs the user to authorise again.
-func refreshAccessToken(ctx context.Context, client *http.Client, c SheetsConfig, now time.Time) (accessToken, error) {
-	form := url.Values{
-		"grant_type":    {"refresh_token"},
-		"refresh_token": {c.RefreshToken},
-		"client_id":     {c.ClientID},
-		"client_secret": {c.ClientSecret},
+// refreshingSource returns a token source that refreshes with c's refresh
+// token through the Deliverer's HTTP client. The refresh is bounded by that
+// client's timeout, not by a delivery's context: the source outlives it.
+func (d *Deliverer) refreshingSource(c SheetsConfig) oauth2.TokenSource {
+	cfg := &oauth2.Config{
+		ClientID: c.ClientID, ClientSecret: c.ClientSecret,
+		Endpoint: oauth2.Endpoint{TokenURL: c.TokenURL, AuthStyle: oauth2.AuthStyleInParams},
 	}
-	var out struct {
-		AccessToken string `json:"access_token"`
-		ExpiresIn   int    `json:"expires_in"`
-		TokenType   string `json:"token_type"`
-	}
-	err := do(ctx, client, request{service: KindGoogleSheets, method: http.MethodPost, url: c.TokenURL, body: []byte(form.Encode()), form: true}, &out, oauthError)
-	if pe := resilience.AsError(err); pe != nil && (pe.HTTPStatus == http.StatusBadRequest || pe.HTTPStatus == http.StatusUnauthorized) {
-		pe.Class = resilience.ReauthRequired
-		return accessToken{}, pe
-	}
-	if err != nil {
-		return accessToken{}, err
-	}
-	if out.AccessToken == "" {
-		return accessToken{}, &resilience.Error{Provider: KindGoogleSheets, Class: resilience.Unavailable, Code: resilience.CodeMalformed,
-			Message: "token endpoint answered no access_token"}
-	}
-	return accessToken{token: out.AccessToken, expires: now.Add(time.Duration(out.ExpiresIn) * time.Second)}, nil
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, d.opts.Client)
+	return oauth2.ReuseTokenSourceWithExpiry(nil, cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: c.RefreshToken}), tokenMargin)
 }
 
-// oauthError reads an OAuth 2.0 error body {"error", "error_description"}.
-func oauthError(body []byte) (string, string) {
-	var e struct {
-		Error       string `json:"error"`
-		Description string `json:"error_description"`
+// tokenError classifies a failed refresh: the token endpoint refusing the
+// grant (400 or 401: a revoked or expired refresh token, a wrong client)
+// needs the user to authorise again; other answers are classified as any
+// service's; no answer is an outage, and a 2xx answer without a token a
+// malformed one.
+func tokenError(ctx context.Context, err error) error {
+	var re *oauth2.RetrieveError
+	var ue *url.Error
+	switch {
+	case errors.As(err, &re) && re.Response != nil:
+		e := resilience.AsError(statusError(KindGoogleSheets, re.Response, re.ErrorCode, re.ErrorDescription))
+		if s := re.Response.StatusCode; s == http.StatusBadRequest || s == http.StatusUnauthorized {
+			e.Class = resilience.ReauthRequired
+		}
+		return e
+	case errors.As(err, &ue) || ctx.Err() != nil:
+		return transportError(KindGoogleSheets, err)
+	default:
+		return &resilience.Error{Provider: KindGoogleSheets, Class: resilience.Unavailable, Code: resilience.CodeMalformed,
+			Message: "token endpoint answered no usable access token", Err: err}
 	}
-	if json.Unmarshal(body, &e) != nil {
-		return "", ""
-	}
-	return e.Error, e.Description
 }

@@ -197,21 +197,24 @@ type PropertyAddress struct {
 
 // Transaction is one stored transaction.
 type Transaction struct {
-	ID                  uuid.UUID
-	UserID              uuid.UUID
-	BankConnectionID    *uuid.UUID
-	AccountID           uuid.UUID
-	Provider            string
-	ProviderID          string
-	Status              string
-	Summary             string
-	Amount              Money
-	Currency            string
-	AuthorizedDate      *Date
-	PostedDate          *Date
-	MerchantName        *string
-	CategoryID          *uuid.UUID
-	CategorySource      *string
+	ID               uuid.UUID
+	UserID           uuid.UUID
+	BankConnectionID *uuid.UUID
+	AccountID        uuid.UUID
+	Provider         string
+	ProviderID       string
+	Status           string
+	Summary          string
+	Amount           Money
+	Currency         string
+	AuthorizedDate   *Date
+	PostedDate       *Date
+	MerchantName     *string
+	CategoryID       *uuid.UUID
+	CategorySource   *string
+	// CategoryRuleID is the rule that set the category (CategorySource
+	// CategoryFromRule); nil otherwise.
+	CategoryRuleID      *uuid.UUID
 	Hidden              bool
 	Fees                *Money
 	FeeType             *string

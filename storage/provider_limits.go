@@ -48,6 +48,22 @@ func (s *Store) TakeProviderToken(ctx context.Context, service, bucket string, p
 	return max(wait, time.Millisecond), false, nil
 }
 
+// authFailuresService names the failed-authentication budgets among the
+// shared buckets, one per client address.
+const authFailuresService = "api.auth-failures"
+
+// TakeAuthFailureToken spends one token of a client address's budget of
+// failed authentications (burst tokens, refilled at perSecond), atomically
+// for every API process; ok=false says none was left and how long until
+// one is. PurgeRateBuckets deletes idle budgets.
+func (s *Store) TakeAuthFailureToken(ctx context.Context, address string, perSecond float64, burst int) (time.Duration, bool, error) {
+	wait, ok, err := s.TakeProviderToken(ctx, authFailuresService, address, perSecond, burst)
+	if err != nil {
+		return 0, false, fmt.Errorf("authentication failure budget of %s: %w", address, err)
+	}
+	return wait, ok, nil
+}
+
 // ProviderQuota returns what is known of a provider's quota for one of its
 // resources and endpoints: the calls left and when the count resets.
 // known is false when nothing was ever recorded.

@@ -115,13 +115,18 @@ func (s *Store) LeaseRateTokens(ctx context.Context, r RateLease) (RateGrant, er
 	return g, nil
 }
 
-// PurgeRateBuckets deletes buckets (and their leases) untouched since
-// before: a bucket idle for longer than its period is full, exactly like
-// one created anew.
+// PurgeRateBuckets deletes users' buckets (and their leases) and client
+// addresses' authentication failure budgets untouched since before: a
+// bucket idle for longer than its period is full, exactly like one created
+// anew.
 func (s *Store) PurgeRateBuckets(ctx context.Context, before time.Time) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM rate_limit_buckets WHERE updated_at < $1`, before)
 	if err != nil {
 		return 0, fmt.Errorf("purge rate buckets: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	failures, err := s.pool.Exec(ctx, `DELETE FROM provider_rate_buckets WHERE service = $1 AND updated_at < $2`, authFailuresService, before)
+	if err != nil {
+		return 0, fmt.Errorf("purge authentication failure budgets: %w", err)
+	}
+	return tag.RowsAffected() + failures.RowsAffected(), nil
 }

@@ -374,7 +374,9 @@ FROM transactions_stage r
 WHERE r.page = $1 AND t.bank_connection_id = r.bank_connection_id AND t.provider_id = r.provider_id
 	AND t.sync_hash IS DISTINCT FROM r.sync_hash`
 
-// mergeStageSQL merges the staged page $1 into transactions.
+// mergeStageSQL merges the staged page $1 into transactions. A category a
+// rule or the user set outranks the provider's and is kept (category_kept,
+// migration 00016, holds the precedence).
 const mergeStageSQL = `
 INSERT INTO transactions AS t (id, user_id, bank_connection_id, provider, source, account_id, provider_id, status,
 	summary, amount, currency, authorized_date, posted_date, merchant_name, provider_merchant_name, category_id,
@@ -407,8 +409,8 @@ ON CONFLICT (bank_connection_id, provider_id, user_id) DO UPDATE SET
 	provider_merchant_name = excluded.provider_merchant_name,
 	merchant_name = CASE WHEN t.merchant_rule_id IS NULL THEN excluded.merchant_name ELSE t.merchant_name END,
 	provider_category_id = excluded.provider_category_id,
-	category_id = CASE WHEN t.category_source IN ('user', 'rule') THEN t.category_id ELSE excluded.category_id END,
-	category_source = CASE WHEN t.category_source IN ('user', 'rule') THEN t.category_source ELSE excluded.category_source END,
+	category_id = CASE WHEN category_kept(t.category_source, 'provider') THEN t.category_id ELSE excluded.category_id END,
+	category_source = CASE WHEN category_kept(t.category_source, 'provider') THEN t.category_source ELSE excluded.category_source END,
 	fees = excluded.fees, fee_type = excluded.fee_type, net_amount = excluded.net_amount,
 	sub_account = excluded.sub_account, payment_channel = excluded.payment_channel,
 	check_number = excluded.check_number, original_description = excluded.original_description,
@@ -568,7 +570,10 @@ func (w *TransactionWriter) carryUserCategories(ctx context.Context, ids []uuid.
 	// whatever the table's statistics say; a join lets a stale estimate scan
 	// the whole connection per page.
 	_, err := w.tx.Exec(ctx, `
-		UPDATE transactions p SET category_id = c.cat, category_source = 'user', updated_at = now()
+		UPDATE transactions p SET category_id = c.cat, category_source = 'user', category_rule_id = NULL,
+			provider_category_id = CASE WHEN category_kept(p.category_source, 'provider')
+				THEN p.provider_category_id ELSE COALESCE(p.provider_category_id, p.category_id) END,
+			updated_at = now()
 		FROM (SELECT c.id, (SELECT o.category_id FROM transactions o
 				WHERE o.bank_connection_id = $1 AND o.provider_id = c.pending_pid AND o.category_source = 'user') AS cat
 			FROM unnest($2::uuid[], $3::text[]) AS c(id, pending_pid)) c

@@ -15,13 +15,13 @@ import (
 
 const transactionColumns = `t.id, t.user_id, t.bank_connection_id, t.account_id, t.provider, t.provider_id,
 	t.status, t.summary, t.amount, t.currency, t.authorized_date, t.posted_date, t.merchant_name,
-	t.category_id, t.category_source, t.hidden, t.fees, t.fee_type, t.net_amount, t.sub_account,
+	t.category_id, t.category_source, t.category_rule_id, t.hidden, t.fees, t.fee_type, t.net_amount, t.sub_account,
 	t.payment_channel, t.check_number, t.original_description, t.source, t.type, t.created_at, t.posted_at`
 
 // txRow holds one row of transactionColumns in pgx's own types, which pgx
 // decodes from the binary protocol without the database/sql detour.
 type txRow struct {
-	id, userID, connID, accountID, categoryID                                pgtype.UUID
+	id, userID, connID, accountID, categoryID, categoryRuleID                pgtype.UUID
 	merchant, catSource, feeType, subAccount, channel, check, desc, src, typ pgtype.Text
 	amount, fees, net                                                        pgtype.Numeric
 	authorized, posted                                                       pgtype.Date
@@ -39,7 +39,7 @@ func scanTransaction(row pgx.Row, t *domain.Transaction) error {
 func (r *txRow) scan(row pgx.Row, t *domain.Transaction) error {
 	err := row.Scan(&r.id, &r.userID, &r.connID, &r.accountID, &t.Provider, &t.ProviderID,
 		&t.Status, &t.Summary, &r.amount, &t.Currency, &r.authorized, &r.posted, &r.merchant,
-		&r.categoryID, &r.catSource, &t.Hidden, &r.fees, &r.feeType, &r.net, &r.subAccount,
+		&r.categoryID, &r.catSource, &r.categoryRuleID, &t.Hidden, &r.fees, &r.feeType, &r.net, &r.subAccount,
 		&r.channel, &r.check, &r.desc, &r.src, &r.typ, &t.CreatedAt, &r.postedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
@@ -48,7 +48,7 @@ func (r *txRow) scan(row pgx.Row, t *domain.Transaction) error {
 		return err
 	}
 	t.ID, t.UserID, t.AccountID = r.id.Bytes, r.userID.Bytes, r.accountID.Bytes
-	t.BankConnectionID, t.CategoryID = uuidPtr(r.connID), uuidPtr(r.categoryID)
+	t.BankConnectionID, t.CategoryID, t.CategoryRuleID = uuidPtr(r.connID), uuidPtr(r.categoryID), uuidPtr(r.categoryRuleID)
 	t.Amount = domain.MoneyFromDecimal(decimal.NewFromBigInt(r.amount.Int, r.amount.Exp))
 	t.Fees, t.NetAmount = moneyPtr(r.fees), moneyPtr(r.net)
 	t.AuthorizedDate, t.PostedDate = datePtr(r.authorized), datePtr(r.posted)

@@ -44,8 +44,8 @@ func (s *Store) SetTransactionCategory(ctx context.Context, sc Scope, id uuid.UU
 		}
 		q := `UPDATE transactions t SET category_id = ` + w.arg(categoryID) + `, category_source = 'user',
 			category_rule_id = NULL,
-			provider_category_id = CASE WHEN t.category_source IS NULL OR t.category_source = 'provider'
-				THEN COALESCE(t.provider_category_id, t.category_id) ELSE t.provider_category_id END,
+			provider_category_id = CASE WHEN category_kept(t.category_source, 'provider')
+				THEN t.provider_category_id ELSE COALESCE(t.provider_category_id, t.category_id) END,
 			updated_at = now()
 			WHERE ` + w.sql() + ` RETURNING ` + transactionColumns
 		if err := scanTransaction(tx.QueryRow(ctx, q, w.args...), &out); err != nil {

@@ -238,17 +238,24 @@ func scanRuleRows(rows pgx.Rows, err error) ([]ruleRow, error) {
 	var out []ruleRow
 	for rows.Next() {
 		out = append(out, ruleRow{})
-		r := &out[len(out)-1]
-		var id, account pgtype.UUID
-		var day pgtype.Date
-		if err := rows.Scan(&id, &account, &day, &r.summary, &r.originalDesc, &r.amount,
-			&r.categoryID, &r.categorySource, &r.providerCategoryID, &r.categoryRuleID,
-			&r.merchantName, &r.providerMerchant, &r.merchantRuleID, &r.hidden, &r.hiddenRuleID); err != nil {
+		if err := scanRuleRow(rows, &out[len(out)-1]); err != nil {
 			return nil, err
 		}
-		r.id, r.account, r.day = id.Bytes, account.Bytes, day.Time
 	}
 	return out, rows.Err()
+}
+
+// scanRuleRow reads one row of ruleRowColumns into r.
+func scanRuleRow(rows pgx.Rows, r *ruleRow) error {
+	var id, account pgtype.UUID
+	var day pgtype.Date
+	if err := rows.Scan(&id, &account, &day, &r.summary, &r.originalDesc, &r.amount,
+		&r.categoryID, &r.categorySource, &r.providerCategoryID, &r.categoryRuleID,
+		&r.merchantName, &r.providerMerchant, &r.merchantRuleID, &r.hidden, &r.hiddenRuleID); err != nil {
+		return err
+	}
+	r.id, r.account, r.day = id.Bytes, account.Bytes, day.Time
+	return nil
 }
 
 // decision is the rule-dependent state of one transaction.
@@ -274,7 +281,7 @@ func (r *ruleRow) providerCategory() pgtype.UUID {
 }
 
 func isProviderSource(s pgtype.Text) bool {
-	return !s.Valid || s.String == domain.CategoryFromProvider
+	return !domain.CategoryKept(s.String, domain.CategoryFromProvider)
 }
 
 // providerMerchantName is the merchant name the provider gave:
@@ -312,9 +319,8 @@ func (r *ruleRow) decide(res *rules.Result) decision {
 		providerCategoryID: r.providerCategory(), providerMerchant: r.providerMerchantName(),
 		hidden: r.hidden,
 	}
-	userChose := r.categorySource.Valid && r.categorySource.String == domain.CategoryFromUser
 	switch {
-	case userChose:
+	case domain.CategoryKept(r.categorySource.String, domain.CategoryFromRule): // the user chose
 	case res.Category.Decided:
 		d.categoryID = pgtype.UUID{Bytes: res.Category.Value.ID, Valid: true}
 		d.categorySource = pgtype.Text{String: domain.CategoryFromRule, Valid: true}
@@ -391,14 +397,15 @@ func decideAndWrite(ctx context.Context, tx pgx.Tx, set *rules.Set, rows []ruleR
 	if len(c.ids) == 0 {
 		return 0, nil
 	}
-	// A category the user chose meanwhile is kept (the CASEs), whatever
-	// this run decided from the row as it read it.
+	// A category the user chose meanwhile is kept (the CASEs: category_kept
+	// of migration 00016 holds the precedence), whatever this run decided
+	// from the row as it read it.
 	tag, err := tx.Exec(ctx, `
 		UPDATE transactions t SET
-			category_id = CASE WHEN t.category_source = 'user' THEN t.category_id ELSE u.category_id END,
-			category_source = CASE WHEN t.category_source = 'user' THEN t.category_source ELSE u.category_source END,
-			category_rule_id = CASE WHEN t.category_source = 'user' THEN t.category_rule_id ELSE u.category_rule_id END,
-			provider_category_id = CASE WHEN t.category_source = 'user' THEN t.provider_category_id ELSE u.provider_category_id END,
+			category_id = CASE WHEN category_kept(t.category_source, 'rule') THEN t.category_id ELSE u.category_id END,
+			category_source = CASE WHEN category_kept(t.category_source, 'rule') THEN t.category_source ELSE u.category_source END,
+			category_rule_id = CASE WHEN category_kept(t.category_source, 'rule') THEN t.category_rule_id ELSE u.category_rule_id END,
+			provider_category_id = CASE WHEN category_kept(t.category_source, 'rule') THEN t.provider_category_id ELSE u.provider_category_id END,
 			merchant_name = u.merchant_name,
 			provider_merchant_name = u.provider_merchant_name,
 			merchant_rule_id = u.merchant_rule_id,

@@ -147,7 +147,7 @@ func (e *syncEnv) snapshot(c domain.BankConnection) map[string]string {
 
 func TestFirstSyncOfEachProvider(t *testing.T) {
 	e := newSyncEnv(t)
-	for _, provider := range []string{"plaid", "gocardless", "stripe", "mercury"} {
+	for _, provider := range all.NewRegistry().Names() {
 		t.Run(provider, func(t *testing.T) {
 			c := e.connect(provider, "first-"+provider)
 			e.mustSync(c)

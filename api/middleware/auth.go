@@ -35,6 +35,10 @@ type CredentialStore interface {
 	// CredentialsVersion returns a counter that every committed change to
 	// a credential or its user's plan or storage mode moves.
 	CredentialsVersion(ctx context.Context) (int64, error)
+	// TakeAuthFailureToken spends one token of a client address's failed
+	// authentication budget, shared by every process; ok=false says none
+	// was left and how long until one is.
+	TakeAuthFailureToken(ctx context.Context, address string, perSecond float64, burst int) (wait time.Duration, ok bool, err error)
 }
 
 // AuthConfig tunes an Authenticator.
@@ -52,7 +56,8 @@ type AuthConfig struct {
 	// TouchEvery is how often last_used_at writes are flushed.
 	TouchEvery time.Duration
 	// FailuresPerMinute and FailureBurst throttle failed authentications per
-	// client address before they reach the database.
+	// client address before they reach the database, for every process
+	// together.
 	FailuresPerMinute float64
 	FailureBurst      int
 }
@@ -98,6 +103,11 @@ type Authenticator struct {
 	cfg      AuthConfig
 	log      *slog.Logger
 	failures *Limiters
+	// blocked remembers, per address, until when the shared failure
+	// budget refused it.
+	blockMu   sync.Mutex
+	blocked   map[string]time.Time
+	lastPrune time.Time
 
 	mu        sync.RWMutex
 	cache     map[[32]byte]cacheEntry
@@ -121,6 +131,7 @@ func NewAuthenticator(store CredentialStore, cfg AuthConfig, log *slog.Logger) *
 		cfg:      cfg,
 		log:      log,
 		failures: NewLimiters(),
+		blocked:  make(map[string]time.Time),
 		cache:    make(map[[32]byte]cacheEntry),
 		touched:  make(map[uuid.UUID]time.Time),
 	}
@@ -343,7 +354,7 @@ func (a *Authenticator) Authenticate(r Responder) gin.HandlerFunc {
 			return
 		}
 		ip := c.ClientIP()
-		if wait, blocked := a.failures.Blocked(ip, failLimit); blocked {
+		if wait, blocked := a.isBlocked(ip, failLimit); blocked {
 			r.RateLimited(c, failLimit, wait)
 			c.Abort()
 			return
@@ -377,8 +388,55 @@ func (a *Authenticator) Authenticate(r Responder) gin.HandlerFunc {
 
 func (a *Authenticator) fail(c *gin.Context, r Responder, ip string, limit LimitInfo, reason Reason) {
 	a.failures.Spend(ip, limit, a.cfg.FailureBurst)
+	a.spendShared(c.Request.Context(), ip)
 	r.Unauthorized(c, reason)
 	c.Abort()
+}
+
+// spendShared spends one token of the address's failure budget shared by
+// every process (FailureBurst deep, refilled at FailuresPerMinute) and, when
+// none was left, refuses the address here until one is. Caveat: a process
+// that has not yet seen a refused address lets one more attempt through
+// before it learns of the refusal, so N processes allow at most N extra
+// attempts; when the database cannot be reached, only this process's own
+// count holds.
+func (a *Authenticator) spendShared(ctx context.Context, ip string) {
+	perSecond := max(a.cfg.FailuresPerMinute, 1) / 60
+	wait, ok, err := a.store.TakeAuthFailureToken(ctx, ip, perSecond, max(a.cfg.FailureBurst, 1))
+	if err != nil {
+		a.log.WarnContext(ctx, "shared authentication failure budget unavailable; this process's count holds alone", "error", err)
+		return
+	}
+	if ok {
+		return
+	}
+	now := time.Now()
+	a.blockMu.Lock()
+	defer a.blockMu.Unlock()
+	a.blocked[ip] = now.Add(max(wait, 100*time.Millisecond))
+	if now.Sub(a.lastPrune) > DefaultSweepEvery {
+		for k, until := range a.blocked {
+			if !now.Before(until) {
+				delete(a.blocked, k)
+			}
+		}
+		a.lastPrune = now
+	}
+}
+
+// isBlocked reports whether the address is refused, by this process's own
+// count or by the shared budget's last refusal, and for how long.
+func (a *Authenticator) isBlocked(ip string, local LimitInfo) (time.Duration, bool) {
+	if wait, blocked := a.failures.Blocked(ip, local); blocked {
+		return wait, true
+	}
+	a.blockMu.Lock()
+	until, ok := a.blocked[ip]
+	a.blockMu.Unlock()
+	if wait := time.Until(until); ok && wait > 0 {
+		return wait, true
+	}
+	return 0, false
 }
 
 func (a *Authenticator) touch(id uuid.UUID) {

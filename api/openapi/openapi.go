@@ -10,6 +10,15 @@ import (
 	_ "embed"
 )
 
+// UnroutedExtension is the key, at the top of both documents, of the
+// responses to requests that match no operation, keyed by status: "404"
+// for a path the document does not list, "405" for a listed path asked
+// with another method. OpenAPI has no place for responses of no
+// operation, so they live in this extension rather than among the
+// components (which linters rightly flag when no operation uses them);
+// tools that do not know the extension ignore it.
+const UnroutedExtension = "x-unrouted-responses"
+
 //go:generate go run ./internal/gen .
 
 //go:embed v1.json

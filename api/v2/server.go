@@ -112,6 +112,7 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	authed.PATCH("/transactions/:id", idem, s.updateTransaction)
 	authed.GET("/rules", s.listRules)
 	authed.POST("/rules", middleware.RateLimit(cfg.Limits, resp, s.createRuleLimit), idem, s.createRule)
+	authed.POST("/rules/preview", idem, s.previewRule)
 	authed.PATCH("/rules/:ruleId", idem, s.updateRule)
 	authed.DELETE("/rules/:ruleId", s.archiveRule)
 	s.registerWebhooks(authed)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/internal/jsonw"
@@ -77,6 +78,8 @@ func appendTransaction(b []byte, t *domain.Transaction) []byte {
 	o.DatePtr("postedDate", t.PostedDate)
 	o.StringPtr("merchantName", t.MerchantName)
 	o.UUIDPtr("categoryId", t.CategoryID)
+	o.String("categorySource", categorySource(t))
+	o.UUIDPtr("categoryRuleId", categoryRuleID(t))
 	o.MoneyPtr("fees", t.Fees)
 	o.StringPtr("feeType", t.FeeType)
 	o.MoneyPtr("netAmount", t.NetAmount)
@@ -86,4 +89,23 @@ func appendTransaction(b []byte, t *domain.Transaction) []byte {
 	o.StringPtr("originalDescription", t.OriginalDescription)
 	o.StringPtr("source", t.Source)
 	return o.End()
+}
+
+// categorySource is where the transaction's category (or its absence) came
+// from: provider, rule or user. Rows stored without a category carry no
+// source in the database; their (absent) category is the provider's.
+func categorySource(t *domain.Transaction) string {
+	if t.CategorySource == nil {
+		return domain.CategoryFromProvider
+	}
+	return *t.CategorySource
+}
+
+// categoryRuleID is the rule that set the category, only while a rule's
+// decision is the category shown.
+func categoryRuleID(t *domain.Transaction) *uuid.UUID {
+	if categorySource(t) != domain.CategoryFromRule {
+		return nil
+	}
+	return t.CategoryRuleID
 }

@@ -26,8 +26,9 @@ const authSQL = `SELECT u.id, u.plan, u.plan_active, u.storage_mode, c.enabled, 
 // user's posted, visible transactions, newest first, one more than the page.
 const listSQL = `SELECT t.id, t.user_id, t.bank_connection_id, t.account_id, t.provider, t.provider_id,
 	t.status, t.summary, t.amount, t.currency, t.authorized_date, t.posted_date, t.merchant_name,
-	t.category_id, t.category_source, t.hidden, t.fees, t.fee_type, t.net_amount, t.sub_account,
-	t.payment_channel, t.check_number, t.original_description, t.source, t.type, t.created_at, t.posted_at
+	t.category_id, COALESCE(t.category_source, 'provider'),
+	CASE WHEN t.category_source = 'rule' THEN t.category_rule_id END, t.hidden, t.fees, t.fee_type, t.net_amount,
+	t.sub_account, t.payment_channel, t.check_number, t.original_description, t.source, t.type, t.created_at, t.posted_at
 	FROM transactions t WHERE t.user_id = $1 AND t.status = $2 AND NOT t.hidden
 	ORDER BY t.tx_date DESC, t.id DESC LIMIT $3`
 
@@ -48,7 +49,8 @@ type transaction struct {
 	PostedDate          pgtype.Date        `json:"postedDate"`
 	MerchantName        pgtype.Text        `json:"merchantName"`
 	CategoryID          pgtype.UUID        `json:"categoryId"`
-	CategorySource      pgtype.Text        `json:"-"`
+	CategorySource      pgtype.Text        `json:"categorySource"`
+	CategoryRuleID      pgtype.UUID        `json:"categoryRuleId"`
 	Hidden              pgtype.Bool        `json:"-"`
 	Fees                pgtype.Numeric     `json:"fees"`
 	FeeType             pgtype.Text        `json:"feeType"`
@@ -66,7 +68,7 @@ type transaction struct {
 func (t *transaction) fields() []any {
 	return []any{&t.ID, &t.UserID, &t.BankConnectionID, &t.AccountID, &t.Provider, &t.ProviderID,
 		&t.Status, &t.Summary, &t.Amount, &t.Currency, &t.AuthorizedDate, &t.PostedDate, &t.MerchantName,
-		&t.CategoryID, &t.CategorySource, &t.Hidden, &t.Fees, &t.FeeType, &t.NetAmount, &t.SubAccount,
+		&t.CategoryID, &t.CategorySource, &t.CategoryRuleID, &t.Hidden, &t.Fees, &t.FeeType, &t.NetAmount, &t.SubAccount,
 		&t.PaymentChannel, &t.CheckNumber, &t.OriginalDescription, &t.Source, &t.Type, &t.CreatedAt, &t.PostedAt}
 }
 

@@ -8,13 +8,12 @@
 // # Host and providers
 //
 // The host names no provider. Each provider's simulated API is a
-// ProviderSim in the provider's own folder (providers/plaid/plaidsim,
-// providers/gocardless/gocardlesssim, providers/stripe/stripesim,
-// providers/mercury/mercurysim), and providers/all/allsim lists them, as
-// providers/all lists the adapters:
+// ProviderSim in the provider's own folder (providers/<name>/<name>sim),
+// and providers/all/allsim lists them, as providers/all lists the
+// adapters:
 //
 //	s := allsim.New(sim.Options{Seed: 1}) // = sim.New(opts, allsim.Providers()...)
-//	creds := allsim.Credentials("plaid", "alice")
+//	creds := allsim.Credentials(name, "alice")
 //
 // The host keeps the clock, the connections' settings and seeds and the
 // faults; it applies the faults latency and malformed itself and asks the

@@ -88,13 +88,14 @@ func (o Options) withDefaults() Options {
 
 // Fault is an injected failure mode for one provider.
 type Fault struct {
-	// Provider is plaid, gocardless, stripe or mercury.
+	// Provider is the name of a mounted ProviderSim.
 	Provider string `json:"provider"`
 	// Mode is one of the Fault* constants.
 	Mode string `json:"mode"`
 	// LatencyMs delays every response in latency mode.
 	LatencyMs int `json:"latencyMs,omitempty"`
-	// InstitutionID limits institution_down to one Plaid institution.
+	// InstitutionID limits institution_down to one institution, for a
+	// provider whose simulator knows institutions.
 	InstitutionID string `json:"institutionId,omitempty"`
 	// Path, when set, limits outage, rate_limit, latency and malformed to
 	// requests whose path contains it (for example "/balances/": only
@@ -104,12 +105,11 @@ type Fault struct {
 
 // ConnectionSettings sizes the history of one connection.
 type ConnectionSettings struct {
-	// Provider is plaid, gocardless, stripe or mercury.
+	// Provider is the name of a mounted ProviderSim.
 	Provider string `json:"provider"`
-	// Credential is the distinguishing credential: the Plaid access_token,
-	// the GoCardless requisition_id, the Stripe api_key (optionally followed
-	// by "/" and the connected account id), or the Mercury token. CredentialKey
-	// derives it from a credentials object.
+	// Credential is the distinguishing credential, as the provider's
+	// ProviderSim.CredentialKey derives it from a credentials object (for
+	// example an access token, or a user name of an access URL).
 	Credential string `json:"credential"`
 	// Transactions is the total history size across transaction accounts.
 	Transactions int `json:"transactions"`

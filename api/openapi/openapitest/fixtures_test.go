@@ -160,7 +160,8 @@ func v2Transaction() obj {
 		"id": txID, "bankConnectionId": connID, "bankAccountId": acctID, "provider": "plaid",
 		"providerId": "tx_123", "status": "posted", "summary": "Coffee", "amount": -4.5,
 		"currency": "USD", "authorizedDate": "2026-11-20", "postedDate": "2026-11-21",
-		"merchantName": "Blue Bottle", "categoryId": catID, "fees": nil, "feeType": nil,
+		"merchantName": "Blue Bottle", "categoryId": catID, "categorySource": "provider", "categoryRuleId": nil,
+		"fees": nil, "feeType": nil,
 		"netAmount": nil, "subAccount": nil, "paymentChannel": "in store", "checkNumber": nil,
 		"originalDescription": "BLUE BOTTLE #12", "source": nil,
 	}

@@ -11,13 +11,14 @@
 // status, when its Content-Type is not the documented one, when its body
 // does not match the schema, or when a required header is missing or
 // malformed. A known path asked with an undocumented method must answer
-// with the document's MethodNotAllowed response (405), an unknown path with
-// its RouteNotFound response (404).
+// with the document's 405 response for requests that match no operation,
+// an unknown path with its 404 one (both under openapi.UnroutedExtension).
 package openapitest
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,10 +34,13 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/finsync/finsync/api/openapi"
 )
 
-// Names of the component responses used for requests that match no
-// operation.
+// Names the responses of openapi.UnroutedExtension take among the
+// components of the parsed document (Doc), where their references are
+// resolved.
 const (
 	MethodNotAllowedResponse = "MethodNotAllowed"
 	RouteNotFoundResponse    = "RouteNotFound"
@@ -68,7 +72,11 @@ func New(t testing.TB, doc []byte) *Validator {
 func Load(ctx context.Context, doc []byte) (*Validator, error) {
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
-	parsed, err := loader.LoadFromData(doc)
+	lifted, err := liftUnrouted(doc)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := loader.LoadFromData(lifted)
 	if err != nil {
 		return nil, fmt.Errorf("load document: %w", err)
 	}
@@ -80,6 +88,44 @@ func Load(ctx context.Context, doc []byte) (*Validator, error) {
 		return nil, fmt.Errorf("build router: %w", err)
 	}
 	return &Validator{doc: parsed, router: router}, nil
+}
+
+// liftUnrouted copies the responses of openapi.UnroutedExtension into
+// components.responses, as RouteNotFoundResponse (404) and
+// MethodNotAllowedResponse (405), so that the loader resolves their
+// references like any component's.
+func liftUnrouted(doc []byte) ([]byte, error) {
+	var raw map[string]any
+	if err := json.Unmarshal(doc, &raw); err != nil {
+		return nil, fmt.Errorf("decode document: %w", err)
+	}
+	unrouted, ok := raw[openapi.UnroutedExtension].(map[string]any)
+	if !ok {
+		return doc, nil
+	}
+	components, _ := raw["components"].(map[string]any)
+	if components == nil {
+		components = map[string]any{}
+		raw["components"] = components
+	}
+	responses, _ := components["responses"].(map[string]any)
+	if responses == nil {
+		responses = map[string]any{}
+		components["responses"] = responses
+	}
+	names := map[string]string{"404": RouteNotFoundResponse, "405": MethodNotAllowedResponse}
+	for status, resp := range unrouted {
+		name, known := names[status]
+		if !known {
+			return nil, fmt.Errorf("%s: unexpected status %q", openapi.UnroutedExtension, status)
+		}
+		responses[name] = resp
+	}
+	out, err := json.Marshal(raw)
+	if err != nil {
+		return nil, fmt.Errorf("encode document: %w", err)
+	}
+	return out, nil
 }
 
 // Doc returns the parsed document.
@@ -210,8 +256,8 @@ func (v *Validator) pathKnown(req *http.Request) bool {
 func (v *Validator) fallbackRoute(req *http.Request, name string, status int) (*routers.Route, error) {
 	resp := v.doc.Components.Responses[name]
 	if resp == nil || resp.Value == nil {
-		return nil, fmt.Errorf("%s %s -> %d: the document has no components.responses.%s",
-			req.Method, req.URL.Path, status, name)
+		return nil, fmt.Errorf("%s %s -> %d: the document has no %d response under %s",
+			req.Method, req.URL.Path, status, status, openapi.UnroutedExtension)
 	}
 	op := &openapi3.Operation{Responses: openapi3.NewResponses(openapi3.WithStatus(status, resp))}
 	return &routers.Route{Spec: v.doc, Path: req.URL.Path, Method: req.Method, Operation: op}, nil

@@ -43,13 +43,15 @@ func requestIDToken() Obj {
 	return str().with("pattern", "^[A-Za-z0-9._:-]{1,128}$")
 }
 
-// headerComponents returns the reusable response headers; requestID is the
-// schema of x-request-id.
+// hdr is a Header Object.
+func hdr(desc string, required bool, schema Obj) Obj {
+	return Obj{{"description", desc}, {"required", required}, {"schema", schema}}
+}
+
+// headerComponents returns the response headers both documents use;
+// requestID is the schema of x-request-id.
 func headerComponents(requestID Obj) Obj {
-	hdr := func(desc string, required bool, schema Obj) Obj {
-		return Obj{{"description", desc}, {"required", required}, {"schema", schema}}
-	}
-	secs := integer().with("minimum", 0)
+	secs := count()
 	return Obj{
 		{"RequestId", hdr("Identifier of the request, carried by its log lines and by the jobs it enqueues: "+
 			"the request's own X-Request-Id when this schema admits it, else a fresh UUID.", true, requestID)},
@@ -60,7 +62,6 @@ func headerComponents(requestID Obj) Obj {
 		{"RateLimitRemainingOptional", hdr("Requests left in the current window, when the limiter ran.", false, secs)},
 		{"RateLimitResetOptional", hdr("Unix time (seconds) at which the window resets, when the limiter ran.", false, secs)},
 		{"RetryAfter", hdr("Seconds to wait before retrying.", true, secs)},
-		{"RetryAfterOptional", hdr("Seconds to wait before retrying.", false, secs)},
 	}
 }
 

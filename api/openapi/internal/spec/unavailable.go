@@ -17,3 +17,12 @@ func serviceUnavailable(body Obj) Obj {
 		responseHeaders(maybeLimited, KV{hdrRetryAfter, headerRef("RetryAfter")}),
 	)
 }
+
+// unrouted renders the value of openapi.UnroutedExtension: the responses
+// to requests that match no operation, keyed by status.
+func unrouted(routeNotFound, methodNotAllowed Obj) Obj {
+	return Obj{
+		{"404", routeNotFound},
+		{"405", methodNotAllowed},
+	}
+}

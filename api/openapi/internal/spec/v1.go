@@ -3,6 +3,7 @@ package spec
 import (
 	"net/http"
 
+	"github.com/finsync/finsync/api/openapi"
 	v1 "github.com/finsync/finsync/api/v1"
 	"github.com/finsync/finsync/domain"
 )
@@ -31,17 +32,21 @@ func V1(provs []domain.ProviderProfile) Obj {
 			{"version", "1.0.0"},
 			{"description", "Version 1 of the finsync API: a read-only view of accounts, bank connections, " +
 				"transactions, holdings and investment transactions."},
+			{"contact", contact()},
 		}},
 		{"servers", []Obj{{{"url", "/v1"}}}},
 		{"security", []Obj{{{bearerScheme, []string{}}}}},
+		{"tags", tagList(v1Tags())},
 		{"paths", renderPaths(v1Routes(), v1Statuses())},
 		{"components", Obj{
 			{"securitySchemes", securitySchemes()},
-			{"headers", headerComponents(requestIDUUID())},
+			{"headers", append(headerComponents(requestIDUUID()),
+				KV{"RetryAfterOptional", hdr("Seconds to wait before retrying.", false, count())})},
 			{"parameters", v1Parameters()},
 			{"responses", v1Responses()},
 			{"schemas", v1Schemas(provs)},
 		}},
+		{openapi.UnroutedExtension, v1Unrouted()},
 	}
 }
 
@@ -53,30 +58,39 @@ func v1Errors(extra ...string) []string {
 func v1Routes() []route {
 	return []route{
 		{"/health", "get", op{
-			id: "getHealth", summary: "Service health", public: true,
+			id: "getHealth", tags: tagService().only(), summary: "Service health",
+			desc: "Whether the service is up: status ok, or degraded when no background worker is running; " +
+				"503 while the database is unreachable. Needs no credentials.",
+			public: true,
 			status: http.StatusOK, respDesc: "The service is up (status ok or degraded).",
 			schema: wrap("data", ref("Health")),
 			errors: []string{serviceUnavailableName},
 		}},
 		{"/openapi.json", "get", op{
-			id: "getOpenAPI", summary: "This document", public: true,
+			id: "getOpenAPI", tags: tagService().only(), summary: "This document",
+			desc:   "This OpenAPI document, from which clients can be generated. Needs no credentials.",
+			public: true,
 			status: http.StatusOK, respDesc: "The OpenAPI document.", schema: openapiDocSchema(),
 		}},
 		{"/accounts", "get", op{
-			id: "listAccounts", summary: "List accounts",
+			id: "listAccounts", tags: tagAccounts().only(), summary: "List accounts",
+			desc:   "The caller's accounts within the key's scope, optionally those of one bank connection.",
 			params: []Obj{queryParam("connectionId", "Only accounts of this bank connection.", uuidS())},
 			status: http.StatusOK, respDesc: "The accounts.",
 			schema: object(req("data", array(ref("Account"))), req("meta", ref("ListMeta"))),
 			errors: v1Errors("BadRequest", "NotFound"),
 		}},
 		{"/bank-connections", "get", op{
-			id: "listBankConnections", summary: "List bank connections",
+			id: "listBankConnections", tags: tagConnections().only(), summary: "List bank connections",
+			desc:   "The caller's stored bank connections with their last error, if any.",
 			status: http.StatusOK, respDesc: "The bank connections.",
 			schema: object(req("bank_connections", array(ref("BankConnection"))), req("meta", ref("ListMeta"))),
 			errors: v1Errors(),
 		}},
 		{"/transactions", "get", op{
-			id: "listTransactions", summary: "List transactions of a bank connection",
+			id: "listTransactions", tags: tagTransactions().only(), summary: "List transactions of a bank connection",
+			desc: "Stored transactions of one bank connection between two dates (inclusive), optionally of " +
+				"some of its accounts, with the categories they reference; meta.nextPage links the next page.",
 			params: []Obj{
 				paramRef("bankConnectionId"), paramRef("accountIds"),
 				requiredQuery("startDate", "Inclusive lower bound (YYYY-MM-DD).", date()),
@@ -95,7 +109,9 @@ func v1Routes() []route {
 			errors: v1Errors("BadRequest", "NotFound"),
 		}},
 		{"/holdings", "get", op{
-			id: "listHoldings", summary: "List investment holdings of a bank connection",
+			id: "listHoldings", tags: tagInvestments().only(), summary: "List investment holdings of a bank connection",
+			desc: "Stored investment holdings of one bank connection, optionally of some of its accounts, " +
+				"with the securities they reference; meta.nextPage links the next page.",
 			params: []Obj{paramRef("bankConnectionId"), paramRef("accountIds"), paramRef("investmentLimit"), paramRef("cursor")},
 			status: http.StatusOK, respDesc: "A page of holdings with the securities they reference.",
 			schema: object(
@@ -108,7 +124,9 @@ func v1Routes() []route {
 			errors: v1Errors("BadRequest", "NotFound", "ProviderServiceUnavailable"),
 		}},
 		{"/investment-transactions", "get", op{
-			id: "listInvestmentTransactions", summary: "List investment transactions of a bank connection",
+			id: "listInvestmentTransactions", tags: tagInvestments().only(), summary: "List investment transactions of a bank connection",
+			desc: "Stored investment transactions of one bank connection between two dates (inclusive, " +
+				"the last 30 days by default), with the securities they reference; meta.nextPage links the next page.",
 			params: []Obj{
 				paramRef("bankConnectionId"), paramRef("accountIds"),
 				queryParam("startDate", "Inclusive lower bound (YYYY-MM-DD); default 30 days ago.", date()),
@@ -174,6 +192,15 @@ func v1ErrorSchemas() Obj {
 	}
 }
 
+// v1Unrouted are the responses to requests that match no operation.
+func v1Unrouted() Obj {
+	return unrouted(
+		jsonResponse("No such path.", v1Endpoint("NOT_FOUND"), responseHeaders(maybeLimited)),
+		jsonResponse("The path exists but not with this method.", v1Endpoint("METHOD_NOT_ALLOWED"),
+			responseHeaders(maybeLimited)),
+	)
+}
+
 func v1Responses() Obj {
 	endpoint := func(desc string, mode headerMode, code string) Obj {
 		return jsonResponse(desc, v1Endpoint(code), responseHeaders(mode))
@@ -185,8 +212,6 @@ func v1Responses() Obj {
 		{"Forbidden", jsonResponse("No active pro subscription or trial.", ref("SubscriptionError"),
 			responseHeaders(maybeLimited))},
 		{"NotFound", endpoint("Bank connection not found.", limited, "NOT_FOUND")},
-		{"RouteNotFound", endpoint("No such path.", maybeLimited, "NOT_FOUND")},
-		{"MethodNotAllowed", endpoint("The path exists but not with this method.", maybeLimited, "METHOD_NOT_ALLOWED")},
 		{"RateLimited", jsonResponse("Rate limit exceeded.", ref("RateLimitError"),
 			responseHeaders(limited, KV{hdrRetryAfter, headerRef("RetryAfterOptional")}))},
 		{"InternalError", jsonResponse("Internal error, from authentication (shape 2) or the endpoint (shape 1).",

@@ -3,6 +3,7 @@ package spec
 import (
 	"net/http"
 
+	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/domain"
 )
 
@@ -39,9 +40,11 @@ func V2(provs []domain.ProviderProfile) Obj {
 				"bank connections, holdings and investment activity, with writes for manual accounts, " +
 				"categories, transaction categories and rules." + inputLimitsText +
 				" Every POST and PATCH accepts an Idempotency-Key header: " + idempotencyText},
+			{"contact", contact()},
 		}},
 		{"servers", []Obj{{{"url", "/v2"}}}},
 		{"security", []Obj{{{bearerScheme, []string{}}}}},
+		{"tags", tagList(v2Tags())},
 		{"paths", renderPaths(v2Routes(), v2Statuses())},
 		{"components", Obj{
 			{"securitySchemes", securitySchemes()},
@@ -50,6 +53,7 @@ func V2(provs []domain.ProviderProfile) Obj {
 			{"responses", v2Responses()},
 			{"schemas", v2Schemas(provs)},
 		}},
+		{openapi.UnroutedExtension, v2Unrouted()},
 	}
 }
 
@@ -59,30 +63,38 @@ func authErrors(extra ...string) []string {
 }
 
 func v2Routes() []route {
-	routes := []route{
+	routes := tagged(tagService(), []route{
 		{"/health", "get", op{
-			id: "getHealth", summary: "Service health", public: true,
+			id: "getHealth", summary: "Service health",
+			desc: "Whether the service can serve stored data: 200 with status ok, or 503 with status degraded " +
+				"and Retry-After while the database is unreachable. Needs no credentials.",
+			public: true,
 			status: http.StatusOK, respDesc: "The service is up (status ok or degraded).", schema: ref("Health"),
 			more: Obj{{"503", jsonResponse("The database is down (status degraded).", ref("Health"),
 				responseHeaders(public, KV{hdrRetryAfter, headerRef("RetryAfter")}))}},
 		}},
 		{"/openapi.json", "get", op{
-			id: "getOpenAPI", summary: "This document", public: true,
+			id: "getOpenAPI", summary: "This document",
+			desc:   "This OpenAPI document, from which clients can be generated. Needs no credentials.",
+			public: true,
 			status: http.StatusOK, respDesc: "The OpenAPI document.", schema: openapiDocSchema(),
 		}},
-		{"/me", "get", op{
-			id: "getMe", summary: "The authenticated user",
-			status: http.StatusOK, respDesc: "The user.", schema: ref("User"), errors: authErrors(),
-		}},
-	}
-	routes = append(routes, v2AccountRoutes()...)
-	routes = append(routes, v2TransactionRoutes()...)
-	routes = append(routes, v2CategoryRoutes()...)
-	routes = append(routes, v2InvestmentRoutes()...)
-	routes = append(routes, v2RuleRoutes()...)
+	})
+	routes = append(routes, tagged(tagUser(), []route{{"/me", "get", op{
+		id: "getMe", summary: "The authenticated user",
+		desc: "The user the credential belongs to; a way to check that a key works and that Storage Mode is on " +
+			"(403 STORAGE_MODE_REQUIRED otherwise).",
+		status: http.StatusOK, respDesc: "The user.", schema: ref("User"), errors: authErrors(),
+	}}})...)
+	routes = append(routes, tagged(tagAccounts(), v2AccountRoutes())...)
+	routes = append(routes, tagged(tagTransactions(), v2TransactionRoutes())...)
+	routes = append(routes, tagged(tagCategories(), v2CategoryRoutes())...)
+	routes = append(routes, tagged(tagInvestments(), v2InvestmentRoutes())...)
+	routes = append(routes, tagged(tagRules(), v2RuleRoutes())...)
+	routes = append(routes, tagged(tagRules(), v2RulePreviewRoutes())...)
 	// Webhooks take no Idempotency-Key: a replayed answer would keep the
 	// secret in clear (see createWebhook's description).
-	return append(withIdempotency(routes), v2WebhookRoutes()...)
+	return append(withIdempotency(routes), tagged(tagWebhooks(), v2WebhookRoutes())...)
 }
 
 func v2AccountRoutes() []route {
@@ -90,6 +102,8 @@ func v2AccountRoutes() []route {
 	return []route{
 		{"/accounts", "get", op{
 			id: "listAccounts", summary: "List accounts",
+			desc: "The caller's accounts within the credential's scope, bank-synced and manual, active ones " +
+				"by default, a page at a time.",
 			params: []Obj{paramRef("bankConnectionId"), paramRef("accountStatusFilter"), paramRef("cursor"), paramRef("limit")},
 			status: http.StatusOK, respDesc: "A page of accounts.",
 			schema: object(req("accounts", array(ref("Account"))), req("pageInfo", ref("PageInfo"))),
@@ -97,12 +111,17 @@ func v2AccountRoutes() []route {
 		}},
 		{"/accounts", "post", op{
 			id: "createAccount", summary: "Create a manual account",
+			desc: "Creates a manual account, one the user maintains by hand; a credential limited to some " +
+				"accounts gets the new account added to its scope. A starting balance records that day's " +
+				"balance snapshot, and linked destinations receive the change.",
 			body:   ref("AccountCreate"),
 			status: http.StatusCreated, respDesc: "The created account.", schema: account,
 			errors: bodyErrors(),
 		}},
 		{"/accounts/balance-history", "get", op{
 			id: "listBalanceHistory", summary: "Daily balance snapshots",
+			desc: "Stored daily balance snapshots of the caller's accounts, optionally of one connection or " +
+				"account and between two dates (inclusive), a page at a time.",
 			params: []Obj{
 				paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("startDate"),
 				paramRef("endDate"), paramRef("cursor"), paramRef("limit"),
@@ -112,18 +131,24 @@ func v2AccountRoutes() []route {
 			errors: authErrors("BadRequest", "NotFound"),
 		}},
 		{"/accounts/{accountId}", "get", op{
-			id: "getAccount", summary: "One account", params: []Obj{paramRef("accountId")},
+			id: "getAccount", summary: "One account",
+			desc: "One account by its id. An account that is missing, another user's, or outside the " +
+				"credential's scope answers 404 alike.", params: []Obj{paramRef("accountId")},
 			status: http.StatusOK, respDesc: "The account.", schema: account,
 			errors: authErrors("BadRequest", "NotFound"),
 		}},
 		{"/accounts/{accountId}", "patch", op{
-			id: "updateAccount", summary: "Update a manual account", params: []Obj{paramRef("accountId")},
+			id: "updateAccount", summary: "Update a manual account",
+			desc: "Changes the given fields of a manual account; a changed balance records that day's balance " +
+				"snapshot, and linked destinations receive the change. A bank-synced account answers 400.", params: []Obj{paramRef("accountId")},
 			body:   ref("AccountUpdate"),
 			status: http.StatusOK, respDesc: "The updated account.", schema: account,
 			errors: bodyErrors("NotFound"),
 		}},
 		{"/accounts/{accountId}", "delete", op{
-			id: "closeAccount", summary: "Close a manual account", params: []Obj{paramRef("accountId")},
+			id: "closeAccount", summary: "Close a manual account",
+			desc: "Closes a manual account (status closed); its transactions and balance history are kept. " +
+				"A bank-synced account answers 400.", params: []Obj{paramRef("accountId")},
 			status: http.StatusOK, respDesc: "The closed account.", schema: account,
 			errors: authErrors("BadRequest", "NotFound"),
 		}},
@@ -134,6 +159,8 @@ func v2TransactionRoutes() []route {
 	return []route{
 		{"/transactions", "get", op{
 			id: "listTransactions", summary: "List stored transactions",
+			desc: "Stored transactions only (no provider is called), newest first, posted ones by default; " +
+				"the dates bound postedDate. Transactions hidden by a rule are left out unless includeHidden is true.",
 			params: []Obj{
 				paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("categoryId"),
 				paramRef("transactionStatusFilter"), paramRef("startDate"), paramRef("endDate"),
@@ -145,13 +172,17 @@ func v2TransactionRoutes() []route {
 		}},
 		{"/transactions/{id}", "patch", op{
 			id: "updateTransaction", summary: "Set or clear a transaction's category",
+			desc: "Assigns a category to a transaction (categoryId), or clears it (null); categoryId is the " +
+				"only field. Answers the updated transaction, unwrapped.",
 			params: []Obj{pathParam("id", "Transaction id.", uuidS())},
 			body:   object(req("categoryId", orNull(uuidS()))),
 			status: http.StatusOK, respDesc: "The updated transaction.", schema: ref("Transaction"),
 			errors: bodyErrors("NotFound"),
 		}},
 		{"/bank-connections", "get", op{
-			id: "listBankConnections", summary: "List stored bank connections",
+			id: "listBankConnections", summary: "List stored bank connections", tags: tagConnections().only(),
+			desc: "The caller's stored bank connections with their last provider error and sync health; " +
+				"no provider is called. Disabled connections are listed only on request.",
 			params: []Obj{queryParam("status", "Lifecycle filter: active (non-disabled), all or disabled.",
 				enum("active", "all", "disabled").with("default", "active"))},
 			status: http.StatusOK, respDesc: "The bank connections.",
@@ -166,12 +197,14 @@ func v2CategoryRoutes() []route {
 	return []route{
 		{"/categories", "get", op{
 			id: "listCategories", summary: "List categories",
+			desc:   "Every category the caller can assign: those synced from providers and the manual ones.",
 			status: http.StatusOK, respDesc: "The categories.",
 			schema: object(req("categories", array(ref("Category")))),
 			errors: authErrors(),
 		}},
 		{"/categories", "post", op{
 			id: "createCategory", summary: "Create a manual category",
+			desc: "Creates a manual category, optionally in a group (created by name when new).",
 			body: object(
 				req("name", name()),
 				opt("group", orNull(label())),
@@ -181,13 +214,16 @@ func v2CategoryRoutes() []route {
 			errors: bodyErrors(),
 		}},
 		{"/categories/{id}", "patch", op{
-			id: "updateCategory", summary: "Edit a category", params: []Obj{categoryID},
+			id: "updateCategory", summary: "Edit a category",
+			desc: "Edits the name, group or description of a category. Categories of read-only providers " +
+				"answer 400; edits to synced categories persist across later syncs.", params: []Obj{categoryID},
 			body:   patchObject(opt("name", name()), opt("group", orNull(label())), opt("description", text())),
 			status: http.StatusOK, respDesc: "The updated category.", schema: ref("Category"),
 			errors: bodyErrors("NotFound"),
 		}},
 		{"/category-groups", "get", op{
 			id: "listCategoryGroups", summary: "List category groups",
+			desc:   "The groups the caller's categories belong to.",
 			status: http.StatusOK, respDesc: "The category groups.",
 			schema: object(req("categoryGroups", array(ref("CategoryGroup")))),
 			errors: authErrors(),
@@ -199,6 +235,8 @@ func v2InvestmentRoutes() []route {
 	return []route{
 		{"/holdings", "get", op{
 			id: "listHoldings", summary: "List investment holdings",
+			desc: "Stored investment holdings and the securities they reference, a page at a time. Answers 502 " +
+				"only when holdings were never stored because the provider was unavailable at every attempt.",
 			params: []Obj{paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("cursor"), paramRef("limit")},
 			status: http.StatusOK, respDesc: "A page of holdings and the securities they reference.",
 			schema: object(
@@ -210,6 +248,9 @@ func v2InvestmentRoutes() []route {
 		}},
 		{"/investment-transactions", "get", op{
 			id: "listInvestmentTransactions", summary: "List investment transactions",
+			desc: "Stored investment transactions between two dates (inclusive) and the securities they " +
+				"reference, a page at a time. Answers 502 only when they were never stored because the provider " +
+				"was unavailable at every attempt.",
 			params: []Obj{
 				paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("startDate"),
 				paramRef("endDate"), paramRef("cursor"), paramRef("limit"),
@@ -230,23 +271,31 @@ func v2RuleRoutes() []route {
 	return []route{
 		{"/rules", "get", op{
 			id: "listRules", summary: "List rules",
+			desc:   "The caller's transaction rules; archived ones only on request.",
 			params: []Obj{queryParam("includeArchived", "Also list archived rules.", boolean().with("default", false))},
 			status: http.StatusOK, respDesc: "The rules.",
 			schema: object(req("rules", array(ref("Rule")))),
 			errors: authErrors("BadRequest"),
 		}},
 		{"/rules", "post", op{
-			id: "createRule", summary: "Create a rule", body: ref("RuleCreate"),
+			id: "createRule", summary: "Create a rule",
+			desc: "Creates a rule that categorizes, renames the merchant of, or hides matching stored " +
+				"transactions, and applies it to those already stored in the background. With a credential " +
+				"limited to some accounts the rule applies to those only and its conditions may name only them.", body: ref("RuleCreate"),
 			status: http.StatusCreated, respDesc: "The created rule.", schema: ref("Rule"),
 			errors: bodyErrors(),
 		}},
 		{"/rules/{ruleId}", "patch", op{
-			id: "updateRule", summary: "Update a rule", params: []Obj{ruleID}, body: ref("RuleUpdate"),
+			id: "updateRule", summary: "Update a rule",
+			desc: "Changes the conditions, outcomes or priority of a rule and applies it again to stored " +
+				"transactions in the background.", params: []Obj{ruleID}, body: ref("RuleUpdate"),
 			status: http.StatusOK, respDesc: "The updated rule.", schema: ref("Rule"),
 			errors: bodyErrors("NotFound"),
 		}},
 		{"/rules/{ruleId}", "delete", op{
-			id: "archiveRule", summary: "Archive a rule", params: []Obj{ruleID},
+			id: "archiveRule", summary: "Archive a rule",
+			desc: "Archives a rule: it no longer runs and stays listed when archived rules are asked for, with " +
+				"archivedAt set.", params: []Obj{ruleID},
 			status: http.StatusOK, respDesc: "The archived rule.", schema: ref("Rule"),
 			errors: authErrors("BadRequest", "NotFound"),
 		}},
@@ -317,6 +366,15 @@ func narrowed(component string, codes []string) Obj {
 	return Obj{{"allOf", []Obj{ref(component), only}}}
 }
 
+// v2Unrouted are the responses to requests that match no operation.
+func v2Unrouted() Obj {
+	return unrouted(
+		jsonResponse("No such path.", errorEnvelope([]string{"NOT_FOUND"}), responseHeaders(maybeLimited)),
+		jsonResponse("The path exists but not with this method.", errorEnvelope([]string{"METHOD_NOT_ALLOWED"}),
+			responseHeaders(maybeLimited)),
+	)
+}
+
 func v2Responses() Obj {
 	errResp := func(desc string, mode headerMode, codes ...string) Obj {
 		return jsonResponse(desc, errorEnvelope(codes), responseHeaders(mode))
@@ -332,9 +390,6 @@ func v2Responses() Obj {
 			maybeLimited, "STORAGE_MODE_REQUIRED", "SUBSCRIPTION_REQUIRED")},
 		{"NotFound", errResp("The resource is missing, not the caller's, or outside the key's scope.",
 			limited, "NOT_FOUND")},
-		{"RouteNotFound", errResp("No such path.", maybeLimited, "NOT_FOUND")},
-		{"MethodNotAllowed", errResp("The path exists but not with this method.",
-			maybeLimited, "METHOD_NOT_ALLOWED")},
 		{"RateLimited", jsonResponse("Rate limit exceeded.",
 			narrowed("RateLimitError", []string{"RATE_LIMITED"}),
 			responseHeaders(limited, KV{hdrRetryAfter, headerRef("RetryAfter")}))},

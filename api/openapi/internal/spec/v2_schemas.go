@@ -65,7 +65,8 @@ func v2Schemas(provs []domain.ProviderProfile) Obj {
 		KV{"InvestmentTransaction", v2InvestmentTransaction()},
 	)
 	s = append(s, v2WebhookSchemas()...)
-	return append(s, v2RuleSchemas()...)
+	s = append(s, v2RuleSchemas()...)
+	return append(s, v2RulePreviewSchemas()...)
 }
 
 func v2Account() Obj {
@@ -208,6 +209,8 @@ func v2Transaction() Obj {
 		req("postedDate", orNull(date())),
 		req("merchantName", orNull(str())),
 		req("categoryId", orNull(uuidS())),
+		req("categorySource", v2CategorySource()),
+		req("categoryRuleId", v2CategoryRuleID()),
 		req("fees", orNull(number())),
 		req("feeType", orNull(str())),
 		req("netAmount", orNull(number())),

@@ -6,23 +6,20 @@ import (
 	"github.com/finsync/finsync/storage"
 )
 
-// webhooksTag is the tag of the consumer webhook operations; the document
-// lists it with webhooksTagDesc.
-const webhooksTag = "Webhooks"
-
-// webhooksTagDesc describes the webhooks tag.
-const webhooksTagDesc = "Consumer webhooks (our addition to the specification): signed notifications of syncs, " +
-	"transaction changes and connection state, delivered in order with retries; see docs/webhooks.md."
+// tagWebhooks groups the consumer webhook operations.
+func tagWebhooks() tag {
+	return tag{"Webhooks", "Consumer webhooks (our addition to the specification): signed notifications of syncs, " +
+		"transaction changes and connection state, delivered in order with retries; see docs/webhooks.md."}
+}
 
 // v2WebhookRoutes are the operations of /webhooks.
 func v2WebhookRoutes() []route {
-	tags := []string{webhooksTag}
 	webhookID := pathParam("webhookId", "The webhook's id.", uuidS())
 	deleted := Obj{{"description", "The webhook is deleted, with its deliveries still pending."},
 		{"headers", responseHeaders(limited)}}
 	return []route{
 		{"/webhooks", "post", op{
-			id: "createWebhook", summary: "Register a webhook", tags: tags,
+			id: "createWebhook", summary: "Register a webhook",
 			desc: "Registers an https URL to receive the listed events of the caller's data, signed with a " +
 				"secret that this answer shows once (stored sealed, never shown again). A URL whose host is a " +
 				"literal loopback, private, link-local, multicast or cloud-metadata address answers 400; a host " +
@@ -35,28 +32,28 @@ func v2WebhookRoutes() []route {
 			errors: bodyErrors(),
 		}},
 		{"/webhooks", "get", op{
-			id: "listWebhooks", summary: "List webhooks", tags: tags,
+			id: "listWebhooks", summary: "List webhooks",
 			desc:   "The caller's webhooks, oldest first, without their secrets.",
 			status: http.StatusOK, respDesc: "The webhooks.",
 			schema: wrap("webhooks", array(ref("Webhook"))),
 			errors: authErrors(),
 		}},
 		{"/webhooks/{webhookId}", "get", op{
-			id: "getWebhook", summary: "One webhook", tags: tags, params: []Obj{webhookID},
+			id: "getWebhook", summary: "One webhook", params: []Obj{webhookID},
 			desc: "One of the caller's webhooks, without its secret. Another user's webhook answers 404, " +
 				"like a missing one.",
 			status: http.StatusOK, respDesc: "The webhook.", schema: wrap("webhook", ref("Webhook")),
 			errors: authErrors("BadRequest", "NotFound"),
 		}},
 		{"/webhooks/{webhookId}", "delete", op{
-			id: "deleteWebhook", summary: "Delete a webhook", tags: tags, params: []Obj{webhookID},
+			id: "deleteWebhook", summary: "Delete a webhook", params: []Obj{webhookID},
 			desc: "Deletes one of the caller's webhooks and its delivery history; events not yet delivered " +
 				"are dropped. Another user's webhook answers 404.",
 			status: http.StatusNoContent, success: deleted,
 			errors: authErrors("BadRequest", "NotFound"),
 		}},
 		{"/webhooks/{webhookId}/deliveries", "get", op{
-			id: "listWebhookDeliveries", summary: "A webhook's deliveries", tags: tags,
+			id: "listWebhookDeliveries", summary: "A webhook's deliveries",
 			params: []Obj{webhookID, paramRef("cursor"), paramRef("limit")},
 			desc: "The webhook's deliveries, newest first, a page at a time: each event with its status " +
 				"(pending, delivered, or failed once given up), attempts and last error. Deliveries finished " +

@@ -1,0 +1,135 @@
+package layers
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/finsync/finsync/"
+
+// allowed maps a package (by the longest matching path prefix) to the
+// project packages it may import, by prefix. A package may always import
+// its own subtree. Test files are not checked.
+var allowed = []struct {
+	pkg   string
+	may   []string
+	about string
+}{
+	{"domain", nil, "every layer's records; imports no layer"},
+	{"migrations", nil, "embedded SQL"},
+	{"jobargs", []string{"domain"}, "River job arguments, shared by api and worker"},
+	{"secrets", []string{"domain"}, "sealing credentials"},
+	{"internal", []string{"domain"}, "small shared helpers"},
+	{"rules", []string{"domain"}, "the pure rule engine"},
+	{"resilience", []string{"domain"}, "the guard of every outbound call"},
+	{"storage", []string{"domain", "migrations"}, "the only place with SQL"},
+	{"providers", []string{"domain", "resilience", "internal"}, "the adapters and their simulators"},
+	{"destinations", []string{"domain", "resilience", "internal"}, "delivery of manual-account changes"},
+	{"api", []string{"domain", "storage", "rules", "jobargs", "internal"}, "the HTTP API"},
+	// The OpenAPI generator runs at `go generate` time and lists the
+	// registered providers for the documents' Provider enums.
+	{"api/openapi/internal/gen", []string{"providers/all"}, "build-time generator"},
+	{"worker", []string{"domain", "storage", "providers", "resilience", "rules", "destinations", "secrets", "jobargs", "internal"}, "River jobs"},
+	{"cmd", []string{""}, "the binary wires everything"},
+	{"bench", []string{""}, "load-test tools"},
+	{"fleet", []string{""}, "the multi-process test"},
+}
+
+// rule returns the entry governing pkg (relative to the module).
+func rule(pkg string) (may []string, ok bool) {
+	best := -1
+	for i, r := range allowed {
+		if (pkg == r.pkg || strings.HasPrefix(pkg, r.pkg+"/")) && (best < 0 || len(r.pkg) > len(allowed[best].pkg)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, false
+	}
+	may = allowed[best].may
+	// A narrower entry adds to its parent's.
+	for _, r := range allowed {
+		if r.pkg != allowed[best].pkg && strings.HasPrefix(allowed[best].pkg, r.pkg+"/") {
+			may = append(may, r.may...)
+		}
+	}
+	return may, true
+}
+
+func permitted(pkg, imp string, may []string) bool {
+	top := strings.SplitN(pkg, "/", 2)[0]
+	if imp == top || strings.HasPrefix(imp, top+"/") {
+		return true
+	}
+	for _, m := range may {
+		if m == "" || imp == m || strings.HasPrefix(imp, m+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImportsFlowOneWay lists every package's non-test imports with
+// `go list` and fails on an import against the direction, or on a package
+// no entry governs.
+func TestImportsFlowOneWay(t *testing.T) {
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		pkg := strings.TrimPrefix(f[0], module)
+		may, ok := rule(pkg)
+		if !ok {
+			t.Errorf("%s: no layer governs this package; add it to the table", pkg)
+			continue
+		}
+		checked++
+		for _, imp := range f[1:] {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			if imp = strings.TrimPrefix(imp, module); !permitted(pkg, imp, may) {
+				t.Errorf("%s imports %s, against the one direction imports flow (docs/architecture.md)", pkg, imp)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d packages checked", checked)
+	}
+}
+
+func TestTheRuleCatchesAnImportAgainstTheDirection(t *testing.T) {
+	for _, c := range []struct {
+		pkg, imp string
+		ok       bool
+	}{
+		{"storage", "api/v2", false},
+		{"providers/plaid", "storage", false},
+		{"api/v2", "worker", false},
+		{"domain", "rules", false},
+		{"worker", "api", false},
+		{"api/v2", "storage", true},
+		{"worker", "providers", true},
+		{"providers/plaid", "providers/internal/wire", true},
+		{"api/openapi/internal/gen", "providers/all", true},
+		{"api/openapi/internal/gen", "api/openapi/internal/spec", true},
+		{"cmd/finsync", "worker", true},
+	} {
+		may, ok := rule(c.pkg)
+		if !ok {
+			t.Fatalf("%s governed by nothing", c.pkg)
+		}
+		if got := permitted(c.pkg, c.imp, may); got != c.ok {
+			t.Errorf("%s -> %s: permitted %v, want %v", c.pkg, c.imp, got, c.ok)
+		}
+	}
+}
