@@ -46,7 +46,7 @@ type hostileCase struct {
 
 // ownIDs are the caller's own resources that baselines refer to.
 type ownIDs struct {
-	connection, account, manualAccount, category, transaction, rule uuid.UUID
+	connection, account, manualAccount, category, transaction, rule, webhook uuid.UUID
 }
 
 // operation is one path and method of a document, with what the cases
@@ -107,6 +107,8 @@ func baselineParam(o operation, p *openapi3.Parameter, own ownIDs) string {
 		return own.category.String()
 	case "ruleId":
 		return own.rule.String()
+	case "webhookId":
+		return own.webhook.String()
 	case "id":
 		if strings.HasPrefix(o.path, "/transactions") {
 			return own.transaction.String()
@@ -185,6 +187,9 @@ func baselineBody(o operation, own ownIDs) any {
 				map[string]any{"action": "updateTransaction", "field": "Category", "value": map[string]any{"id": own.category.String()}},
 			},
 		}
+	}
+	if o.version == "/v2" && o.path == "/webhooks" {
+		return map[string]any{"url": "https://hooks.example.com/finsync", "events": []any{"sync.completed"}}
 	}
 	return sample(o.body, own)
 }

@@ -38,7 +38,7 @@ func TestHostileRequests(t *testing.T) {
 		t.Skip("sends thousands of requests")
 	}
 	logs := &logCounter{}
-	e := newEnv(t, withPlans(v2.PlanLimits{domain.PlanPro: 1 << 30}), func(c *api.Config) { c.Log = slog.New(logs) })
+	e := newEnv(t, withPlans(v2.PlanLimits{domain.PlanPro: 1 << 30}), withWebhookKey(t), func(c *api.Config) { c.Log = slog.New(logs) })
 	subjects := &subjectPool{e: e}
 	main := subjects.next()
 	statuses := map[int]int{}
@@ -146,6 +146,9 @@ func (p *subjectPool) next() *subject {
 		"value":"tea"}],"outcomes":[{"action":"hideTransaction","value":true}]}`)
 	p.e.expect(r, http.StatusCreated, "")
 	s.ids.rule = mustUUID(p.e.t, object(p.e.t, r, "")["id"])
+	r = p.e.send(http.MethodPost, "/v2/webhooks", s.key, `{"url":"https://hooks.example.com/h","events":["sync.completed"]}`)
+	p.e.expect(r, http.StatusCreated, "")
+	s.ids.webhook = mustUUID(p.e.t, object(p.e.t, r, "webhook")["id"])
 	return s
 }
 

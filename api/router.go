@@ -23,6 +23,7 @@ import (
 	v1 "github.com/finsync/finsync/api/v1"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/internal/requestid"
 	"github.com/finsync/finsync/storage"
 )
@@ -67,6 +68,12 @@ type Config struct {
 	// Ops is the operators' console mounted at /ops; nil mounts none (the
 	// /ops routes then answer 404 like any unknown path).
 	Ops *ops.Console
+	// Box seals consumer webhooks' secrets (a *secrets.Box); nil refuses
+	// to create them.
+	Box v2.Sealer
+	// WebhookPolicy decides which webhook URLs v2 accepts (the zero value:
+	// public https only; FINSYNC_WEBHOOK_ALLOW_PRIVATE=1 allows all).
+	WebhookPolicy netguard.Policy
 }
 
 // API is the assembled HTTP handler and the background work it needs.
@@ -119,7 +126,9 @@ func New(cfg Config) *API {
 		OpenAPI: openapi.V2(),
 		Jobs:    cfg.Jobs,
 
-		Idempotency: idem,
+		Idempotency:   idem,
+		Box:           cfg.Box,
+		WebhookPolicy: cfg.WebhookPolicy,
 	})
 	v1.Register(e, v1.Config{
 		Store:     cfg.Store,

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/oauth2"
 
+	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/resilience"
 )
 
@@ -59,6 +60,15 @@ type Options struct {
 	Guard *resilience.Config
 	// Now is the clock of webhook signatures (default time.Now).
 	Now func() time.Time
+	// Webhooks decides which addresses webhook destinations may reach:
+	// the zero value refuses loopback, private, link-local, multicast and
+	// cloud-metadata addresses, checked on the address dialled, and plain
+	// http. Webhook calls never follow redirects.
+	Webhooks netguard.Policy
+	// WebhookClient overrides the client of webhook calls (default:
+	// Webhooks.Client with a 20s timeout); it should check addresses the
+	// same way.
+	WebhookClient *http.Client
 }
 
 // Deliverer sends events to destinations. It keeps one resilience guard
@@ -79,6 +89,9 @@ func NewDeliverer(opts Options) *Deliverer {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.WebhookClient == nil {
+		opts.WebhookClient = opts.Webhooks.Client(20 * time.Second)
 	}
 	return &Deliverer{opts: opts, guards: map[uuid.UUID]*resilience.Guard{}, tokens: map[uuid.UUID]oauth2.TokenSource{}}
 }
@@ -128,7 +141,9 @@ func (d *Deliverer) sender(t Target) (func(context.Context, Event) error, error)
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, ev Event) error { return sendWebhook(ctx, d.opts.Client, d.opts.Now, c, ev) }, nil
+		return func(ctx context.Context, ev Event) error {
+			return sendWebhook(ctx, d.opts.WebhookClient, d.opts.Now, c, ev)
+		}, nil
 	case KindAirtable:
 		c, err := decodeConfig[AirtableConfig](t)
 		if err != nil {

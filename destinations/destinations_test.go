@@ -15,6 +15,7 @@ import (
 
 	"github.com/finsync/finsync/destinations"
 	"github.com/finsync/finsync/destinations/destsim"
+	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/resilience"
 )
 
@@ -106,7 +107,7 @@ func newFixture(t *testing.T) *fixture {
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	cfg := resilience.Config{Limits: &resilience.Limits{}, Retries: -1, Provider: resilience.BreakerConfig{Failures: 3, OpenFor: time.Minute}}
-	return &fixture{sim: s, url: srv.URL, d: destinations.NewDeliverer(destinations.Options{Guard: &cfg})}
+	return &fixture{sim: s, url: srv.URL, d: destinations.NewDeliverer(destinations.Options{Guard: &cfg, Webhooks: netguard.Policy{AllowPrivate: true}})}
 }
 
 func (f *fixture) target(t *testing.T, kind, cfg string) destinations.Target {

@@ -6,14 +6,21 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/resilience"
 )
+
+// CodeAddressNotAllowed is the code of a webhook call refused because its
+// host resolved to an address the netguard policy forbids (a permanent
+// failure: the event is set aside).
+const CodeAddressNotAllowed = "ADDRESS_NOT_ALLOWED"
 
 // SignatureHeader carries a webhook's signature.
 const SignatureHeader = "Finsync-Signature"
@@ -74,6 +81,10 @@ func sendWebhook(ctx context.Context, client *http.Client, now func() time.Time,
 	h.Set(SignatureHeader, Sign(c.Secret, now(), body))
 	h.Set("User-Agent", "finsync-webhooks/1")
 	err = do(ctx, client, request{service: KindWebhook, method: http.MethodPost, url: c.URL, header: h, body: body}, nil, nil)
+	if errors.Is(err, netguard.ErrRefused) {
+		return &resilience.Error{Provider: KindWebhook, Class: resilience.Permanent, Code: CodeAddressNotAllowed,
+			Message: "webhook address refused: " + err.Error(), Err: err}
+	}
 	return webhookRetryable(err)
 }
 

@@ -17,11 +17,13 @@ const (
 	SealedConnectionCredentials SealedColumn = "connection credentials"
 	// SealedDestinationSecrets are destinations' secrets.
 	SealedDestinationSecrets SealedColumn = "destination secrets"
+	// SealedWebhookSecrets are consumer webhooks' signing secrets.
+	SealedWebhookSecrets SealedColumn = "webhook secrets"
 )
 
 // SealedColumns lists every column that holds sealed values.
 func SealedColumns() []SealedColumn {
-	return []SealedColumn{SealedConnectionCredentials, SealedDestinationSecrets}
+	return []SealedColumn{SealedConnectionCredentials, SealedDestinationSecrets, SealedWebhookSecrets}
 }
 
 // SealedValue is one row's sealed value.
@@ -43,6 +45,8 @@ func sealedTable(col SealedColumn) (table, column string, err error) {
 		return "bank_connections", "credentials_encrypted", nil
 	case SealedDestinationSecrets:
 		return "destinations", "sealed_secret", nil
+	case SealedWebhookSecrets:
+		return "webhook_subscriptions", "sealed_secret", nil
 	}
 	return "", "", fmt.Errorf("unknown sealed column %q", col)
 }

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -219,14 +220,36 @@ type SyncOutcome struct {
 	Institution    string
 	InstitutionID  string
 	LogoURL        string
+	// Changes counts the rows the whole sync stored (sync.completed's data).
+	Changes RowChanges
 }
 
 // FinishSync records a sync's outcome on the connection (a disabled
-// connection stays disabled).
+// connection stays disabled) and the consumer webhook events it causes, in
+// one transaction (FinishSyncTx).
 func (s *Store) FinishSync(ctx context.Context, connectionID uuid.UUID, o SyncOutcome) error {
-	var err error
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		_, err := FinishSyncTx(ctx, tx, connectionID, o)
+		return err
+	})
+}
+
+// FinishSyncTx records a sync's outcome on the connection inside tx, with
+// the consumer webhook events the outcome causes (docs/webhooks.md), and
+// returns the webhook subscriptions that received events, whose drains
+// the caller enqueues. A connection that no longer exists records nothing.
+func FinishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o SyncOutcome) ([]uuid.UUID, error) {
+	var prev connectionState
+	err := tx.QueryRow(ctx, `SELECT user_id, status, last_error_class FROM bank_connections WHERE id = $1 FOR UPDATE`,
+		connectionID).Scan(&prev.userID, &prev.status, &prev.errorClass)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record sync outcome of connection %s: %w", connectionID, err)
+	}
 	if o.OK {
-		_, err = s.pool.Exec(ctx, `UPDATE bank_connections SET
+		_, err = tx.Exec(ctx, `UPDATE bank_connections SET
 			status = CASE WHEN status = 'disabled' THEN status ELSE 'active' END,
 			last_synced_at = now(), last_sync_attempt_at = now(), next_sync_at = $2,
 			last_provider_error_code = NULL, last_provider_error_message = NULL, last_error_class = NULL,
@@ -236,7 +259,7 @@ func (s *Store) FinishSync(ctx context.Context, connectionID uuid.UUID, o SyncOu
 			institution_logo_url = COALESCE(NULLIF($6, ''), institution_logo_url), updated_at = now()
 			WHERE id = $1`, connectionID, o.NextSyncAt, o.HasInvestments, o.Institution, o.InstitutionID, o.LogoURL)
 	} else {
-		_, err = s.pool.Exec(ctx, `UPDATE bank_connections SET
+		_, err = tx.Exec(ctx, `UPDATE bank_connections SET
 			status = CASE WHEN status = 'disabled' THEN status ELSE 'error' END,
 			last_sync_attempt_at = now(), next_sync_at = COALESCE($2, next_sync_at),
 			last_provider_error_code = $3, last_provider_error_message = $4, last_error_class = $5,
@@ -244,7 +267,7 @@ func (s *Store) FinishSync(ctx context.Context, connectionID uuid.UUID, o SyncOu
 			WHERE id = $1`, connectionID, o.NextSyncAt, o.ErrorCode, o.ErrorMessage, o.ErrorClass, o.ReconnectURL)
 	}
 	if err != nil {
-		return fmt.Errorf("record sync outcome of connection %s: %w", connectionID, err)
+		return nil, fmt.Errorf("record sync outcome of connection %s: %w", connectionID, err)
 	}
-	return nil
+	return syncWebhookEvents(ctx, tx, connectionID, prev, o)
 }

@@ -37,6 +37,9 @@ type Config struct {
 	// Destinations turns on the delivery of manual-account changes to
 	// destinations; nil registers no delivery worker.
 	Destinations *Destinations
+	// Webhooks turns on the delivery of consumer webhooks; nil registers
+	// no webhook worker.
+	Webhooks *Webhooks
 	// SyncWorkers and RuleWorkers size the queues; zero uses defaults.
 	SyncWorkers int
 	RuleWorkers int
@@ -67,14 +70,16 @@ func NewClient(cfg Config) (*river.Client[pgx.Tx], error) {
 	if ruleN == 0 {
 		ruleN = 2
 	}
+	queues := map[string]river.QueueConfig{
+		river.QueueDefault: {MaxWorkers: 2},
+		jobargs.QueueSync:  {MaxWorkers: syncN},
+		jobargs.QueueRules: {MaxWorkers: ruleN},
+	}
+	webhookQueues(queues, cfg)
 	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), &river.Config{
-		Logger:     cfg.Log,
-		Middleware: []rivertype.Middleware{&requestIDs{log: cfg.Log}},
-		Queues: map[string]river.QueueConfig{
-			river.QueueDefault: {MaxWorkers: 2},
-			jobargs.QueueSync:  {MaxWorkers: syncN},
-			jobargs.QueueRules: {MaxWorkers: ruleN},
-		},
+		Logger:               cfg.Log,
+		Middleware:           []rivertype.Middleware{&requestIDs{log: cfg.Log}},
+		Queues:               queues,
 		Workers:              workers,
 		PeriodicJobs:         periodic(cfg),
 		RescueStuckJobsAfter: RescueStuckJobsAfter,
@@ -110,6 +115,9 @@ func JobKinds(cfg Config) []string {
 	if cfg.Destinations != nil {
 		kinds = append(kinds, jobargs.DeliverDestination{}.Kind())
 	}
+	if cfg.Webhooks != nil {
+		kinds = append(kinds, jobargs.DeliverWebhook{}.Kind())
+	}
 	return kinds
 }
 
@@ -125,6 +133,7 @@ func addWorkers(workers *river.Workers, cfg Config) error {
 	river.AddWorker(workers, &ScheduleWorker{Store: cfg.Store})
 	river.AddWorker(workers, newApplyRulesWorker(cfg))
 	addDeliverWorker(workers, cfg)
+	addWebhookWorker(workers, cfg)
 	return nil
 }
 

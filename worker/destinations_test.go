@@ -23,6 +23,7 @@ import (
 	"github.com/finsync/finsync/destinations"
 	"github.com/finsync/finsync/destinations/destsim"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/secrets"
@@ -163,7 +164,7 @@ func (w *destWorld) start() {
 	}
 	client, err := worker.NewClient(worker.Config{Pool: w.pool, Store: w.store, Log: log,
 		Destinations: &worker.Destinations{Box: w.box, RetryCap: time.Second, Metrics: w.metrics,
-			Deliverer: destinations.NewDeliverer(destinations.Options{Guard: &guard})}})
+			Deliverer: destinations.NewDeliverer(destinations.Options{Guard: &guard, Webhooks: netguard.Policy{AllowPrivate: true}})}})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -40,7 +40,8 @@ type ScheduleWorker struct {
 //
 // It also sweeps destination outboxes: a destination with undelivered events
 // gets a drain enqueued (unique per destination), so events whose drain gave
-// up or was cancelled are not left waiting for the next account change.
+// up or was cancelled are not left waiting for the next account change;
+// consumer webhook subscriptions with pending deliveries likewise.
 func (w *ScheduleWorker) Work(ctx context.Context, _ *river.Job[ScheduleSyncs]) error {
 	ids, err := w.Store.DueConnections(ctx, time.Now(), scheduleBatch)
 	if err != nil {
@@ -50,15 +51,22 @@ func (w *ScheduleWorker) Work(ctx context.Context, _ *river.Job[ScheduleSyncs]) 
 	if err != nil {
 		return err
 	}
-	if len(ids)+len(dests) == 0 {
+	hooks, err := w.Store.WebhooksWithPendingDeliveries(ctx, scheduleBatch)
+	if err != nil {
+		return err
+	}
+	if len(ids)+len(dests)+len(hooks) == 0 {
 		return nil
 	}
-	params := make([]river.InsertManyParams, 0, len(ids)+len(dests))
+	params := make([]river.InsertManyParams, 0, len(ids)+len(dests)+len(hooks))
 	for _, id := range ids {
 		params = append(params, river.InsertManyParams{Args: jobargs.SyncConnection{ConnectionID: id}})
 	}
 	for _, id := range dests {
 		params = append(params, river.InsertManyParams{Args: jobargs.DeliverDestination{DestinationID: id}})
+	}
+	for _, id := range hooks {
+		params = append(params, river.InsertManyParams{Args: jobargs.DeliverWebhook{SubscriptionID: id}})
 	}
 	if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertMany(ctx, params); err != nil {
 		return fmt.Errorf("schedule %d jobs: %w", len(params), err)

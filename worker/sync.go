@@ -261,7 +261,8 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	result.OK = true
 	next := s.nextSync(conn, run.nextAllowedAt)
 	result.NextSyncAt = &next
-	return s.Store.FinishSync(ctx, id, result)
+	result.Changes = rep.Changes
+	return s.finishSync(ctx, id, result)
 }
 
 // afterRun derives the run's daily balances from what it stored, whether
@@ -333,7 +334,7 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 			s.Log.ErrorContext(ctx, "record dataset failure", "connection_id", conn.ID, "error", mErr)
 		}
 	}
-	if rErr := s.Store.FinishSync(ctx, conn.ID, o); rErr != nil {
+	if rErr := s.finishSync(ctx, conn.ID, o); rErr != nil {
 		return errors.Join(err, rErr)
 	}
 	wrapped := fmt.Errorf("sync connection %s: %w", conn.ID, err)

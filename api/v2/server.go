@@ -15,6 +15,7 @@ import (
 	"github.com/finsync/finsync/api/idempotency"
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -48,6 +49,17 @@ type Config struct {
 	// Idempotency applies Idempotency-Key to every POST and PATCH; nil
 	// ignores the header.
 	Idempotency *idempotency.Guard
+	// Box seals the secrets of consumer webhooks (a *secrets.Box); nil
+	// refuses to create them (500).
+	Box Sealer
+	// WebhookPolicy decides which webhook URLs are accepted (a literal
+	// private address or plain http is refused unless it allows them).
+	WebhookPolicy netguard.Policy
+}
+
+// Sealer encrypts a secret for storage at rest (secrets.Box does).
+type Sealer interface {
+	Seal(plaintext []byte) ([]byte, error)
 }
 
 // Server holds the version 2 handlers.
@@ -62,7 +74,7 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg}
 	var resp Responder
-	g := e.Group("/v2", middleware.Recover(cfg.Log, resp))
+	g := e.Group("/v2", middleware.Recover(cfg.Log, resp), emptySegmentNotFound)
 	g.GET("/health", s.health)
 	g.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", cfg.OpenAPI) })
 
@@ -103,6 +115,7 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	authed.POST("/rules/preview", idem, s.previewRule)
 	authed.PATCH("/rules/:ruleId", idem, s.updateRule)
 	authed.DELETE("/rules/:ruleId", s.archiveRule)
+	s.registerWebhooks(authed)
 	return s
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/finsync/finsync/api/cursor"
 	"github.com/finsync/finsync/api/ops"
+	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/secrets"
 )
 
@@ -65,6 +66,11 @@ type config struct {
 	// OpsToken is the operator credential of the ops console at /ops
 	// (FINSYNC_OPS_TOKEN; empty: no console). See docs/ops.md.
 	OpsToken string
+	// WebhookAllowPrivate is FINSYNC_WEBHOOK_ALLOW_PRIVATE: "1" lets
+	// webhooks (consumer webhooks and webhook destinations) reach private,
+	// loopback and link-local addresses and use plain http; "" or "0"
+	// refuses them. `finsync dev` sets it. See docs/webhooks.md.
+	WebhookAllowPrivate string
 }
 
 // defaultSyncWriteRate is the shared sync write budget when
@@ -88,6 +94,7 @@ func configFromEnv() config {
 		GOGC:                 os.Getenv("GOGC"),
 		PGBinDir:             os.Getenv("FINSYNC_PG_BINDIR"),
 		OpsToken:             os.Getenv("FINSYNC_OPS_TOKEN"),
+		WebhookAllowPrivate:  os.Getenv(netguard.EnvAllowPrivate),
 	}
 	return c
 }
@@ -124,6 +131,8 @@ func (c *config) check() error {
 	errs = append(errs, err)
 	_, err = c.opsToken()
 	errs = append(errs, err)
+	_, err = c.webhookPolicy()
+	errs = append(errs, err)
 	if c.GOGC != "" && c.GOGC != "off" {
 		if n, err := strconv.Atoi(c.GOGC); err != nil || n < 0 {
 			errs = append(errs, fmt.Errorf("GOGC: %q is not a percentage or off", c.GOGC))
@@ -138,6 +147,12 @@ func (c *config) check() error {
 		return fmt.Errorf("invalid configuration (see README, Configuration):\n%w", err)
 	}
 	return nil
+}
+
+// webhookPolicy parses FINSYNC_WEBHOOK_ALLOW_PRIVATE.
+func (c config) webhookPolicy() (netguard.Policy, error) {
+	allow, err := netguard.ParseAllowPrivate(c.WebhookAllowPrivate)
+	return netguard.Policy{AllowPrivate: allow}, err
 }
 
 // checkDatabaseURL reports whether s is a PostgreSQL connection string

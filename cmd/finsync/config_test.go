@@ -50,6 +50,7 @@ func TestServeAndWorkerRefuseInvalidSettings(t *testing.T) {
 		{"DATABASE_URL", "postgres://host:notaport/db"},
 		{"GOGC", "fast"},
 		{"FINSYNC_PG_BINDIR", "/nonexistent/bin"},
+		{"FINSYNC_WEBHOOK_ALLOW_PRIVATE", "yes"},
 	}
 	for _, cmd := range []string{"serve", "worker"} {
 		for _, c := range cases {
@@ -87,6 +88,7 @@ func TestValidSettingsPass(t *testing.T) {
 		t.Setenv("FINSYNC_SIM_URL", "http://127.0.0.1:8090")
 		t.Setenv("FINSYNC_READ_MAX_LAG", "2s")
 		t.Setenv("GOGC", "off")
+		t.Setenv("FINSYNC_WEBHOOK_ALLOW_PRIVATE", "1")
 		cfg := configFromEnv()
 		if err := cfg.check(); err != nil {
 			t.Fatalf("FINSYNC_LOG_LEVEL=%q: %v", c.level, err)

@@ -32,6 +32,10 @@ func (a *app) devCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			logf := func(format string, args ...any) { fmt.Fprintf(a.errOut, "finsync dev: "+format+"\n", args...) }
+			if a.cfg.WebhookAllowPrivate == "" {
+				// The demo's receivers are local: let webhooks reach them.
+				a.cfg.WebhookAllowPrivate = "1"
+			}
 			dbURL, stopDB, err := findDatabase(ctx, a.cfg.DatabaseURL, dir, logf)
 			if err != nil {
 				return err

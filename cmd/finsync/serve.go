@@ -167,6 +167,14 @@ func (a *app) newAPI(ctx context.Context, st *storage.Store, reg prometheus.Regi
 	if err != nil {
 		return nil, err
 	}
+	box, err := a.cfg.encryptionBox()
+	if err != nil {
+		return nil, err
+	}
+	policy, err := a.cfg.webhookPolicy()
+	if err != nil {
+		return nil, err
+	}
 	var console *ops.Console
 	if token != "" {
 		if console, err = ops.New(ctx, ops.Config{Token: token, Store: st, Jobs: jobs, Log: a.logger()}); err != nil {
@@ -174,7 +182,7 @@ func (a *app) newAPI(ctx context.Context, st *storage.Store, reg prometheus.Regi
 		}
 	}
 	return api.New(api.Config{Store: st, Log: a.logger(), Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
-		TrustedProxies: proxies, Ops: console}), nil
+		TrustedProxies: proxies, Ops: console, Box: box, WebhookPolicy: policy}), nil
 }
 
 // runAPI serves the API, and the ops endpoints with reg's metrics, until

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/finsync/finsync/api"
+	"github.com/finsync/finsync/destinations"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/secrets"
@@ -116,10 +117,16 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
+	policy, err := a.cfg.webhookPolicy()
+	if err != nil {
+		return nil, err
+	}
 	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: storage.ApplyRulesTx, WriteRate: rate,
 		Metrics: metrics}
 	cfg := worker.Config{Pool: st.Pool(), Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
-		Destinations: &worker.Destinations{Box: box, Metrics: metrics}, Stopping: opts.stopping}
+		Destinations: &worker.Destinations{Box: box, Metrics: metrics,
+			Deliverer: destinations.NewDeliverer(destinations.Options{Webhooks: policy})},
+		Webhooks: &worker.Webhooks{Box: box, Policy: policy}, Stopping: opts.stopping}
 	if reg != nil {
 		reg.MustRegister(worker.NewBreakerCollector(provs), worker.NewJobCollector(st.Pool(), worker.JobKinds(cfg)),
 			worker.NewLastSyncCollector(st, all.NewRegistry().Names()))

@@ -79,6 +79,6 @@ func v1Tags() []tag {
 func v2Tags() []tag {
 	return []tag{
 		tagService(), tagUser(), tagAccounts(), tagTransactions(), tagConnections(),
-		tagCategories(), tagInvestments(), tagRules(),
+		tagCategories(), tagInvestments(), tagRules(), tagWebhooks(),
 	}
 }

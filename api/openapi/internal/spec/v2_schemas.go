@@ -65,6 +65,7 @@ func v2Schemas(provs []domain.ProviderProfile) Obj {
 		)},
 		KV{"InvestmentTransaction", v2InvestmentTransaction()},
 	)
+	s = append(s, v2WebhookSchemas()...)
 	s = append(s, v2RuleSchemas()...)
 	return append(s, v2RulePreviewSchemas()...)
 }
