@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -631,4 +632,92 @@ func TestWebhookOrderAcrossTwoMinuteOutage(t *testing.T) {
 		}
 	}
 	t.Logf("%d syncs during a 2-minute outage, %d events, %d attempts, all delivered in order", syncs, len(want), rc.callCount())
+}
+
+// TestWebhookLimitPerUser: a user has at most MaxWebhooksPerUser
+// subscriptions, even when the creations race; deleting one makes room.
+func TestWebhookLimitPerUser(t *testing.T) {
+	w := newHookWorld(t, false, worker.Webhooks{})
+	n := storage.MaxWebhooksPerUser + 5
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"url":"https://hooks.example.com/%d","events":["sync.completed"]}`, i)
+			codes <- w.do(http.MethodPost, "/v2/webhooks", w.key, strings.NewReader(body)).status
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	created, refused := 0, 0
+	for c := range codes {
+		switch c {
+		case http.StatusCreated:
+			created++
+		case http.StatusBadRequest:
+			refused++
+		default:
+			t.Fatalf("status %d", c)
+		}
+	}
+	if created != storage.MaxWebhooksPerUser || refused != 5 {
+		t.Fatalf("%d created and %d refused of %d racing creations, want %d and 5", created, refused, n, storage.MaxWebhooksPerUser)
+	}
+	r := w.do(http.MethodPost, "/v2/webhooks", w.key, strings.NewReader(`{"url":"https://hooks.example.com/more","events":["sync.completed"]}`))
+	w.expect(r, http.StatusBadRequest, "BAD_REQUEST")
+	list := w.get("/v2/webhooks", w.key).json(t)["webhooks"].([]any)
+	w.expect(w.do(http.MethodDelete, "/v2/webhooks/"+list[0].(map[string]any)["id"].(string), w.key, nil), http.StatusNoContent, "")
+	w.register("https://hooks.example.com/room", "sync.completed")
+}
+
+// TestWebhookCreateReplaysWithIdempotencyKey: a retry with the same key
+// gets the same webhook and secret, not a second webhook, and the stored
+// answer does not hold the secret in clear.
+func TestWebhookCreateReplaysWithIdempotencyKey(t *testing.T) {
+	w := newHookWorld(t, false, worker.Webhooks{})
+	body := `{"url":"https://hooks.example.com/idem","events":["sync.completed"]}`
+	post := func() response {
+		req, err := http.NewRequest(http.MethodPost, w.srv.URL+"/v2/webhooks", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+w.key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "create-hook-1")
+		resp, err := w.env.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return response{status: resp.StatusCode, header: resp.Header, body: b}
+	}
+	first, second := post(), post()
+	w.expect(first, http.StatusCreated, "")
+	w.expect(second, http.StatusCreated, "")
+	if string(first.body) != string(second.body) || second.header.Get("Idempotent-Replayed") != "true" || first.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("replay differs:\n%s\n%s (replayed %q)", first.body, second.body, second.header.Get("Idempotent-Replayed"))
+	}
+	hook := first.json(t)["webhook"].(map[string]any)
+	secret, _ := hook["secret"].(string)
+	if !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("no secret in %s", first.body)
+	}
+	if list := w.get("/v2/webhooks", w.key).json(t)["webhooks"].([]any); len(list) != 1 {
+		t.Fatalf("%d webhooks after a retried create, want 1", len(list))
+	}
+	var inClear int
+	if err := w.fx.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM idempotency_keys WHERE position($1::bytea IN body) > 0`, []byte(secret)).Scan(&inClear); err != nil {
+		t.Fatal(err)
+	}
+	var stored int
+	if err := w.fx.Pool.QueryRow(context.Background(), `SELECT count(*) FROM idempotency_keys WHERE body IS NOT NULL`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if inClear != 0 || stored != 1 {
+		t.Fatalf("%d stored answers, %d holding the secret in clear", stored, inClear)
+	}
 }

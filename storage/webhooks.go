@@ -63,13 +63,37 @@ func scanWebhook(row pgx.Row) (WebhookSubscription, error) {
 
 // CreateWebhook stores a subscription.
 func (s *Store) CreateWebhook(ctx context.Context, n NewWebhook) (WebhookSubscription, error) {
-	w, err := scanWebhook(s.pool.QueryRow(ctx, `INSERT INTO webhook_subscriptions (user_id, url, events, sealed_secret)
-		VALUES ($1, $2, $3, $4) RETURNING `+webhookColumns, n.UserID, n.URL, n.Events, n.SealedSecret))
+	var w WebhookSubscription
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
+		// Creations of one user are serialised, so the count below holds.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('finsync.webhooks:' || $1::text, 0))`, n.UserID); err != nil {
+			return err
+		}
+		var count int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_subscriptions WHERE user_id = $1`, n.UserID).Scan(&count); err != nil {
+			return err
+		}
+		if count >= MaxWebhooksPerUser {
+			return ErrWebhookLimit
+		}
+		var err error
+		w, err = scanWebhook(tx.QueryRow(ctx, `INSERT INTO webhook_subscriptions (user_id, url, events, sealed_secret)
+			VALUES ($1, $2, $3, $4) RETURNING `+webhookColumns, n.UserID, n.URL, n.Events, n.SealedSecret))
+		return err
+	})
 	if err != nil {
 		return w, fmt.Errorf("create webhook of user %s: %w", n.UserID, err)
 	}
 	return w, nil
 }
+
+// MaxWebhooksPerUser bounds a user's subscriptions, and so the deliveries
+// one event fans out to.
+const MaxWebhooksPerUser = 20
+
+// ErrWebhookLimit is returned by CreateWebhook when the user already has
+// MaxWebhooksPerUser subscriptions.
+var ErrWebhookLimit = errors.New("a user has at most 20 webhooks")
 
 // ListWebhooks returns the user's subscriptions, oldest first.
 func (s *Store) ListWebhooks(ctx context.Context, userID uuid.UUID) ([]WebhookSubscription, error) {

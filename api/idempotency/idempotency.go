@@ -121,7 +121,24 @@ func (g *Guard) purge(ctx context.Context) {
 // per credential). Requests without the header pass through untouched.
 // Failures of the database answer through r (500, or 503 when it is
 // unavailable).
-func (g *Guard) Handler(r middleware.Responder) gin.HandlerFunc {
+func (g *Guard) Handler(r middleware.Responder) gin.HandlerFunc { return g.handler(r, nil) }
+
+// Box seals and opens stored bodies (secrets.Box does).
+type Box interface {
+	Seal(plaintext []byte) ([]byte, error)
+	Open(sealed []byte) ([]byte, error)
+}
+
+// SealedHandler is Handler for a route whose answer holds a secret shown
+// once (a webhook's signing secret): the stored body is sealed with box
+// and opened for a replay, so the secret is never at rest in clear.
+// Caveat: a body sealed with a key the box no longer holds cannot be
+// replayed; the retry answers 500 until the key expires (24 hours).
+func (g *Guard) SealedHandler(r middleware.Responder, box Box) gin.HandlerFunc {
+	return g.handler(r, box)
+}
+
+func (g *Guard) handler(r middleware.Responder, box Box) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		values, present := c.Request.Header[HeaderKey]
 		if !present {
@@ -173,8 +190,16 @@ func (g *Guard) Handler(r middleware.Responder) gin.HandlerFunc {
 				"A request with this Idempotency-Key is in progress; retry later")
 			return
 		case storage.IdemDone:
+			body := stored.Body
+			if box != nil {
+				if body, err = box.Open(body); err != nil {
+					middleware.ServerError(c, r, g.log, fmt.Errorf("open stored idempotent response: %w", err))
+					c.Abort()
+					return
+				}
+			}
 			c.Header(HeaderReplayed, "true")
-			c.Data(stored.Status, stored.ContentType, stored.Body)
+			c.Data(stored.Status, stored.ContentType, body)
 			c.Abort()
 			return
 		}
@@ -188,22 +213,32 @@ func (g *Guard) Handler(r middleware.Responder) gin.HandlerFunc {
 		}()
 		c.Next()
 		c.Writer = w.ResponseWriter
-		g.finish(ctx, c, k, claim, w)
+		g.finish(ctx, c, k, claim, w, box)
 	}
 }
 
 // finish stores the response, or releases the claim for a 5xx or when no
 // response was written. It runs even when the client went away.
-func (g *Guard) finish(ctx context.Context, c *gin.Context, k storage.IdemKey, claim uuid.UUID, w *capture) {
+func (g *Guard) finish(ctx context.Context, c *gin.Context, k storage.IdemKey, claim uuid.UUID, w *capture, box Box) {
 	status := w.Status()
 	if !w.Written() || status >= http.StatusInternalServerError {
 		g.release(ctx, k, claim)
 		return
 	}
+	body := w.body.Bytes()
+	if box != nil {
+		sealed, err := box.Seal(body)
+		if err != nil {
+			g.log.WarnContext(ctx, "seal idempotent response", "route", c.FullPath(), "error", err)
+			g.release(ctx, k, claim)
+			return
+		}
+		body = sealed
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	ok, err := g.store.CompleteIdempotencyKey(ctx, k, claim, storage.IdemResponse{
-		Status: status, ContentType: w.Header().Get("Content-Type"), Body: w.body.Bytes(),
+		Status: status, ContentType: w.Header().Get("Content-Type"), Body: body,
 	})
 	if err != nil {
 		g.log.WarnContext(ctx, "store idempotent response", "route", c.FullPath(), "error", err)

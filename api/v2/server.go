@@ -57,9 +57,11 @@ type Config struct {
 	WebhookPolicy netguard.Policy
 }
 
-// Sealer encrypts a secret for storage at rest (secrets.Box does).
+// Sealer encrypts a secret for storage at rest and opens it again
+// (secrets.Box does).
 type Sealer interface {
 	Seal(plaintext []byte) ([]byte, error)
+	Open(sealed []byte) ([]byte, error)
 }
 
 // Server holds the version 2 handlers.
@@ -115,7 +117,7 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	authed.POST("/rules/preview", idem, s.previewRule)
 	authed.PATCH("/rules/:ruleId", idem, s.updateRule)
 	authed.DELETE("/rules/:ruleId", s.archiveRule)
-	s.registerWebhooks(authed)
+	s.registerWebhooks(authed, resp)
 	return s
 }
 

@@ -77,6 +77,9 @@ func (s *Server) createWebhook(c *gin.Context) {
 	}
 	w, err := s.cfg.Store.CreateWebhook(c.Request.Context(), storage.NewWebhook{
 		UserID: scope(c).UserID, URL: url, Events: events, SealedSecret: sealed})
+	if errors.Is(err, storage.ErrWebhookLimit) {
+		err = badf("webhooks: at most %d per user; delete one first", storage.MaxWebhooksPerUser)
+	}
 	if err != nil {
 		s.handle(c, err)
 		return
@@ -229,10 +232,15 @@ func (s *Server) listWebhookDeliveries(c *gin.Context) {
 }
 
 // registerWebhooks mounts the webhook routes on the authenticated group.
-// The create call takes no Idempotency-Key: a stored answer, replayed,
-// would keep the webhook's secret in clear for a day.
-func (s *Server) registerWebhooks(authed *gin.RouterGroup) {
-	authed.POST("/webhooks", s.createWebhook)
+// The create call takes an Idempotency-Key like every v2 POST; its stored
+// answer holds the webhook's secret, so it is sealed at rest with the
+// webhooks' Box and opened for a replay.
+func (s *Server) registerWebhooks(authed *gin.RouterGroup, resp Responder) {
+	idem := func(c *gin.Context) { c.Next() }
+	if s.cfg.Idempotency != nil && s.cfg.Box != nil {
+		idem = s.cfg.Idempotency.SealedHandler(resp, s.cfg.Box)
+	}
+	authed.POST("/webhooks", idem, s.createWebhook)
 	authed.GET("/webhooks", s.listWebhooks)
 	authed.GET("/webhooks/:webhookId", s.getWebhook)
 	authed.DELETE("/webhooks/:webhookId", s.deleteWebhook)

@@ -92,9 +92,8 @@ func v2Routes() []route {
 	routes = append(routes, tagged(tagInvestments(), v2InvestmentRoutes())...)
 	routes = append(routes, tagged(tagRules(), v2RuleRoutes())...)
 	routes = append(routes, tagged(tagRules(), v2RulePreviewRoutes())...)
-	// Webhooks take no Idempotency-Key: a replayed answer would keep the
-	// secret in clear (see createWebhook's description).
-	return append(withIdempotency(routes), tagged(tagWebhooks(), v2WebhookRoutes())...)
+	routes = append(routes, tagged(tagWebhooks(), v2WebhookRoutes())...)
+	return withIdempotency(routes)
 }
 
 func v2AccountRoutes() []route {

@@ -24,8 +24,8 @@ func v2WebhookRoutes() []route {
 				"secret that this answer shows once (stored sealed, never shown again). A URL whose host is a " +
 				"literal loopback, private, link-local, multicast or cloud-metadata address answers 400; a host " +
 				"name is checked on every delivery, after DNS resolution, and redirects are never followed. " +
-				"Unlike other POSTs this one ignores Idempotency-Key, since a stored answer would keep the secret " +
-				"in clear: after a lost answer, list the webhooks and delete a duplicate.",
+				"A user has at most 20 webhooks (400 beyond). With Idempotency-Key, a retry replays this answer, " +
+				"secret included; the stored answer is sealed at rest like the secret itself.",
 			body:   ref("WebhookCreate"),
 			status: http.StatusCreated, respDesc: "The registered webhook, with its secret.",
 			schema: wrap("webhook", ref("WebhookCreated")),
