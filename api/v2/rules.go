@@ -81,23 +81,12 @@ func (s *Server) listRules(c *gin.Context) {
 }
 
 func (s *Server) createRule(c *gin.Context) {
-	raw, err := readBody(c)
+	sc, in, compiled, err := s.readRule(c)
 	if err != nil {
 		s.handle(c, err)
 		return
 	}
-	ctx, sc := c.Request.Context(), scope(c)
-	// The scope as it is now, not as cached with the credential: an
-	// account this key created a moment ago (on any process) is in it.
-	if sc.AccountIDs, err = storage.CurrentScopeAccounts(ctx, s.cfg.Store.Pool(), sc); err != nil {
-		s.handle(c, err)
-		return
-	}
-	in, compiled, err := validateRule(raw, sc.AccountIDs)
-	if err != nil {
-		s.handle(c, err)
-		return
-	}
+	ctx := c.Request.Context()
 	var out storage.Rule
 	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		if err := checkRuleCategories(ctx, tx, sc.UserID, compiled); err != nil {
@@ -113,6 +102,23 @@ func (s *Server) createRule(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusCreated, newRuleView(out))
+}
+
+// readRule reads and validates the rule body of POST /rules and POST
+// /rules/preview, within the credential's scope as it is now, not as
+// cached with the credential: an account this key created a moment ago (on
+// any process) is in it. The returned scope carries those accounts.
+func (s *Server) readRule(c *gin.Context) (storage.Scope, storage.RuleInput, *rules.Rule, error) {
+	sc := scope(c)
+	raw, err := readBody(c)
+	if err != nil {
+		return sc, storage.RuleInput{}, nil, err
+	}
+	if sc.AccountIDs, err = storage.CurrentScopeAccounts(c.Request.Context(), s.cfg.Store.Pool(), sc); err != nil {
+		return sc, storage.RuleInput{}, nil, err
+	}
+	in, compiled, err := validateRule(raw, sc.AccountIDs)
+	return sc, in, compiled, err
 }
 
 // validateRule validates a rule document with the rule engine, limited to

@@ -24,21 +24,12 @@ import (
 // one keyset page), without saving or changing anything. The body is
 // validated exactly as createRule validates it.
 func (s *Server) previewRule(c *gin.Context) {
-	raw, err := readBody(c)
+	sc, in, compiled, err := s.readRule(c)
 	if err != nil {
 		s.handle(c, err)
 		return
 	}
-	ctx, sc := c.Request.Context(), scope(c)
-	if sc.AccountIDs, err = storage.CurrentScopeAccounts(ctx, s.cfg.Store.Pool(), sc); err != nil {
-		s.handle(c, err)
-		return
-	}
-	in, compiled, err := validateRule(raw, sc.AccountIDs)
-	if err != nil {
-		s.handle(c, err)
-		return
-	}
+	ctx := c.Request.Context()
 	ok, err := storage.CategoriesOwned(ctx, s.cfg.Store.Pool(), sc.UserID, compiled.CategoryIDs())
 	if err == nil && !ok {
 		err = badf("outcomes: the category to set does not exist")
