@@ -721,3 +721,26 @@ func TestWebhookCreateReplaysWithIdempotencyKey(t *testing.T) {
 		t.Fatalf("%d stored answers, %d holding the secret in clear", stored, inClear)
 	}
 }
+
+// TestWebhooksNeedAKeyWithoutAccountScope: webhooks receive events of all
+// the user's accounts, so a key limited to some accounts manages none
+// (403 SCOPED_KEY_NOT_ALLOWED), not even the user's existing ones.
+func TestWebhooksNeedAKeyWithoutAccountScope(t *testing.T) {
+	w := newHookWorld(t, false, worker.Webhooks{})
+	id, _ := w.register("https://hooks.example.com/all", "sync.completed")
+	conn := w.fx.Connection(w.user.ID, "plaid", "active")
+	scoped := w.fx.Key(w.user.ID, []uuid.UUID{w.fx.Account(w.user.ID, conn, "plaid", "Scoped")})
+	body := `{"url":"https://hooks.example.com/scoped","events":["sync.completed"]}`
+	for _, r := range []response{
+		w.do(http.MethodPost, "/v2/webhooks", scoped, strings.NewReader(body)),
+		w.get("/v2/webhooks", scoped),
+		w.get("/v2/webhooks/"+id, scoped),
+		w.get("/v2/webhooks/"+id+"/deliveries", scoped),
+		w.do(http.MethodDelete, "/v2/webhooks/"+id, scoped, nil),
+	} {
+		w.expect(r, http.StatusForbidden, "SCOPED_KEY_NOT_ALLOWED")
+	}
+	if list := w.get("/v2/webhooks", w.key).json(t)["webhooks"].([]any); len(list) != 1 {
+		t.Fatalf("%d webhooks, want the one registered with the unscoped key", len(list))
+	}
+}

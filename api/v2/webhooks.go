@@ -235,16 +235,35 @@ func (s *Server) listWebhookDeliveries(c *gin.Context) {
 // The create call takes an Idempotency-Key like every v2 POST; its stored
 // answer holds the webhook's secret, so it is sealed at rest with the
 // webhooks' Box and opened for a replay.
+//
+// Webhooks receive events of all the user's accounts, so a key limited to
+// some accounts may not manage them (403 SCOPED_KEY_NOT_ALLOWED).
 func (s *Server) registerWebhooks(authed *gin.RouterGroup, resp Responder) {
 	idem := func(c *gin.Context) { c.Next() }
 	if s.cfg.Idempotency != nil && s.cfg.Box != nil {
 		idem = s.cfg.Idempotency.SealedHandler(resp, s.cfg.Box)
 	}
-	authed.POST("/webhooks", idem, s.createWebhook)
-	authed.GET("/webhooks", s.listWebhooks)
-	authed.GET("/webhooks/:webhookId", s.getWebhook)
-	authed.DELETE("/webhooks/:webhookId", s.deleteWebhook)
-	authed.GET("/webhooks/:webhookId/deliveries", s.listWebhookDeliveries)
+	hooks := authed.Group("/webhooks", unscopedKeysOnly)
+	hooks.POST("", idem, s.createWebhook)
+	hooks.GET("", s.listWebhooks)
+	hooks.GET("/:webhookId", s.getWebhook)
+	hooks.DELETE("/:webhookId", s.deleteWebhook)
+	hooks.GET("/:webhookId/deliveries", s.listWebhookDeliveries)
+}
+
+// CodeScopedKeyNotAllowed answers a key limited to some accounts on an
+// operation that reaches all the user's accounts.
+const CodeScopedKeyNotAllowed = "SCOPED_KEY_NOT_ALLOWED"
+
+// unscopedKeysOnly refuses keys limited to some accounts.
+func unscopedKeysOnly(c *gin.Context) {
+	if scope(c).Scoped() {
+		Fail(c, http.StatusForbidden, CodeScopedKeyNotAllowed,
+			"Webhooks receive events of all the user's accounts; manage them with a key that is not limited to some accounts")
+		c.Abort()
+		return
+	}
+	c.Next()
 }
 
 // emptySegmentNotFound answers 404 NOT_FOUND, before authentication, for a

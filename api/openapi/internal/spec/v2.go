@@ -25,6 +25,7 @@ func v2Statuses() map[string]int {
 	for name, status := range v2IdempotencyStatuses() {
 		statuses[name] = status
 	}
+	statuses["WebhookForbidden"] = http.StatusForbidden
 	return statuses
 }
 
@@ -341,6 +342,7 @@ func v2ErrorCodes() []string {
 		"SERVICE_UNAVAILABLE",
 	}
 	codes = append(codes, v2IdempotencyErrorCodes()...)
+	codes = append(codes, codeScopedKeyNotAllowed)
 	return append(codes, v2InputErrorCodes()...)
 }
 
@@ -398,5 +400,9 @@ func v2Responses() Obj {
 		{serviceUnavailableName, serviceUnavailable(errorEnvelope([]string{"SERVICE_UNAVAILABLE"}))},
 	}
 	responses = append(responses, v2IdempotencyResponses()...)
+	responses = append(responses, KV{"WebhookForbidden", errResp("Storage Mode is off, the subscription is not active, "+
+		"or the key is limited to some accounts: webhooks receive events of all the user's accounts, so only a key "+
+		"without an account scope manages them (our addition to the spec's codes).",
+		maybeLimited, "STORAGE_MODE_REQUIRED", "SUBSCRIPTION_REQUIRED", codeScopedKeyNotAllowed)})
 	return append(responses, v2InputResponses()...)
 }

@@ -12,6 +12,23 @@ func tagWebhooks() tag {
 		"transaction changes and connection state, delivered in order with retries; see docs/webhooks.md."}
 }
 
+// codeScopedKeyNotAllowed answers a key limited to some accounts on the
+// webhook operations.
+const codeScopedKeyNotAllowed = "SCOPED_KEY_NOT_ALLOWED"
+
+// webhookErrors are authErrors(extra...) with WebhookForbidden for
+// Forbidden.
+func webhookErrors(list []string) []string {
+	out := make([]string, len(list))
+	for i, name := range list {
+		if name == "Forbidden" {
+			name = "WebhookForbidden"
+		}
+		out[i] = name
+	}
+	return out
+}
+
 // v2WebhookRoutes are the operations of /webhooks.
 func v2WebhookRoutes() []route {
 	webhookID := pathParam("webhookId", "The webhook's id.", uuidS())
@@ -29,28 +46,28 @@ func v2WebhookRoutes() []route {
 			body:   ref("WebhookCreate"),
 			status: http.StatusCreated, respDesc: "The registered webhook, with its secret.",
 			schema: wrap("webhook", ref("WebhookCreated")),
-			errors: bodyErrors(),
+			errors: webhookErrors(bodyErrors()),
 		}},
 		{"/webhooks", "get", op{
 			id: "listWebhooks", summary: "List webhooks",
 			desc:   "The caller's webhooks, oldest first, without their secrets.",
 			status: http.StatusOK, respDesc: "The webhooks.",
 			schema: wrap("webhooks", array(ref("Webhook"))),
-			errors: authErrors(),
+			errors: webhookErrors(authErrors()),
 		}},
 		{"/webhooks/{webhookId}", "get", op{
 			id: "getWebhook", summary: "One webhook", params: []Obj{webhookID},
 			desc: "One of the caller's webhooks, without its secret. Another user's webhook answers 404, " +
 				"like a missing one.",
 			status: http.StatusOK, respDesc: "The webhook.", schema: wrap("webhook", ref("Webhook")),
-			errors: authErrors("BadRequest", "NotFound"),
+			errors: webhookErrors(authErrors("BadRequest", "NotFound")),
 		}},
 		{"/webhooks/{webhookId}", "delete", op{
 			id: "deleteWebhook", summary: "Delete a webhook", params: []Obj{webhookID},
 			desc: "Deletes one of the caller's webhooks and its delivery history; events not yet delivered " +
 				"are dropped. Another user's webhook answers 404.",
 			status: http.StatusNoContent, success: deleted,
-			errors: authErrors("BadRequest", "NotFound"),
+			errors: webhookErrors(authErrors("BadRequest", "NotFound")),
 		}},
 		{"/webhooks/{webhookId}/deliveries", "get", op{
 			id: "listWebhookDeliveries", summary: "A webhook's deliveries",
@@ -60,7 +77,7 @@ func v2WebhookRoutes() []route {
 				"more than 7 days ago are pruned. Another user's webhook answers 404.",
 			status: http.StatusOK, respDesc: "A page of deliveries.",
 			schema: object(req("deliveries", array(ref("WebhookDelivery"))), req("pageInfo", ref("PageInfo"))),
-			errors: authErrors("BadRequest", "NotFound"),
+			errors: webhookErrors(authErrors("BadRequest", "NotFound")),
 		}},
 	}
 }
