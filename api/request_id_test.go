@@ -273,20 +273,9 @@ func TestOpsSyncNowRequestIDReachesTheSyncLine(t *testing.T) {
 			t.Fatal(err)
 		}
 		syncer := &worker.Syncer{Store: c.Store, Providers: provs, Box: box, Log: c.Log, Holder: uuid.New()}
-		client, err := worker.NewClient(worker.Config{Pool: c.Store.Pool(), Store: c.Store, Log: c.Log, Syncer: syncer})
-		if err != nil {
-			t.Fatal(err)
-		}
+		client := startWorkerClient(t, worker.Config{Pool: c.Store.Pool(), Store: c.Store, Log: c.Log, Syncer: syncer})
 		ctx, cancel := context.WithCancel(context.Background())
-		if err := client.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			stopCtx, stop := context.WithTimeout(context.Background(), 20*time.Second)
-			defer stop()
-			_ = client.StopAndCancel(stopCtx)
-			cancel()
-		})
+		t.Cleanup(cancel)
 		console, err := ops.New(ctx, ops.Config{Token: testOpsToken, Store: c.Store, Jobs: client, Log: c.Log})
 		if err != nil {
 			t.Fatal(err)
