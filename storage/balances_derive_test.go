@@ -109,6 +109,21 @@ func TestDeriveBalancesRules(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("%d derived rows written, want 3 (the card was not touched)", n)
 	}
+
+	// A later day is recorded with a balance the transactions do not
+	// explain, and a sync stores a transaction after the anchor: the anchor
+	// stays the earliest recorded day, so no derived day moves.
+	fx.Balance(user, card, day(7), "900.00")
+	fx.Transactions(user, conn, card, "plaid", []storagetest.Tx{{Amount: "-1.00", Date: day(7)}})
+	before := dailyBalances(t, fx, card)
+	n, err = storage.DeriveBalances(ctx, pool, user, []storage.BalanceChange{{AccountID: card, Since: domain.DateOf(day(7))}}, domain.DateOf(day(7)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d derived rows written after a change past the anchor, want 0", n)
+	}
+	requireBalances(t, "card after a later recorded day", dailyBalances(t, fx, card), before)
 }
 
 // requireBalances fails unless got holds exactly want.
