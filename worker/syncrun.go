@@ -39,6 +39,8 @@ type syncRun struct {
 	// analyzeEvery when the connection had rows before), unanalyzed those
 	// stored since it last refreshed the planner's statistics.
 	stored, unanalyzed int
+	// stats refreshes the statistics beside the writer.
+	stats statsRefresher
 	// tally counts the pages and rows this run's committed batches stored.
 	tally syncTally
 	// firstSync is set when the run began as its connection's first sync:
@@ -134,6 +136,8 @@ func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	r.stats.analyze = r.Store.AnalyzeTransactions
+	defer r.stats.wait() //nolint:errcheck // only an early return skips the final wait, with its own error
 	pages := make(chan fetched, prefetchPages)
 	go r.prefetch(ctx, providers.TransactionRequest{Cursor: cursor, PendingIDs: pending, Today: r.today}, pages)
 	limit := 1
@@ -143,10 +147,12 @@ func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 			if ok, err := r.pace(ctx, batch); err != nil || !ok {
 				return cmp.Or(err, errSliceEnded)
 			}
+			before := r.tally.Changes
 			if err := r.storeBatch(ctx, batch); err != nil {
 				return err
 			}
-			if err := r.refreshStats(ctx, batch, !more); err != nil {
+			written := r.tally.Changes.Added + r.tally.Changes.Modified - before.Added - before.Modified
+			if err := r.refreshStats(ctx, written, !more); err != nil {
 				return err
 			}
 		}
@@ -177,20 +183,35 @@ const (
 )
 
 // refreshStats refreshes the planner's statistics of transactions when
-// the rows just stored call for it: a user's row count can grow from
+// the rows just written (added or changed; a page of unchanged rows writes
+// nothing) call for it: a user's row count can grow from
 // nothing to millions within one sync, far faster than autovacuum
 // notices, and a plan made for a few rows reads them all to list 50.
-func (r *syncRun) refreshStats(ctx context.Context, stored []providers.TransactionPage, last bool) error {
-	for i := range stored {
-		r.unanalyzed += len(stored[i].Upserts)
-		r.stored += len(stored[i].Upserts)
-	}
+// Refreshes between batches run beside the writer (a due one is put off
+// while the previous one runs); the one after the last batch is waited
+// for, so that the sync ends with statistics that count all its rows.
+func (r *syncRun) refreshStats(ctx context.Context, written int64, last bool) error {
+	r.unanalyzed += int(written)
+	r.stored += int(written)
 	due := max(analyzeFirst, min(r.stored/2, analyzeEvery))
-	if r.unanalyzed < due && (!last || r.unanalyzed < analyzeFirst) {
+	if last {
+		if err := r.stats.wait(); err != nil {
+			return err
+		}
+		if r.unanalyzed < analyzeFirst {
+			return nil
+		}
+		r.unanalyzed = 0
+		return r.Store.AnalyzeTransactions(ctx)
+	}
+	if r.unanalyzed < due {
 		return nil
 	}
-	r.unanalyzed = 0
-	return r.Store.AnalyzeTransactions(ctx)
+	began, err := r.stats.start(ctx)
+	if began {
+		r.unanalyzed = 0
+	}
+	return err
 }
 
 // pacedBatch is how much of the write budget one batch may take when a
