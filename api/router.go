@@ -181,7 +181,7 @@ func (a *API) Run(ctx context.Context) {
 		defer close(idemDone)
 		a.idem.Run(ctx)
 	}()
-	a.auth.Run(ctx, a.store.Pool())
+	a.auth.Run(ctx)
 	<-done
 	<-idemDone
 }

@@ -214,3 +214,18 @@ func CloseManualAccountTx(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID
 	out, err = getAccount(ctx, tx, sc, id, "")
 	return out, changed, err
 }
+
+// CreateManualAccount is CreateManualAccountTx inside the transaction.
+func (t *Tx) CreateManualAccount(ctx context.Context, userID, credentialID uuid.UUID, m ManualAccount) (AccountWithConnection, error) {
+	return CreateManualAccountTx(ctx, t.tx, userID, credentialID, m)
+}
+
+// UpdateManualAccount is UpdateManualAccountTx inside the transaction.
+func (t *Tx) UpdateManualAccount(ctx context.Context, sc Scope, id uuid.UUID, p AccountPatch) (AccountWithConnection, error) {
+	return UpdateManualAccountTx(ctx, t.tx, sc, id, p)
+}
+
+// CloseManualAccount is CloseManualAccountTx inside the transaction.
+func (t *Tx) CloseManualAccount(ctx context.Context, sc Scope, id uuid.UUID) (out AccountWithConnection, changed bool, err error) {
+	return CloseManualAccountTx(ctx, t.tx, sc, id)
+}

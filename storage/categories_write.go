@@ -121,3 +121,14 @@ func CategoriesOwned(ctx context.Context, q Querier, userID uuid.UUID, ids []uui
 	}
 	return n == len(uniqueIDs(ids)), nil
 }
+
+// CategoriesOwned reports whether every id is one of the user's categories,
+// as the primary database holds them now.
+func (s *Store) CategoriesOwned(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (bool, error) {
+	return CategoriesOwned(ctx, s.pool, userID, ids)
+}
+
+// CategoriesOwned is CategoriesOwned inside the transaction.
+func (t *Tx) CategoriesOwned(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (bool, error) {
+	return CategoriesOwned(ctx, t.tx, userID, ids)
+}

@@ -242,3 +242,34 @@ func (s *Store) CredentialsVersion(ctx context.Context) (int64, error) {
 	}
 	return v, nil
 }
+
+// ListenCredentialChanges holds one connection of the primary pool
+// listening on CredentialsChannel until ctx ends or the connection fails:
+// it calls listening once the LISTEN took, then changed on every
+// notification. connected says whether it got as far as listening; err is
+// what ended it (ctx's end included), never nil. The connection is
+// UNLISTENed (within a second) before it goes back to the pool. Caveat:
+// notifications sent while no listener is connected are lost; callers
+// cover that gap themselves (CredentialsVersion).
+func (s *Store) ListenCredentialChanges(ctx context.Context, listening, changed func()) (connected bool, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return false, fmt.Errorf("acquire listener connection: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN "+CredentialsChannel); err != nil {
+		return false, fmt.Errorf("listen: %w", err)
+	}
+	defer func() {
+		unlistenCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		conn.Exec(unlistenCtx, "UNLISTEN *") //nolint:errcheck
+	}()
+	listening()
+	for {
+		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+			return true, fmt.Errorf("wait for notification: %w", err)
+		}
+		changed()
+	}
+}

@@ -187,3 +187,19 @@ func (s *Store) UnlinkAccount(ctx context.Context, destinationID, accountID uuid
 	}
 	return nil
 }
+
+// ReconfigureDestination replaces a destination's non-secret settings and
+// sealed credentials; its links and outbox are left as they are.
+// ErrNotFound when the destination does not exist. Caveat: no user scope:
+// for operator tools.
+func (s *Store) ReconfigureDestination(ctx context.Context, id uuid.UUID, config json.RawMessage, sealedSecret []byte) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE destinations SET config = $2, sealed_secret = $3, updated_at = now() WHERE id = $1`,
+		id, config, sealedSecret)
+	if err != nil {
+		return fmt.Errorf("reconfigure destination %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("reconfigure destination %s: %w", id, ErrNotFound)
+	}
+	return nil
+}

@@ -69,3 +69,13 @@ func gooseProvider(pool *pgxpool.Pool) (*goose.Provider, func(), error) {
 	}
 	return gp, func() { db.Close() }, nil
 }
+
+// Migrate applies River's migrations and finsync's own to the store's
+// primary database (see the package function Migrate).
+func (s *Store) Migrate(ctx context.Context) error { return Migrate(ctx, s.pool) }
+
+// MigrationsCurrent reports whether both finsync's and River's migrations
+// are fully applied to the store's primary database (the readiness check).
+func (s *Store) MigrationsCurrent(ctx context.Context) (bool, error) {
+	return MigrationsCurrent(ctx, s.pool)
+}

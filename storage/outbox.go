@@ -163,3 +163,8 @@ func (s *Store) DestinationsWithPendingEvents(ctx context.Context, limit int) ([
 	defer rows.Close()
 	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 }
+
+// EnqueueAccountEvent is EnqueueAccountEvent inside the transaction.
+func (t *Tx) EnqueueAccountEvent(ctx context.Context, ev AccountEvent) ([]uuid.UUID, error) {
+	return EnqueueAccountEvent(ctx, t.tx, ev)
+}

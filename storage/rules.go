@@ -156,3 +156,24 @@ func ActiveRules(ctx context.Context, q Querier, userID uuid.UUID) ([]Rule, erro
 	}
 	return out, rows.Err()
 }
+
+// CreateRule is CreateRule inside the transaction.
+func (t *Tx) CreateRule(ctx context.Context, userID uuid.UUID, in RuleInput, allowed []uuid.UUID) (Rule, error) {
+	return CreateRule(ctx, t.tx, userID, in, allowed)
+}
+
+// LockRule is LockRule inside the transaction: the row stays locked until
+// it ends.
+func (t *Tx) LockRule(ctx context.Context, sc Scope, id uuid.UUID) (Rule, error) {
+	return LockRule(ctx, t.tx, sc, id)
+}
+
+// UpdateRule is UpdateRule inside the transaction.
+func (t *Tx) UpdateRule(ctx context.Context, id uuid.UUID, in RuleInput) (Rule, error) {
+	return UpdateRule(ctx, t.tx, id, in)
+}
+
+// ArchiveRule is ArchiveRule inside the transaction.
+func (t *Tx) ArchiveRule(ctx context.Context, id uuid.UUID) (Rule, error) {
+	return ArchiveRule(ctx, t.tx, id)
+}

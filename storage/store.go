@@ -82,7 +82,10 @@ func NewWithReplica(pool *pgxpool.Pool, replica *Replica) *Store {
 	return &Store{pool: pool, replica: replica}
 }
 
-// Pool returns the underlying pool (for River and health checks).
+// Pool returns the underlying primary pool, for building River's client
+// (worker.NewClient and NewInsertClient want a pool). Caveat: callers
+// outside storage and worker should use the store's methods instead
+// (Ping, PoolStats, Atomic, Close): SQL stays in storage.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Querier is what a storage function needs to run SQL: the pool or a transaction.

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -10,6 +11,21 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
+
+// ErrStatementTimeout marks an error of a statement the database cancelled
+// because it ran past the statement timeout (SQLSTATE 57014). Caveat: only
+// the methods whose documentation says so mark it.
+var ErrStatementTimeout = errors.New("statement timeout")
+
+// markTimeout wraps err with ErrStatementTimeout when the database
+// cancelled the statement (57014); other errors are returned as they are.
+func markTimeout(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "57014" {
+		return fmt.Errorf("%w: %w", ErrStatementTimeout, err)
+	}
+	return err
+}
 
 // Unavailable reports whether err means the database could not be reached
 // or went away: an outage to wait out (a 503 for an API client, a retry

@@ -74,6 +74,16 @@ func (s *Store) GetUser(ctx context.Context, id uuid.UUID) (domain.User, error) 
 	return u, nil
 }
 
+// UserByEmail loads the user with the e-mail address, exactly as stored;
+// ErrNotFound when there is none.
+func (s *Store) UserByEmail(ctx context.Context, email string) (domain.User, error) {
+	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, email))
+	if err != nil {
+		return u, fmt.Errorf("get user %s: %w", email, err)
+	}
+	return u, nil
+}
+
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"

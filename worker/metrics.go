@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river/rivertype"
 
@@ -179,7 +178,7 @@ const JobCountTTL = 5 * time.Second
 // are usually past it). A scrape waits for the query (2 s at most); when
 // it fails, the scrape reports the error for this metric alone.
 type JobCollector struct {
-	pool   *pgxpool.Pool
+	store  *storage.Store
 	states []string
 	kinds  []string
 	desc   *prometheus.Desc
@@ -189,14 +188,14 @@ type JobCollector struct {
 	counts []int64
 }
 
-// NewJobCollector returns a collector over the pool's river_job table for
+// NewJobCollector returns a collector over the store's river_job table for
 // the given job kinds (JobKinds gives those a client registers).
-func NewJobCollector(pool *pgxpool.Pool, kinds []string) *JobCollector {
+func NewJobCollector(st *storage.Store, kinds []string) *JobCollector {
 	var states []string
 	for _, s := range rivertype.JobStates() {
 		states = append(states, string(s))
 	}
-	return &JobCollector{pool: pool, states: states, kinds: kinds, desc: prometheus.NewDesc("finsync_river_jobs",
+	return &JobCollector{store: st, states: states, kinds: kinds, desc: prometheus.NewDesc("finsync_river_jobs",
 		fmt.Sprintf("River jobs by state and kind, each count capped at %d (a value of %d means at least that many).", JobCountCap, JobCountCap),
 		[]string{"state", "kind"}, nil)}
 }
@@ -227,43 +226,11 @@ func (j *JobCollector) cached() ([]int64, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	counts, err := j.count(ctx)
+	counts, err := j.store.CountJobs(ctx, j.states, j.kinds, JobCountCap)
 	if err != nil {
 		return nil, err
 	}
 	j.counts, j.at = counts, time.Now()
-	return counts, nil
-}
-
-// countJobsSQL counts, for each state and kind, the jobs up to a cap; the
-// rows come state by state, kinds in the order given.
-const countJobsSQL = `
-SELECT (SELECT count(*) FROM (SELECT 1 FROM river_job j WHERE j.state = s.state AND j.kind = k.kind LIMIT $3) c)
-FROM unnest($1::river_job_state[]) WITH ORDINALITY AS s(state, si)
-CROSS JOIN unnest($2::text[]) WITH ORDINALITY AS k(kind, ki)
-ORDER BY s.si, k.ki`
-
-// count runs countJobsSQL.
-func (j *JobCollector) count(ctx context.Context) ([]int64, error) {
-	rows, err := j.pool.Query(ctx, countJobsSQL, j.states, j.kinds, JobCountCap)
-	if err != nil {
-		return nil, fmt.Errorf("count river jobs: %w", err)
-	}
-	defer rows.Close()
-	counts := make([]int64, 0, len(j.states)*len(j.kinds))
-	for rows.Next() {
-		var n int64
-		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("count river jobs: %w", err)
-		}
-		counts = append(counts, n)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("count river jobs: %w", err)
-	}
-	if len(counts) != len(j.states)*len(j.kinds) {
-		return nil, fmt.Errorf("count river jobs: %d counts for %d states and %d kinds", len(counts), len(j.states), len(j.kinds))
-	}
 	return counts, nil
 }
 

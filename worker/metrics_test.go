@@ -348,7 +348,7 @@ func TestRiverJobsGaugeHasEveryStateAndKind(t *testing.T) {
 		t.Fatalf("kinds %v, want finsync's four", kinds)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(worker.NewJobCollector(e.pool, kinds))
+	reg.MustRegister(worker.NewJobCollector(e.st, kinds))
 	for _, state := range rivertype.JobStates() {
 		for _, kind := range kinds {
 			v, ok := sample(t, reg, "finsync_river_jobs", map[string]string{"state": string(state), "kind": kind})
@@ -371,7 +371,7 @@ func TestRiverJobsGaugeHasEveryStateAndKind(t *testing.T) {
 	}
 	// A new collector: the first one serves its counts for JobCountTTL.
 	fresh := prometheus.NewRegistry()
-	fresh.MustRegister(worker.NewJobCollector(e.pool, kinds))
+	fresh.MustRegister(worker.NewJobCollector(e.st, kinds))
 	for series, want := range map[[2]string]float64{
 		{"available", "sync_connection"}: 1,
 		{"completed", "apply_rules"}:     worker.JobCountCap,

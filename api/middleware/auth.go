@@ -12,7 +12,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/finsync/finsync/storage"
 )
@@ -35,6 +34,10 @@ type CredentialStore interface {
 	// CredentialsVersion returns a counter that every committed change to
 	// a credential or its user's plan or storage mode moves.
 	CredentialsVersion(ctx context.Context) (int64, error)
+	// ListenCredentialChanges holds a LISTEN on the credentials channel
+	// until ctx ends or the connection fails, calling listening once
+	// listening and changed on every notification.
+	ListenCredentialChanges(ctx context.Context, listening, changed func()) (connected bool, err error)
 	// TakeAuthFailureToken spends one token of a client address's failed
 	// authentication budget, shared by every process; ok=false says none
 	// was left and how long until one is.
@@ -151,12 +154,12 @@ const (
 // version checks fail (the database unreachable or restarting) every lookup
 // goes to the database; the listener reconnects by itself with a short
 // backoff.
-func (a *Authenticator) Run(ctx context.Context, pool *pgxpool.Pool) {
+func (a *Authenticator) Run(ctx context.Context) {
 	go a.flushTouches(ctx)
 	go a.checkVersions(ctx)
 	wait := listenRetryMin
 	for ctx.Err() == nil {
-		connected, err := a.listen(ctx, pool)
+		connected, err := a.store.ListenCredentialChanges(ctx, func() { a.setListening(true) }, a.clear)
 		a.setListening(false)
 		if ctx.Err() != nil {
 			return
@@ -173,31 +176,6 @@ func (a *Authenticator) Run(ctx context.Context, pool *pgxpool.Pool) {
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, listenRetryMax)
-	}
-}
-
-// listen holds one LISTEN connection until it fails; connected says
-// whether it got as far as listening.
-func (a *Authenticator) listen(ctx context.Context, pool *pgxpool.Pool) (connected bool, err error) {
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return false, fmt.Errorf("acquire listener connection: %w", err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN "+storage.CredentialsChannel); err != nil {
-		return false, fmt.Errorf("listen: %w", err)
-	}
-	defer func() {
-		unlistenCtx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		conn.Exec(unlistenCtx, "UNLISTEN *") //nolint:errcheck
-	}()
-	a.setListening(true)
-	for {
-		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
-			return true, fmt.Errorf("wait for notification: %w", err)
-		}
-		a.clear()
 	}
 }
 

@@ -21,8 +21,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"riverqueue.com/riverui"
 
@@ -50,7 +48,7 @@ type Config struct {
 	Store *storage.Store
 	// Jobs is a River client (insert-only is enough) over the store's
 	// database: sync now enqueues with it, and River's UI reads through it.
-	Jobs *river.Client[pgx.Tx]
+	Jobs *storage.JobClient
 	Log  *slog.Logger
 	// Now is the clock of sessions; nil means time.Now.
 	Now func() time.Time

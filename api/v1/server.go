@@ -143,7 +143,7 @@ func (s *Server) handle(c *gin.Context, err error) {
 func (s *Server) health(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), HealthTimeout)
 	defer cancel()
-	if err := s.cfg.Store.Pool().Ping(ctx); err != nil {
+	if err := s.cfg.Store.Ping(ctx); err != nil {
 		s.cfg.Log.WarnContext(c.Request.Context(), "health: database unreachable", "error", err)
 		apierr.Unavailable(c)
 		return

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/api/params"
@@ -48,9 +47,9 @@ func (s *Server) createAccount(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	var a storage.AccountWithConnection
-	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+	err = s.cfg.Store.Atomic(ctx, func(tx *storage.Tx) error {
 		var err error
-		if a, err = storage.CreateManualAccountTx(ctx, tx, p.UserID, credential, ma); err != nil {
+		if a, err = tx.CreateManualAccount(ctx, p.UserID, credential, ma); err != nil {
 			return err
 		}
 		return s.propagate(ctx, tx, storage.EventAccountCreated, a)
@@ -195,9 +194,9 @@ func (s *Server) updateAccount(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	var a storage.AccountWithConnection
-	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+	err = s.cfg.Store.Atomic(ctx, func(tx *storage.Tx) error {
 		var err error
-		if a, err = storage.UpdateManualAccountTx(ctx, tx, scope(c), id, p); err != nil {
+		if a, err = tx.UpdateManualAccount(ctx, scope(c), id, p); err != nil {
 			return err
 		}
 		return s.propagate(ctx, tx, storage.EventAccountUpdated, a)
@@ -246,10 +245,10 @@ func (s *Server) closeAccount(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	var a storage.AccountWithConnection
-	err := s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.cfg.Store.Atomic(ctx, func(tx *storage.Tx) error {
 		var changed bool
 		var err error
-		if a, changed, err = storage.CloseManualAccountTx(ctx, tx, scope(c), id); err != nil || !changed {
+		if a, changed, err = tx.CloseManualAccount(ctx, scope(c), id); err != nil || !changed {
 			return err
 		}
 		return s.propagate(ctx, tx, storage.EventAccountClosed, a)
@@ -265,19 +264,19 @@ func (s *Server) closeAccount(c *gin.Context) {
 // account is linked to, in the transaction of the change: one outbox event
 // per destination carrying the account as it now is, and the job that
 // drains each destination's outbox.
-func (s *Server) propagate(ctx context.Context, tx pgx.Tx, eventType string, a storage.AccountWithConnection) error {
+func (s *Server) propagate(ctx context.Context, tx *storage.Tx, eventType string, a storage.AccountWithConnection) error {
 	payload, err := json.Marshal(newAccountView(a))
 	if err != nil {
 		return fmt.Errorf("encode account %s for destinations: %w", a.ID, err)
 	}
 	ev := storage.AccountEvent{ID: uuid.New(), AccountID: a.ID, Type: eventType, Account: payload,
 		OccurredAt: time.Now().UTC().Truncate(time.Microsecond)}
-	dests, err := storage.EnqueueAccountEvent(ctx, tx, ev)
+	dests, err := tx.EnqueueAccountEvent(ctx, ev)
 	if err != nil || s.cfg.Jobs == nil {
 		return err
 	}
 	for _, d := range dests {
-		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, jobargs.DeliverDestination{DestinationID: d}, nil); err != nil {
+		if err := tx.Enqueue(ctx, s.cfg.Jobs, jobargs.DeliverDestination{DestinationID: d}); err != nil {
 			return fmt.Errorf("enqueue delivery to destination %s: %w", d, err)
 		}
 	}

@@ -10,9 +10,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/domain"
@@ -22,10 +19,8 @@ import (
 )
 
 // JobInserter enqueues River jobs inside a database transaction; an
-// insert-only *river.Client[pgx.Tx] is one.
-type JobInserter interface {
-	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
-}
+// insert-only *storage.JobClient is one.
+type JobInserter = storage.JobInserter
 
 // ruleView is the version 2 Rule object.
 type ruleView struct {
@@ -88,11 +83,11 @@ func (s *Server) createRule(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	var out storage.Rule
-	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+	err = s.cfg.Store.Atomic(ctx, func(tx *storage.Tx) error {
 		if err := checkRuleCategories(ctx, tx, sc.UserID, compiled); err != nil {
 			return err
 		}
-		if out, err = storage.CreateRule(ctx, tx, sc.UserID, in, sc.AccountIDs); err != nil {
+		if out, err = tx.CreateRule(ctx, sc.UserID, in, sc.AccountIDs); err != nil {
 			return err
 		}
 		return s.enqueueApply(ctx, tx, out)
@@ -114,7 +109,7 @@ func (s *Server) readRule(c *gin.Context) (storage.Scope, storage.RuleInput, *ru
 	if err != nil {
 		return sc, storage.RuleInput{}, nil, err
 	}
-	if sc.AccountIDs, err = storage.CurrentScopeAccounts(c.Request.Context(), s.cfg.Store.Pool(), sc); err != nil {
+	if sc.AccountIDs, err = s.cfg.Store.CurrentScopeAccounts(c.Request.Context(), sc); err != nil {
 		return sc, storage.RuleInput{}, nil, err
 	}
 	in, compiled, err := validateRule(raw, sc.AccountIDs)
@@ -144,9 +139,9 @@ func validateRule(raw []byte, accountScope []uuid.UUID) (storage.RuleInput, *rul
 
 // checkRuleCategories refuses a rule that sets a category the user does
 // not have (another user's category is unknown too).
-func checkRuleCategories(ctx context.Context, tx pgx.Tx, userID uuid.UUID, r *rules.Rule) error {
+func checkRuleCategories(ctx context.Context, tx *storage.Tx, userID uuid.UUID, r *rules.Rule) error {
 	ids := r.CategoryIDs()
-	ok, err := storage.CategoriesOwned(ctx, tx, userID, ids)
+	ok, err := tx.CategoriesOwned(ctx, userID, ids)
 	if err != nil {
 		return err
 	}
@@ -158,11 +153,11 @@ func checkRuleCategories(ctx context.Context, tx pgx.Tx, userID uuid.UUID, r *ru
 
 // enqueueApply enqueues the job that re-applies the user's rules to their
 // stored transactions, in the transaction of the rule change.
-func (s *Server) enqueueApply(ctx context.Context, tx pgx.Tx, r storage.Rule) error {
+func (s *Server) enqueueApply(ctx context.Context, tx *storage.Tx, r storage.Rule) error {
 	if s.cfg.Jobs == nil {
 		return nil
 	}
-	if _, err := s.cfg.Jobs.InsertTx(ctx, tx, jobargs.ApplyRules{UserID: r.UserID, RuleID: r.ID}, nil); err != nil {
+	if err := tx.Enqueue(ctx, s.cfg.Jobs, jobargs.ApplyRules{UserID: r.UserID, RuleID: r.ID}); err != nil {
 		return fmt.Errorf("enqueue rule application: %w", err)
 	}
 	return nil
@@ -190,8 +185,8 @@ func (s *Server) updateRule(c *gin.Context) {
 	}
 	ctx, sc := c.Request.Context(), scope(c)
 	var out storage.Rule
-	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		cur, err := storage.LockRule(ctx, tx, sc, id)
+	err = s.cfg.Store.Atomic(ctx, func(tx *storage.Tx) error {
+		cur, err := tx.LockRule(ctx, sc, id)
 		if err != nil {
 			return err
 		}
@@ -202,7 +197,7 @@ func (s *Server) updateRule(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		if sc.AccountIDs, err = storage.CurrentScopeAccounts(ctx, tx, sc); err != nil {
+		if sc.AccountIDs, err = tx.CurrentScopeAccounts(ctx, sc); err != nil {
 			return err
 		}
 		in, compiled, err := validateRule(merged, ruleValidationScope(sc, cur))
@@ -212,7 +207,7 @@ func (s *Server) updateRule(c *gin.Context) {
 		if err := checkRuleCategories(ctx, tx, sc.UserID, compiled); err != nil {
 			return err
 		}
-		if out, err = storage.UpdateRule(ctx, tx, id, in); err != nil {
+		if out, err = tx.UpdateRule(ctx, id, in); err != nil {
 			return err
 		}
 		return s.enqueueApply(ctx, tx, out)
@@ -258,13 +253,13 @@ func (s *Server) archiveRule(c *gin.Context) {
 	}
 	ctx, sc := c.Request.Context(), scope(c)
 	var out storage.Rule
-	err := s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		cur, err := storage.LockRule(ctx, tx, sc, id)
+	err := s.cfg.Store.Atomic(ctx, func(tx *storage.Tx) error {
+		cur, err := tx.LockRule(ctx, sc, id)
 		if err != nil || cur.ArchivedAt != nil {
 			out = cur
 			return err
 		}
-		if out, err = storage.ArchiveRule(ctx, tx, id); err != nil {
+		if out, err = tx.ArchiveRule(ctx, id); err != nil {
 			return err
 		}
 		return s.enqueueApply(ctx, tx, out)

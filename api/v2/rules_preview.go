@@ -11,7 +11,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/finsync/finsync/api/cursor"
 	"github.com/finsync/finsync/domain"
@@ -30,7 +29,7 @@ func (s *Server) previewRule(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	ok, err := storage.CategoriesOwned(ctx, s.cfg.Store.Pool(), sc.UserID, compiled.CategoryIDs())
+	ok, err := s.cfg.Store.CategoriesOwned(ctx, sc.UserID, compiled.CategoryIDs())
 	if err == nil && !ok {
 		err = badf("outcomes: the category to set does not exist")
 	}
@@ -47,7 +46,7 @@ func (s *Server) previewRule(c *gin.Context) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, previewBudget)
 	defer cancel()
-	pv, err := storage.PreviewRule(pctx, s.cfg.Store, sc, def, sc.AccountIDs, pg.after, pg.limit)
+	pv, err := s.cfg.Store.PreviewRule(pctx, sc, def, sc.AccountIDs, pg.after, pg.limit)
 	if err != nil {
 		s.handle(c, previewError(ctx, err))
 		return
@@ -70,8 +69,7 @@ const previewBudget = 8 * time.Second
 // deadline, or the database's statement timeout) into a 400; ctx is the
 // request's own context, whose end is not the preview's fault.
 func previewError(ctx context.Context, err error) error {
-	var pgErr *pgconn.PgError
-	timedOut := errors.As(err, &pgErr) && pgErr.Code == "57014"
+	timedOut := errors.Is(err, storage.ErrStatementTimeout)
 	if (errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) || timedOut {
 		return badf("conditions: the rule matches too many transactions to preview in time; add conditions that narrow it")
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/finsync/finsync/storage"
 )
 
 // TestPreviewErrorAnswers400WhenTheBudgetRunsOut checks that a preview
@@ -16,7 +16,7 @@ func TestPreviewErrorAnswers400WhenTheBudgetRunsOut(t *testing.T) {
 	live := context.Background()
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
-	timeout := fmt.Errorf("preview rule: %w", &pgconn.PgError{Code: "57014"})
+	timeout := fmt.Errorf("preview rule: %w", storage.ErrStatementTimeout)
 	budget := fmt.Errorf("preview rule: %w", context.DeadlineExceeded)
 	other := errors.New("boom")
 	var br *badRequest

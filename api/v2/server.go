@@ -153,7 +153,7 @@ func (s *Server) health(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 	defer cancel()
 	status, code := "ok", http.StatusOK
-	if err := s.cfg.Store.Pool().Ping(ctx); err != nil {
+	if err := s.cfg.Store.Ping(ctx); err != nil {
 		status, code = "degraded", http.StatusServiceUnavailable
 		c.Header("Retry-After", strconv.Itoa(int(apierr.UnavailableRetryAfter/time.Second)))
 	}

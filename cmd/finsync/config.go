@@ -11,12 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/finsync/finsync/api/cursor"
 	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/secrets"
+	"github.com/finsync/finsync/storage"
 )
 
 // config is read from the environment; flags override it.
@@ -156,9 +155,9 @@ func (c config) webhookPolicy() (netguard.Policy, error) {
 }
 
 // checkDatabaseURL reports whether s is a PostgreSQL connection string
-// (URL or key=value) that pgx accepts.
+// (URL or key=value) that storage accepts.
 func checkDatabaseURL(name, s string) error {
-	if _, err := pgconn.ParseConfig(s); err != nil {
+	if err := storage.ValidateURL(s); err != nil {
 		return fmt.Errorf("%s: not a PostgreSQL URL such as postgres://user@host:5432/db: %w", name, err)
 	}
 	return nil

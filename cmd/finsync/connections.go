@@ -9,8 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/google/uuid"
@@ -321,7 +319,7 @@ func (a *app) setEnabledCmd(verb string, enabled bool) *cobra.Command {
 // following each. Sync jobs are unique per connection while queued or
 // running: when one is already waiting (for example to retry after a
 // failure), it is made available at once instead of a second one being added.
-func enqueueSyncs(ctx context.Context, client *river.Client[pgx.Tx], ids []uuid.UUID) (map[uuid.UUID]int64, error) {
+func enqueueSyncs(ctx context.Context, client *storage.JobClient, ids []uuid.UUID) (map[uuid.UUID]int64, error) {
 	jobs := make(map[uuid.UUID]int64, len(ids))
 	for _, id := range ids {
 		res, err := client.Insert(ctx, jobargs.SyncConnection{ConnectionID: id}, nil)

@@ -226,8 +226,7 @@ func seedDemoDestinations(ctx context.Context, st *storage.Store, box *secrets.B
 		}
 		if id, ok := have[kind]; ok {
 			// Point it at this run's simulator, sealed with this checkout's demo key.
-			if _, err := st.Pool().Exec(ctx, `UPDATE destinations SET config = $2, sealed_secret = $3, updated_at = now() WHERE id = $1`,
-				id, public, sealed); err != nil {
+			if err := st.ReconfigureDestination(ctx, id, public, sealed); err != nil {
 				return fmt.Errorf("refresh demo destination: %w", err)
 			}
 			continue

@@ -45,15 +45,14 @@ func (a *app) devCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pool, err := storage.Open(ctx, dbURL, storage.Options{})
+			st, err := storage.Connect(ctx, dbURL, storage.Options{})
 			if err != nil {
 				return err
 			}
-			defer pool.Close()
-			if err := storage.Migrate(ctx, pool); err != nil {
+			defer st.Close()
+			if err := st.Migrate(ctx); err != nil {
 				return err
 			}
-			st := storage.New(pool)
 			g, gctx := errgroup.WithContext(ctx)
 			simRoot := "http://" + simAddr
 			g.Go(func() error { return api.Serve(gctx, simAddr, newSimulator(1), a.logger()) })
@@ -121,7 +120,7 @@ func seedDemo(ctx context.Context, st *storage.Store, box *secrets.Box, simRoot 
 	d := demo{Jobs: map[uuid.UUID]int64{}}
 	u, err := st.CreateUser(ctx, demoEmail, domain.PlanPro, true)
 	if errors.Is(err, storage.ErrConflict) {
-		err = st.Pool().QueryRow(ctx, `SELECT id FROM users WHERE email = $1`, demoEmail).Scan(&u.ID)
+		u, err = st.UserByEmail(ctx, demoEmail)
 	} else if err == nil {
 		bal := domain.MustMoney("250.00")
 		_, err = st.CreateManualAccount(ctx, u.ID, uuid.Nil, storage.ManualAccount{
@@ -257,8 +256,7 @@ func refreshDemoConnection(ctx context.Context, st *storage.Store, box *secrets.
 	if err != nil {
 		return err
 	}
-	if _, err := st.Pool().Exec(ctx, `UPDATE bank_connections SET base_url = $2, credentials_encrypted = $3, updated_at = now() WHERE id = $1`,
-		id, allsim.BaseURL(provider, simRoot), sealed); err != nil {
+	if err := st.RepointConnection(ctx, id, allsim.BaseURL(provider, simRoot), sealed); err != nil {
 		return fmt.Errorf("refresh demo connection: %w", err)
 	}
 	return nil

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/internal/pgcluster"
+	"github.com/finsync/finsync/storage"
 )
 
 // devPort is where finsync dev starts its private PostgreSQL cluster.
@@ -52,39 +49,12 @@ func findDatabase(ctx context.Context, configured, dir string, logf func(string,
 	return u, stop, nil
 }
 
-func ping(ctx context.Context, u string) error {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		return err
-	}
-	return conn.Close(ctx)
-}
+func ping(ctx context.Context, u string) error { return storage.PingURL(ctx, u) }
 
 // ensureDatabase creates the named database on the server if it is missing
 // and returns its URL.
 func ensureDatabase(ctx context.Context, serverURL, name string) (string, error) {
-	conn, err := pgx.Connect(ctx, serverURL)
-	if err != nil {
-		return "", fmt.Errorf("connect to %s: %w", serverURL, err)
-	}
-	defer conn.Close(ctx)
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-		return "", fmt.Errorf("look up database %s: %w", name, err)
-	}
-	if !exists {
-		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-			return "", fmt.Errorf("create database %s: %w", name, err)
-		}
-	}
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		return "", err
-	}
-	u.Path = "/" + name
-	return u.String(), nil
+	return storage.EnsureDatabase(ctx, serverURL, name)
 }
 
 // startCluster initialises (once) and starts a cluster under dir on devPort,

@@ -10,7 +10,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -28,12 +27,12 @@ func (a *app) migrateCmd() *cobra.Command {
 		Use:   "migrate",
 		Short: "Apply finsync's and River's database migrations",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pool, err := storage.Open(cmd.Context(), a.cfg.databaseURL(), storage.Options{})
+			st, err := storage.Connect(cmd.Context(), a.cfg.databaseURL(), storage.Options{})
 			if err != nil {
 				return err
 			}
-			defer pool.Close()
-			if err := storage.Migrate(cmd.Context(), pool); err != nil {
+			defer st.Close()
+			if err := st.Migrate(cmd.Context()); err != nil {
 				return err
 			}
 			return a.print(map[string]any{"migrated": true}, "migrations applied")
@@ -57,17 +56,17 @@ func (a *app) serveCmd() *cobra.Command {
 			if _, err := a.cfg.opsToken(); err != nil {
 				return err
 			}
-			pool, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
+			primary, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
 			if err != nil {
 				return err
 			}
-			defer pool.Close()
-			st, rep, err := a.readReplica(ctx, pool)
+			defer primary.Close()
+			st, rep, err := a.readReplica(ctx, primary)
 			if err != nil {
 				return err
 			}
 			if rep != nil {
-				defer rep.Pool().Close()
+				defer rep.Close()
 				go rep.Run(ctx)
 			}
 			reg := prometheus.NewRegistry()
@@ -83,21 +82,20 @@ func (a *app) serveCmd() *cobra.Command {
 // readReplica opens the read replica named by FINSYNC_READ_DATABASE_URL,
 // if any, and returns the store to serve with. The replica need not be up:
 // its pool connects lazily and, while it is down, reads go to the primary.
-func (a *app) readReplica(ctx context.Context, primary *pgxpool.Pool) (*storage.Store, *storage.Replica, error) {
+func (a *app) readReplica(ctx context.Context, primary *storage.Store) (*storage.Store, *storage.Replica, error) {
 	if a.cfg.ReadDatabaseURL == "" {
-		return storage.New(primary), nil, nil
+		return primary, nil, nil
 	}
 	maxLag, err := a.cfg.readMaxLag()
 	if err != nil {
 		return nil, nil, err
 	}
-	rpool, err := storage.Open(ctx, a.cfg.ReadDatabaseURL, storage.Options{Lazy: true})
+	rep, err := primary.ConnectReplica(ctx, a.cfg.ReadDatabaseURL, storage.ReplicaOptions{MaxLag: maxLag, Log: a.logger()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("FINSYNC_READ_DATABASE_URL: %w", err)
 	}
-	rep := storage.NewReplica(primary, rpool, storage.ReplicaOptions{MaxLag: maxLag, Log: a.logger()})
 	a.logger().Info("reads go to the replica while it is within the lag bound", "max_lag", rep.MaxLag().String())
-	return storage.NewWithReplica(primary, rep), rep, nil
+	return primary.WithReplica(rep), rep, nil
 }
 
 // Waits between attempts to reach a database that is down at start-up.
@@ -106,17 +104,17 @@ const (
 	awaitDatabaseMax   = 5 * time.Second
 )
 
-// awaitDatabase opens the pool, waiting for the database while it is
+// awaitDatabase opens the store, waiting for the database while it is
 // unreachable or restarting (storage.Unavailable) instead of exiting, so a
 // process started during an outage serves as soon as the database is back
 // rather than depending on a supervisor's restart backoff. Other errors (a
 // bad URL, a missing database, bad credentials) end it at once, as does ctx.
-func awaitDatabase(ctx context.Context, url string, opts storage.Options, log *slog.Logger) (*pgxpool.Pool, error) {
+func awaitDatabase(ctx context.Context, url string, opts storage.Options, log *slog.Logger) (*storage.Store, error) {
 	wait := awaitDatabaseFirst
 	for {
-		pool, err := storage.Open(ctx, url, opts)
+		st, err := storage.Connect(ctx, url, opts)
 		if err == nil {
-			return pool, nil
+			return st, nil
 		}
 		if !storage.Unavailable(err) || ctx.Err() != nil {
 			return nil, err
@@ -215,11 +213,11 @@ func opsHandler(st *storage.Store, reg *prometheus.Registry) http.Handler {
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 		defer cancel()
-		if err := st.Pool().Ping(ctx); err != nil {
+		if err := st.Ping(ctx); err != nil {
 			http.Error(w, "database unreachable", http.StatusServiceUnavailable)
 			return
 		}
-		ok, err := storage.MigrationsCurrent(ctx, st.Pool())
+		ok, err := st.MigrationsCurrent(ctx)
 		if err != nil || !ok {
 			http.Error(w, "migrations not current", http.StatusServiceUnavailable)
 			return
@@ -257,11 +255,11 @@ func (p *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (p *poolCollector) Collect(ch chan<- prometheus.Metric) {
-	s := p.st.Pool().Stat()
-	ch <- prometheus.MustNewConstMetric(p.acquired, prometheus.GaugeValue, float64(s.AcquiredConns()))
-	ch <- prometheus.MustNewConstMetric(p.idle, prometheus.GaugeValue, float64(s.IdleConns()))
-	ch <- prometheus.MustNewConstMetric(p.total, prometheus.GaugeValue, float64(s.TotalConns()))
-	ch <- prometheus.MustNewConstMetric(p.wait, prometheus.CounterValue, float64(s.EmptyAcquireCount()))
+	s := p.st.PoolStats()
+	ch <- prometheus.MustNewConstMetric(p.acquired, prometheus.GaugeValue, float64(s.Acquired))
+	ch <- prometheus.MustNewConstMetric(p.idle, prometheus.GaugeValue, float64(s.Idle))
+	ch <- prometheus.MustNewConstMetric(p.total, prometheus.GaugeValue, float64(s.Total))
+	ch <- prometheus.MustNewConstMetric(p.wait, prometheus.CounterValue, float64(s.EmptyAcquires))
 }
 
 // replicaCollector exports where reads went and the read replica's state.

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/spf13/cobra"
 
@@ -96,7 +94,7 @@ var errNoWorker = errors.New("no finsync worker is running (none has held River'
 // pages and rows it has stored) when it changes, until each has ended, and
 // returns how each ended. It fails early when no worker is alive.
 // since is when the syncs were asked for.
-func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *river.Client[pgx.Tx], jobs map[uuid.UUID]int64, since time.Time) (map[uuid.UUID]string, error) {
+func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *storage.JobClient, jobs map[uuid.UUID]int64, since time.Time) (map[uuid.UUID]string, error) {
 	done := map[uuid.UUID]string{}
 	shown := map[uuid.UUID]string{}
 	shownAt := map[uuid.UUID]time.Time{}

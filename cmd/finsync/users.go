@@ -15,12 +15,12 @@ import (
 
 // withStore opens the database for one command.
 func (a *app) withStore(ctx context.Context, fn func(st *storage.Store) error) error {
-	pool, err := storage.Open(ctx, a.cfg.databaseURL(), storage.Options{MaxConns: 4})
+	st, err := storage.Connect(ctx, a.cfg.databaseURL(), storage.Options{MaxConns: 4})
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	return fn(storage.New(pool))
+	defer st.Close()
+	return fn(st)
 }
 
 func validPlan(p string) error {

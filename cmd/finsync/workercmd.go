@@ -13,9 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/riverqueue/river"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
@@ -102,7 +100,7 @@ type workerOptions struct {
 // newWorkerClient builds the River client with every worker. With a
 // registry, it registers the workers' metrics there (docs/metrics.md); the
 // process's own (baseMetrics) are the caller's.
-func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Logger, opts workerOptions, reg prometheus.Registerer) (*river.Client[pgx.Tx], error) {
+func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Logger, opts workerOptions, reg prometheus.Registerer) (*storage.JobClient, error) {
 	var metrics *worker.Metrics
 	if reg != nil {
 		metrics = worker.NewMetrics(reg, all.NewRegistry().Names())
@@ -128,7 +126,7 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 			Deliverer: destinations.NewDeliverer(destinations.Options{Webhooks: policy})},
 		Webhooks: &worker.Webhooks{Box: box, Policy: policy}, Stopping: opts.stopping}
 	if reg != nil {
-		reg.MustRegister(worker.NewBreakerCollector(provs), worker.NewJobCollector(st.Pool(), worker.JobKinds(cfg)),
+		reg.MustRegister(worker.NewBreakerCollector(provs), worker.NewJobCollector(st, worker.JobKinds(cfg)),
 			worker.NewLastSyncCollector(st, all.NewRegistry().Names()))
 	}
 	return worker.NewClient(cfg)
@@ -153,12 +151,11 @@ func (a *app) workerCmd() *cobra.Command {
 			if _, err := a.cfg.syncWriteRate(); err != nil {
 				return err
 			}
-			pool, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
+			st, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
 			if err != nil {
 				return err
 			}
-			defer pool.Close()
-			st := storage.New(pool)
+			defer st.Close()
 			reg := prometheus.NewRegistry()
 			baseMetrics(reg, st)
 			opts.periodic = true
@@ -195,7 +192,7 @@ const (
 // closes stopping so running syncs checkpoint, and stops the client: softly
 // first, then by cancelling the jobs still running. A job whose outcome
 // could not be recorded is rescued by another worker later.
-func runWorkers(ctx context.Context, client *river.Client[pgx.Tx], stopping chan<- struct{}) error {
+func runWorkers(ctx context.Context, client *storage.JobClient, stopping chan<- struct{}) error {
 	// Job contexts must not end with ctx: the soft stop below decides when.
 	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start workers: %w", err)

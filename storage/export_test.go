@@ -1,0 +1,4 @@
+package storage
+
+// MarkTimeout exposes markTimeout to the external tests.
+var MarkTimeout = markTimeout
