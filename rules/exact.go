@@ -2,18 +2,17 @@ package rules
 
 import "unicode/utf8"
 
-// Exact is a rule's conditions in terms a database can test exactly, on the
-// rows whose text fields named in ASCIIFields hold only ASCII characters:
-// on such a row the rule matches if and only if every term holds. The
-// account, amount and day terms are the rule's Prefilter's (they are exact
-// there already); Texts replaces its text terms. Caveat: on a row with a
-// non-ASCII character in one of ASCIIFields the terms say nothing; the
-// caller must evaluate the rule there.
+// Exact completes a rule's Prefilter into an exact test on the rows whose
+// text fields named in ASCIIFields hold only ASCII characters: on such a
+// row the rule matches if and only if every term of its Prefilter and
+// every term of Texts hold. (The prefilter's account, amount and day terms
+// are exact, and so is its Like on ASCII values; Texts adds what the
+// prefilter leaves out: negated conditions, and oneOf as a plain
+// equality.) Caveat: on a row with a non-ASCII character in one of
+// ASCIIFields it says nothing; the caller must evaluate the rule there.
 type Exact struct {
-	Prefilter
-	// Texts are the text conditions; Prefilter.Texts is empty.
 	Texts []ExactText
-	// ASCIIFields are the text fields (TextSummary...) the terms read.
+	// ASCIIFields are the text fields (TextSummary...) the rule reads.
 	ASCIIFields []string
 }
 
@@ -31,23 +30,21 @@ type ExactText struct {
 
 // Exact derives the rule's exact form; false when it has none (a matches
 // condition, whose RE2 syntax the database does not share, or a folded
-// needle holding a non-ASCII character).
+// text holding a non-ASCII character).
 func (r *Rule) Exact() (Exact, bool) {
 	var ex Exact
-	if r.allowed != nil {
-		ex.Accounts = cloneIDs(r.allowed)
-	}
 	for i := range r.conds {
 		c := &r.conds[i]
 		if c.kind > opTextMatches {
-			c.prefilter(&ex.Prefilter)
 			continue
 		}
 		t, ok := c.exactText()
 		if !ok {
 			return Exact{}, false
 		}
-		ex.Texts = append(ex.Texts, t)
+		if t.Negated || t.OneOf != nil {
+			ex.Texts = append(ex.Texts, t)
+		}
 		if f := textFieldName(c.slot); !containsString(ex.ASCIIFields, f) {
 			ex.ASCIIFields = append(ex.ASCIIFields, f)
 		}
@@ -57,8 +54,9 @@ func (r *Rule) Exact() (Exact, bool) {
 
 // exactText is a text condition's exact term. The condition compares
 // folded strings; an ASCII value's folded form is the value with its ASCII
-// letters lowercased, so an ASCII needle compares exactly by LIKE, and a
-// oneOf item holding a non-ASCII character never equals it.
+// letters lowercased, so an ASCII text compares exactly by LIKE (the
+// prefilter's Like for the positive tests), and a oneOf item holding a
+// non-ASCII character never equals it.
 func (c *cond) exactText() (ExactText, bool) {
 	t := ExactText{Field: textFieldName(c.slot)}
 	switch c.kind {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -31,12 +32,31 @@ func likeMatch(s, p string) bool {
 	return s != "" && s[0] == p[0] && likeMatch(s[1:], p[1:])
 }
 
-// exactMatches evaluates ex's text terms as the database does on ASCII
-// values: the value's ASCII letters lowercased, then LIKE or equality.
-func exactMatches(ex *Exact, in Input) bool {
+// exactMatches evaluates the text terms of pf and ex as the database does
+// on ASCII values: the literal case-sensitively, then LIKE or equality on
+// the value with its ASCII letters lowercased, or pf's regular expression.
+func exactMatches(pf *Prefilter, ex *Exact, in Input) bool {
+	value := func(field string) string {
+		return map[string]string{TextSummary: in.Summary, TextOriginalDescription: in.OriginalDescription, TextMerchantName: in.MerchantName}[field]
+	}
+	for _, t := range pf.Texts {
+		v := value(t.Field)
+		if !strings.Contains(v, t.Literal) {
+			return false
+		}
+		switch {
+		case t.Regex == "" || t.Like != "":
+			if !likeMatch(strings.ToLower(v), t.Like) {
+				return false
+			}
+		case t.NonASCIIOnly:
+			return false
+		case !regexp.MustCompile(t.Regex).MatchString(v):
+			return false
+		}
+	}
 	for _, t := range ex.Texts {
-		v := map[string]string{TextSummary: in.Summary, TextOriginalDescription: in.OriginalDescription, TextMerchantName: in.MerchantName}[t.Field]
-		v = strings.ToLower(v) // ASCII values only
+		v := strings.ToLower(value(t.Field)) // ASCII values only
 		ok := likeMatch(v, t.Like)
 		if t.OneOf != nil {
 			ok = slices.Contains(t.OneOf, v)
@@ -76,6 +96,7 @@ func TestExactAgreesWithMatchesOnASCII(t *testing.T) {
 		doc := fmt.Sprintf(`{"conditions":[{"field":"Summary","operator":%q,"value":%s}],"outcomes":[{"action":"hideTransaction","value":true}],"priority":1}`, op, v)
 		r := mustCompile(t, doc, Meta{})
 		ex, ok := r.Exact()
+		pf := r.Prefilter()
 		if !ok {
 			if s, isString := value.(string); !isString || isASCII(foldString(s)) {
 				t.Fatalf("%s: no exact form", doc)
@@ -85,7 +106,7 @@ func TestExactAgreesWithMatchesOnASCII(t *testing.T) {
 		for j := 0; j < 20; j++ {
 			in := Input{Summary: word(5)}
 			p := Prepare(in)
-			if got, want := exactMatches(&ex, in), r.Matches(&p); got != want {
+			if got, want := exactMatches(&pf, &ex, in), r.Matches(&p); got != want {
 				t.Fatalf("%s on %q: exact form %v, rule %v (%+v)", doc, in.Summary, got, want, ex)
 			}
 			checked++

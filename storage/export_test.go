@@ -16,7 +16,7 @@ func PreviewRuleInGo(ctx context.Context, st *Store, sc Scope, def []byte, allow
 	if err != nil {
 		return Preview{}, err
 	}
-	n, changes, err := previewScan(ctx, st, sc, set, rule, rules.Prefilter{}, nil, after, limit)
+	n, changes, err := previewScan(ctx, st.pool, sc, set, rule, rules.Prefilter{}, nil, after, limit)
 	if err != nil {
 		return Preview{}, err
 	}

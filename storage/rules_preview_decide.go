@@ -40,18 +40,18 @@ type Preview struct {
 	HasMore bool
 }
 
-// previewScan is the preview's evaluation in Go: it reads every
+// previewScan is the preview's evaluation in Go: it reads on q every
 // transaction within the scope that satisfies pf and the predicates more
 // adds (nil: none), evaluates set on those rule matches, and returns how
 // many change and the first limit+1 changes after the position after,
 // newest first.
-func previewScan(ctx context.Context, st *Store, sc Scope, set *rules.Set, rule *rules.Rule, pf rules.Prefilter, more func(*where), after Keyset, limit int) (int, []PreviewChange, error) {
+func previewScan(ctx context.Context, q Querier, sc Scope, set *rules.Set, rule *rules.Rule, pf rules.Prefilter, more func(*where), after Keyset, limit int) (int, []PreviewChange, error) {
 	var (
 		count   int
 		changes []PreviewChange
 		r       ruleRow
 	)
-	err := st.ruleCandidates(ctx, sc, pf, more, ruleRowColumns, func(rows pgx.Rows) error {
+	err := ruleCandidates(ctx, q, sc, pf, more, ruleRowColumns, func(rows pgx.Rows) error {
 		r = ruleRow{}
 		if err := scanRuleRow(rows, &r); err != nil {
 			return err

@@ -78,7 +78,7 @@ func TestPreviewRuleAgreesWithTheRuleEngine(t *testing.T) {
 	st := storage.New(pool)
 	sc := storage.Scope{UserID: user}
 	gen := previewGen{rng: rng, accts: accts, cats: cats, amounts: amounts}
-	for round := 0; round < 12; round++ {
+	for round := 0; round < 40; round++ {
 		if _, err := pool.Exec(ctx, `UPDATE rules SET archived_at = now() WHERE user_id = $1 AND archived_at IS NULL`, user); err != nil {
 			t.Fatal(err)
 		}
