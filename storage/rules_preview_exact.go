@@ -162,8 +162,17 @@ func unsureSQL(w *where, ex *rules.Exact, later []laterRule) string {
 		switch {
 		case !l.exact:
 			parts = append(parts, w.expr(func(s *where) { addPrefilter(s, l.pf) }))
-		case len(l.ex.ASCIIFields) > 0:
-			parts = append(parts, "("+nonASCII(l.ex.ASCIIFields)+" AND "+w.expr(func(s *where) { addPrefilter(s, l.pf) })+")")
+		default:
+			// The fields the previewed rule reads are tested above.
+			var own []string
+			for _, f := range l.ex.ASCIIFields {
+				if !slices.Contains(ex.ASCIIFields, f) {
+					own = append(own, f)
+				}
+			}
+			if len(own) > 0 {
+				parts = append(parts, "("+nonASCII(own)+" AND "+w.expr(func(s *where) { addPrefilter(s, l.pf) })+")")
+			}
 		}
 	}
 	return "COALESCE(" + strings.Join(parts, " OR ") + ", TRUE)"
@@ -243,20 +252,11 @@ type dayCount struct {
 // planner, which cannot estimate a LIKE's selectivity, would otherwise
 // sort every candidate.
 func countCertain(ctx context.Context, tx pgx.Tx, sc Scope, rule *rules.Rule, pf rules.Prefilter, ex *rules.Exact, later []laterRule) ([]dayCount, []uuid.UUID, error) {
-	var w where
-	w.scope("t", sc)
-	addPrefilter(&w, pf)
-	unsure := unsureSQL(&w, ex, later)
-	var c where
-	c.args = w.args
-	addCertain(&c, rule, ex, later)
-	w.args = c.args
-	q := `SELECT t.tx_date, CASE WHEN ` + unsure + ` THEN t.id END, count(*) FILTER (WHERE NOT ` + unsure + ` AND ` + c.sql() + `)
-		FROM transactions t WHERE ` + w.sql() + ` GROUP BY 1, 2`
+	q, args := countCertainSQL(sc, rule, pf, ex, later)
 	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = off`); err != nil {
 		return nil, nil, fmt.Errorf("count certain changes: %w", err)
 	}
-	rows, err := tx.Query(ctx, q, w.args...)
+	rows, err := tx.Query(ctx, q, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("count certain changes: %w", err)
 	}
@@ -276,6 +276,7 @@ func countCertain(ctx context.Context, tx pgx.Tx, sc Scope, rule *rules.Rule, pf
 		}
 		if id.Valid {
 			ids = append(ids, id.Bytes)
+			continue
 		}
 		if n > 0 {
 			days = append(days, dayCount{day: day.Time, n: n})
@@ -290,6 +291,22 @@ func countCertain(ctx context.Context, tx pgx.Tx, sc Scope, rule *rules.Rule, pf
 	}
 	slices.SortFunc(days, func(a, b dayCount) int { return b.day.Compare(a.day) })
 	return days, ids, nil
+}
+
+// countCertainSQL is countCertain's statement and its arguments.
+func countCertainSQL(sc Scope, rule *rules.Rule, pf rules.Prefilter, ex *rules.Exact, later []laterRule) (string, []any) {
+	var w where
+	w.scope("t", sc)
+	addPrefilter(&w, pf)
+	unsure := unsureSQL(&w, ex, later)
+	var c where
+	c.args = w.args
+	addCertain(&c, rule, ex, later)
+	w.args = c.args
+	// An unsure row is a group of its own, whose count the caller drops:
+	// the filter need not test unsure again.
+	return `SELECT t.tx_date, CASE WHEN ` + unsure + ` THEN t.id END, count(*) FILTER (WHERE ` + c.sql() + `)
+		FROM transactions t WHERE ` + w.sql() + ` GROUP BY 1, 2`, w.args
 }
 
 // pageDays returns the dates, newest first, that hold the first limit+1
