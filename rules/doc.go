@@ -10,6 +10,11 @@
 // active rules in a [Set], prepares each transaction once with [Prepare] and
 // calls [Set.Apply].
 //
+// For a database, [Rule.Prefilter] is a necessary condition of a rule (what
+// a scan may narrow candidates with) and [Rule.Exact] completes it into an
+// exact test on rows whose texts are ASCII, where the rule has one; the
+// package holds no SQL.
+//
 // A [Result] is what the rules decide, field by field. Whether a decision is
 // written is the caller's business: for instance a category the user set by
 // hand is never overwritten by a rule, so the caller ignores

@@ -96,10 +96,19 @@ func likeEscape(s string) string {
 // one connection; its cost follows the user's history when the prefilter
 // narrows nothing.
 func (s *Store) RuleCandidates(ctx context.Context, sc Scope, pf rules.Prefilter, columns string, each func(pgx.Rows) error) error {
+	return ruleCandidates(ctx, s.reader(ctx), sc, pf, nil, columns, each)
+}
+
+// ruleCandidates is RuleCandidates on q, narrowed further by the
+// predicates more adds (nil: none).
+func ruleCandidates(ctx context.Context, q Querier, sc Scope, pf rules.Prefilter, more func(*where), columns string, each func(pgx.Rows) error) error {
 	var w where
 	w.scope("t", sc)
 	addPrefilter(&w, pf)
-	rows, err := s.reader(ctx).Query(ctx, `SELECT `+columns+` FROM transactions t WHERE `+w.sql(), w.args...)
+	if more != nil {
+		more(&w)
+	}
+	rows, err := q.Query(ctx, `SELECT `+columns+` FROM transactions t WHERE `+w.sql(), w.args...)
 	if err != nil {
 		return fmt.Errorf("read rule candidates: %w", err)
 	}

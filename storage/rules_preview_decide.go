@@ -40,58 +40,65 @@ type Preview struct {
 	HasMore bool
 }
 
-// PreviewRule reports what adding the rule def (a validated definition,
-// as Rule.DefinitionJSON gives it) limited to the accounts allowed
-// (nil: all) to the user's active rules would change among the transactions
-// within the scope, as the rule job would decide it now, without writing
-// anything: the count, and up to limit changes after the keyset position
-// after. The rule runs after every stored rule of its priority, as when
-// created now; it has no id yet, so the New state of a category it sets
-// names no rule. Only transactions the rule matches are evaluated (a rule
-// that does not match a transaction changes nothing about it); the
-// database narrows them first with the rule's prefilter. Caveat: transactions whose stored state lags the active
-// rules (a rule job still running) are counted only when the new rule
-// matches them.
-func PreviewRule(ctx context.Context, st *Store, sc Scope, def []byte, allowed []uuid.UUID, after Keyset, limit int) (Preview, error) {
-	set, rule, err := previewSet(ctx, st, sc, def, allowed)
-	if err != nil {
-		return Preview{}, err
-	}
-	var out Preview
-	var r ruleRow
-	err = st.RuleCandidates(ctx, sc, rule.Prefilter(), ruleRowColumns, func(rows pgx.Rows) error {
+// previewScan is the preview's evaluation in Go: it reads on q every
+// transaction within the scope that satisfies pf and the predicates more
+// adds (nil: none), evaluates set on those rule matches, and returns how
+// many change and the first limit+1 changes after the position after,
+// newest first.
+func previewScan(ctx context.Context, q Querier, sc Scope, set *rules.Set, rule *rules.Rule, pf rules.Prefilter, more func(*where), after Keyset, limit int) (int, []PreviewChange, error) {
+	var (
+		count   int
+		changes []PreviewChange
+		r       ruleRow
+	)
+	err := ruleCandidates(ctx, q, sc, pf, more, ruleRowColumns, func(rows pgx.Rows) error {
 		r = ruleRow{}
 		if err := scanRuleRow(rows, &r); err != nil {
 			return err
 		}
-		p := rules.Prepare(r.input())
-		if !rule.Matches(&p) {
+		ch, ok := previewRow(set, rule, &r)
+		if !ok {
 			return nil
 		}
-		res := set.Apply(&p)
-		d := r.decide(&res)
-		if !r.changed(&d) {
+		count++
+		if !after.IsZero() && !listedAfter(ch.Key, after) {
 			return nil
 		}
-		out.Count++
-		key := Keyset{Date: r.day, ID: r.id}
-		if !after.IsZero() && !listedAfter(key, after) {
-			return nil
-		}
-		out.Changes = append(out.Changes, PreviewChange{ID: r.id, Key: key, Current: r.state(), New: d.state()})
-		if len(out.Changes) >= 4*(limit+1)+64 {
-			out.Changes = newestFirst(out.Changes, limit+1)
+		changes = append(changes, ch)
+		if len(changes) >= 4*(limit+1)+64 {
+			changes = newestFirst(changes, limit+1)
 		}
 		return nil
 	})
 	if err != nil {
-		return Preview{}, fmt.Errorf("preview rule: %w", err)
+		return 0, nil, fmt.Errorf("preview rule: %w", err)
 	}
-	out.Changes = newestFirst(out.Changes, limit+1)
+	return count, newestFirst(changes, limit+1), nil
+}
+
+// previewRow evaluates the rule set on one row: the change, and whether
+// the previewed rule matches the row and the row changes. This is the one
+// decision of the preview (the rule job's decide and changed).
+func previewRow(set *rules.Set, rule *rules.Rule, r *ruleRow) (PreviewChange, bool) {
+	p := rules.Prepare(r.input())
+	if !rule.Matches(&p) {
+		return PreviewChange{}, false
+	}
+	res := set.Apply(&p)
+	d := r.decide(&res)
+	if !r.changed(&d) {
+		return PreviewChange{}, false
+	}
+	return PreviewChange{ID: r.id, Key: Keyset{Date: r.day, ID: r.id}, Current: r.state(), New: d.state()}, true
+}
+
+// pageOf cuts the first limit+1 changes, newest first, into a page.
+func pageOf(count int, changes []PreviewChange, limit int) Preview {
+	out := Preview{Count: count, Changes: changes}
 	if len(out.Changes) > limit {
 		out.HasMore, out.Changes = true, out.Changes[:limit]
 	}
-	return out, nil
+	return out
 }
 
 // newestFirst sorts changes newest first (date, then id, descending) and

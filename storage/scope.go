@@ -106,6 +106,16 @@ func (w *where) arg(v any) string {
 	return fmt.Sprintf("$%d", len(w.args))
 }
 
+// expr returns, parenthesised, the conjunction of the predicates f adds
+// (TRUE when none), numbering its placeholders after w's, without adding
+// it to w.
+func (w *where) expr(f func(*where)) string {
+	sub := where{args: w.args}
+	f(&sub)
+	w.args = sub.args
+	return "(" + sub.sql() + ")"
+}
+
 func (w *where) sql() string {
 	if len(w.clauses) == 0 {
 		return "TRUE"
