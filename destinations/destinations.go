@@ -58,6 +58,11 @@ type Options struct {
 	// Guard overrides the resilience settings of every destination
 	// (default: DefaultGuardConfig of its kind).
 	Guard *resilience.Config
+	// Rates keeps every destination's rate limit for all the processes
+	// that deliver together (storage implements it over PostgreSQL), so
+	// a limit holds for the fleet, not per worker. Nil limits in this
+	// process's memory only; a Guard with its own Store keeps that one.
+	Rates resilience.RateStore
 	// Now is the clock of webhook signatures (default time.Now).
 	Now func() time.Time
 	// Webhooks decides which addresses webhook destinations may reach:
@@ -169,6 +174,9 @@ func (d *Deliverer) guard(t Target) *resilience.Guard {
 		cfg := DefaultGuardConfig(t.Kind)
 		if d.opts.Guard != nil {
 			cfg = *d.opts.Guard
+		}
+		if cfg.Store == nil {
+			cfg.Store = d.opts.Rates
 		}
 		g = resilience.NewGuard(t.Kind+":"+t.ID.String(), cfg)
 		d.guards[t.ID] = g

@@ -41,7 +41,7 @@ type Destinations struct {
 	// Box opens the destinations' sealed credentials.
 	Box *secrets.Box
 	// Deliverer sends the events; nil uses destinations.NewDeliverer's
-	// defaults.
+	// defaults with the rate limits kept in the store for every worker.
 	Deliverer *destinations.Deliverer
 	// RetryCap overrides DefaultDeliverRetryCap when positive.
 	RetryCap time.Duration
@@ -76,7 +76,7 @@ type DeliverWorker struct {
 func NewDeliverWorker(st *storage.Store, cfg Destinations, log *slog.Logger) *DeliverWorker {
 	w := &DeliverWorker{store: st, box: cfg.Box, deliver: cfg.Deliverer, retryCap: cfg.RetryCap, log: log, metrics: cfg.Metrics}
 	if w.deliver == nil {
-		w.deliver = destinations.NewDeliverer(destinations.Options{})
+		w.deliver = destinations.NewDeliverer(destinations.Options{Rates: st})
 	}
 	if w.retryCap <= 0 {
 		w.retryCap = DefaultDeliverRetryCap

@@ -123,7 +123,7 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 		Metrics: metrics}
 	cfg := worker.Config{Pool: st.Pool(), Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
 		Destinations: &worker.Destinations{Box: box, Metrics: metrics,
-			Deliverer: destinations.NewDeliverer(destinations.Options{Webhooks: policy})},
+			Deliverer: destinations.NewDeliverer(destinations.Options{Webhooks: policy, Rates: st})},
 		Webhooks: &worker.Webhooks{Box: box, Policy: policy}, Stopping: opts.stopping}
 	if reg != nil {
 		reg.MustRegister(worker.NewBreakerCollector(provs), worker.NewJobCollector(st, worker.JobKinds(cfg)),
