@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -111,6 +112,9 @@ type Authenticator struct {
 	blockMu   sync.Mutex
 	blocked   map[string]time.Time
 	lastPrune time.Time
+	// sharedDown is set while the shared failure budget cannot be reached,
+	// so that an outage is logged once, not once per failed attempt.
+	sharedDown atomic.Bool
 
 	mu        sync.RWMutex
 	cache     map[[32]byte]cacheEntry
@@ -382,8 +386,13 @@ func (a *Authenticator) spendShared(ctx context.Context, ip string) {
 	perSecond := max(a.cfg.FailuresPerMinute, 1) / 60
 	wait, ok, err := a.store.TakeAuthFailureToken(ctx, ip, perSecond, max(a.cfg.FailureBurst, 1))
 	if err != nil {
-		a.log.WarnContext(ctx, "shared authentication failure budget unavailable; this process's count holds alone", "error", err)
+		if !a.sharedDown.Swap(true) {
+			a.log.WarnContext(ctx, "shared authentication failure budget unavailable; this process's count holds alone until it is back", "error", err)
+		}
 		return
+	}
+	if a.sharedDown.Swap(false) {
+		a.log.InfoContext(ctx, "shared authentication failure budget reachable again")
 	}
 	if ok {
 		return
