@@ -11,17 +11,20 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
 	"github.com/finsync/finsync/api"
@@ -743,4 +746,74 @@ func TestWebhooksNeedAKeyWithoutAccountScope(t *testing.T) {
 	if list := w.get("/v2/webhooks", w.key).json(t)["webhooks"].([]any); len(list) != 1 {
 		t.Fatalf("%d webhooks, want the one registered with the unscoped key", len(list))
 	}
+}
+
+// TestWebhookMetricsCountAttemptsAndLag: a receiver that fails its first
+// answer and then accepts shows, in the worker's metrics, one retry and
+// one delivery per event, with the delivery's lag observed.
+func TestWebhookMetricsCountAttemptsAndLag(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	w := newHookWorld(t, true, worker.Webhooks{RetryCap: time.Second, Metrics: worker.NewMetrics(reg, nil)})
+	rc := newReceiver(t)
+	id, secret := w.register(rc.srv.URL+"/hook", "sync.completed")
+	rc.setSecret(secret)
+	var failedOnce atomic.Bool
+	rc.setAnswer(func(*http.Request) int {
+		if failedOnce.CompareAndSwap(false, true) {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	if st := w.sync(w.connect("hooks-metrics")); st != "completed" {
+		t.Fatalf("sync %s", st)
+	}
+	waitFor(t, 30*time.Second, "the event delivered after one failure", func() bool {
+		list := w.deliveries(id)
+		return len(list) == 1 && list[0]["status"] == "delivered"
+	})
+	retry := counterValue(t, reg, "finsync_webhook_attempts_total", map[string]string{"type": "sync.completed", "outcome": "retry"})
+	delivered := counterValue(t, reg, "finsync_webhook_attempts_total", map[string]string{"type": "sync.completed", "outcome": "delivered"})
+	if retry != 1 || delivered != 1 {
+		t.Fatalf("attempts: %v retry, %v delivered; want 1 and 1", retry, delivered)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lags := 0
+	for _, f := range families {
+		if f.GetName() == "finsync_webhook_delivery_lag_seconds" {
+			for _, m := range f.GetMetric() {
+				lags += int(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	if lags != 1 {
+		t.Fatalf("%d delivery lags observed, want 1", lags)
+	}
+}
+
+// counterValue returns the value of the counter series of the metric
+// with exactly the labels, gathered from reg (0 when there is none).
+func counterValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			if maps.Equal(got, labels) {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }

@@ -23,7 +23,17 @@ type Metrics struct {
 	syncDuration  *prometheus.HistogramVec
 	syncRows      *prometheus.CounterVec
 	deliveryLag   *prometheus.GaugeVec
+	webhookSends  *prometheus.CounterVec
+	webhookLag    *prometheus.HistogramVec
 }
+
+// Outcomes of a consumer webhook delivery attempt
+// (finsync_webhook_attempts_total).
+const (
+	webhookDelivered = "delivered"
+	webhookRetry     = "retry"
+	webhookGivenUp   = "given_up"
+)
 
 // Outcome label values besides the failure classes' names.
 const (
@@ -58,8 +68,18 @@ func NewMetrics(reg prometheus.Registerer, providerNames []string) *Metrics {
 			Name: "finsync_destination_delivery_lag_seconds",
 			Help: "Time from an account change to its delivery to a destination, for the last event delivered, by destination kind.",
 		}, []string{"kind"}),
+		webhookSends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "finsync_webhook_attempts_total",
+			Help: "Consumer webhook delivery attempts, by event type and outcome: delivered (acknowledged with a 2xx), retry (failed, tried again later) or given_up (failed for good: past the retry period, or an address refused).",
+		}, []string{"type", "outcome"}),
+		webhookLag: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "finsync_webhook_delivery_lag_seconds",
+			Help: "Time from a consumer webhook event's creation to its acknowledged delivery, by event type.",
+			// From an immediate delivery to one that waited out a day of retries.
+			Buckets: []float64{.1, .5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600},
+		}, []string{"type"}),
 	}
-	reg.MustRegister(m.providerCalls, m.syncDuration, m.syncRows, m.deliveryLag)
+	reg.MustRegister(m.providerCalls, m.syncDuration, m.syncRows, m.deliveryLag, m.webhookSends, m.webhookLag)
 	for _, p := range providerNames {
 		for _, op := range providers.Operations() {
 			m.providerCalls.WithLabelValues(p, op, OutcomeOK)
@@ -107,6 +127,19 @@ func (m *Metrics) observeDelivery(kind string, lag time.Duration) {
 		return
 	}
 	m.deliveryLag.WithLabelValues(kind).Set(lag.Seconds())
+}
+
+// observeWebhook records one attempt to deliver a consumer webhook event
+// of the type; lag is how long after its creation it was delivered (for
+// outcome delivered).
+func (m *Metrics) observeWebhook(eventType, outcome string, lag time.Duration) {
+	if m == nil {
+		return
+	}
+	m.webhookSends.WithLabelValues(eventType, outcome).Inc()
+	if outcome == webhookDelivered {
+		m.webhookLag.WithLabelValues(eventType).Observe(lag.Seconds())
+	}
 }
 
 // BreakerCollector exports finsync_provider_breaker_state: the state of

@@ -68,6 +68,8 @@ type Webhooks struct {
 	RetryCap, RetryFor time.Duration
 	// Workers sizes the webhook queue; zero uses DefaultWebhookWorkers.
 	Workers int
+	// Metrics records the attempts and the delivery lag; nil records none.
+	Metrics *Metrics
 }
 
 // withDefaults fills the zero fields.
@@ -197,7 +199,11 @@ func (w *WebhookWorker) drain(ctx context.Context, job *river.Job[jobargs.Delive
 func (w *WebhookWorker) attempt(ctx context.Context, sub storage.WebhookSubscription, secret string, d storage.WebhookDelivery) (time.Duration, error) {
 	err := w.send(ctx, sub, secret, d)
 	if err == nil {
-		return 0, w.store.MarkWebhookDelivered(ctx, sub.ID, d.EventID)
+		if err := w.store.MarkWebhookDelivered(ctx, sub.ID, d.EventID); err != nil {
+			return 0, err
+		}
+		w.cfg.Metrics.observeWebhook(d.Type, webhookDelivered, time.Since(d.CreatedAt))
+		return 0, nil
 	}
 	if ctx.Err() != nil {
 		return 0, ctx.Err() // stopping: the attempt did not fail, retry it
@@ -217,6 +223,11 @@ func (w *WebhookWorker) attempt(ctx context.Context, sub storage.WebhookSubscrip
 	if err := w.store.MarkWebhookAttemptFailed(ctx, sub.ID, d.EventID, msg, next); err != nil {
 		return 0, err
 	}
+	outcome := webhookRetry
+	if next == nil {
+		outcome = webhookGivenUp
+	}
+	w.cfg.Metrics.observeWebhook(d.Type, outcome, 0)
 	w.log.WarnContext(ctx, "webhook delivery failed", "webhook_id", sub.ID, "event_id", d.EventID,
 		"type", d.Type, "attempt", d.Attempts+1, "given_up", next == nil, "error", msg)
 	if next == nil {

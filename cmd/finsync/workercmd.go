@@ -124,7 +124,7 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	cfg := worker.Config{Pool: st.Pool(), Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
 		Destinations: &worker.Destinations{Box: box, Metrics: metrics,
 			Deliverer: destinations.NewDeliverer(destinations.Options{Webhooks: policy, Rates: st})},
-		Webhooks: &worker.Webhooks{Box: box, Policy: policy}, Stopping: opts.stopping}
+		Webhooks: &worker.Webhooks{Box: box, Policy: policy, Metrics: metrics}, Stopping: opts.stopping}
 	if reg != nil {
 		reg.MustRegister(worker.NewBreakerCollector(provs), worker.NewJobCollector(st, worker.JobKinds(cfg)),
 			worker.NewLastSyncCollector(st, all.NewRegistry().Names()))
