@@ -29,27 +29,9 @@ type Connection struct {
 	Credentials json.RawMessage
 }
 
-// Account is an account as a provider reports it, already in finsync's
-// conventions (balances in major units; for liabilities, the amount owed).
-type Account struct {
-	ProviderAccountID string
-	Name              string
-	Mask              string
-	Type              string
-	Subtype           string
-	Currency          string
-	CurrentBalance    *domain.Money
-	AvailableBalance  *domain.Money
-	CreditLimit       *domain.Money
-	Liability         *domain.Liability
-	// BalancesUnknown reports that the provider could not give this
-	// account's balances this time (a spent quota, a failed balance call, a
-	// response without them): CurrentBalance, AvailableBalance and
-	// CreditLimit then say nothing, and the stored ones stay as they are,
-	// with their as-of time. When false, a nil balance is one the provider
-	// does not report, and is stored as null.
-	BalancesUnknown bool
-}
+// Account is an account as a provider reports it: the record a sync
+// stores as it is (domain.ReportedAccount says what each field means).
+type Account = domain.ReportedAccount
 
 // Institution describes the bank behind a connection.
 type Institution struct {
@@ -162,15 +144,9 @@ type Holding struct {
 	PriceAsOf          *domain.Date
 }
 
-// Security is a tradable instrument as a provider reports it.
-type Security struct {
-	ProviderSecurityID string
-	Symbol             *string
-	Name               string
-	Type               string
-	ClosePrice         *domain.Money
-	Currency           string
-}
+// Security is a tradable instrument as a provider reports it: the record
+// a sync stores as it is (domain.ReportedSecurity).
+type Security = domain.ReportedSecurity
 
 // InvestmentTransaction is one investment event as a provider reports it,
 // converted so that cash out is negative.

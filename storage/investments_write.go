@@ -11,14 +11,7 @@ import (
 )
 
 // SyncedSecurity is a security as a sync stores it for a user.
-type SyncedSecurity struct {
-	ProviderSecurityID string
-	Symbol             *string
-	Name               string
-	Type               string
-	ClosePrice         *domain.Money
-	Currency           string
-}
+type SyncedSecurity = domain.ReportedSecurity
 
 // UpsertSecurities stores the user's securities and returns their ids by
 // provider security id.

@@ -13,24 +13,9 @@ import (
 	"github.com/finsync/finsync/domain"
 )
 
-// SyncedAccount is an account as a sync stores it.
-type SyncedAccount struct {
-	ProviderAccountID string
-	Name              string
-	Mask              string
-	Type              string
-	Subtype           string
-	Currency          string
-	CurrentBalance    *domain.Money
-	AvailableBalance  *domain.Money
-	CreditLimit       *domain.Money
-	Liability         *domain.Liability
-	// BalancesUnknown keeps the stored current and available balance,
-	// credit limit and balance as-of time (null on a new account) and
-	// records no daily balance: the provider could not give them this time.
-	// When false, the balances given are stored, nil ones as null.
-	BalancesUnknown bool
-}
+// SyncedAccount is an account as a sync stores it: the provider's report,
+// one record from adapter to storage.
+type SyncedAccount = domain.ReportedAccount
 
 // UpsertAccounts stores a connection's accounts and records today's balance
 // of each whose balances are known; it returns account ids by provider
