@@ -723,6 +723,16 @@ func TestWebhookCreateReplaysWithIdempotencyKey(t *testing.T) {
 	if inClear != 0 || stored != 1 {
 		t.Fatalf("%d stored answers, %d holding the secret in clear", stored, inClear)
 	}
+
+	// The key that sealed the stored answer is gone (a body that opens with
+	// none of the keys): a retry is told so, and still creates nothing.
+	if _, err := w.fx.Pool.Exec(context.Background(), `UPDATE idempotency_keys SET body = '\x00' WHERE body IS NOT NULL`); err != nil {
+		t.Fatal(err)
+	}
+	w.expect(post(), http.StatusConflict, "CONFLICT")
+	if list := w.get("/v2/webhooks", w.key).json(t)["webhooks"].([]any); len(list) != 1 {
+		t.Fatalf("%d webhooks after a retry whose stored answer was lost, want 1", len(list))
+	}
 }
 
 // TestWebhooksNeedAKeyWithoutAccountScope: webhooks receive events of all

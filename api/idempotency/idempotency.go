@@ -133,7 +133,8 @@ type Box interface {
 // once (a webhook's signing secret): the stored body is sealed with box
 // and opened for a replay, so the secret is never at rest in clear.
 // Caveat: a body sealed with a key the box no longer holds cannot be
-// replayed; the retry answers 500 until the key expires (24 hours).
+// replayed; until the key expires (24 hours) a retry answers 409 CONFLICT
+// saying so, and the request does not run again.
 func (g *Guard) SealedHandler(r middleware.Responder, box Box) gin.HandlerFunc {
 	return g.handler(r, box)
 }
@@ -193,8 +194,11 @@ func (g *Guard) handler(r middleware.Responder, box Box) gin.HandlerFunc {
 			body := stored.Body
 			if box != nil {
 				if body, err = box.Open(body); err != nil {
-					middleware.ServerError(c, r, g.log, fmt.Errorf("open stored idempotent response: %w", err))
-					c.Abort()
+					// The request ran; only its answer is lost. Never run
+					// it again, and say why rather than failing with 500.
+					g.log.WarnContext(c.Request.Context(), "stored idempotent response no longer opens", "error", err)
+					apierr.Fail(c, http.StatusConflict, CodeConflict,
+						"A request with this Idempotency-Key already completed, but its stored answer, which held a secret, can no longer be opened (the encryption key that sealed it was removed); it will not run again: list the resource to find the result")
 					return
 				}
 			}
