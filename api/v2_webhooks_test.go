@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/metricstest"
 	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers/all"
@@ -781,49 +781,10 @@ func TestWebhookMetricsCountAttemptsAndLag(t *testing.T) {
 		list := w.deliveries(id)
 		return len(list) == 1 && list[0]["status"] == "delivered"
 	})
-	retry := counterValue(t, reg, "finsync_webhook_attempts_total", map[string]string{"type": "sync.completed", "outcome": "retry"})
-	delivered := counterValue(t, reg, "finsync_webhook_attempts_total", map[string]string{"type": "sync.completed", "outcome": "delivered"})
-	if retry != 1 || delivered != 1 {
-		t.Fatalf("attempts: %v retry, %v delivered; want 1 and 1", retry, delivered)
+	retry, _ := metricstest.Sample(t, reg, "finsync_webhook_attempts_total", map[string]string{"type": "sync.completed", "outcome": "retry"})
+	delivered, _ := metricstest.Sample(t, reg, "finsync_webhook_attempts_total", map[string]string{"type": "sync.completed", "outcome": "delivered"})
+	lags, _ := metricstest.Sample(t, reg, "finsync_webhook_delivery_lag_seconds", map[string]string{"type": "sync.completed"})
+	if retry != 1 || delivered != 1 || lags != 1 {
+		t.Fatalf("attempts: %v retry, %v delivered, %v lags observed; want 1 each", retry, delivered, lags)
 	}
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lags := 0
-	for _, f := range families {
-		if f.GetName() == "finsync_webhook_delivery_lag_seconds" {
-			for _, m := range f.GetMetric() {
-				lags += int(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	if lags != 1 {
-		t.Fatalf("%d delivery lags observed, want 1", lags)
-	}
-}
-
-// counterValue returns the value of the counter series of the metric
-// with exactly the labels, gathered from reg (0 when there is none).
-func counterValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			if maps.Equal(got, labels) {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
 }

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/metricstest"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
@@ -73,37 +73,10 @@ func num(line map[string]any, key string) int64 {
 	return int64(f)
 }
 
-// sample returns the value of the series of name with exactly the labels
-// (a histogram's sample count), and whether it exists.
+// sample is metricstest.Sample.
 func sample(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) (float64, bool) {
 	t.Helper()
-	fams, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			if !maps.Equal(have, labels) {
-				continue
-			}
-			switch f.GetType() {
-			case dto.MetricType_COUNTER:
-				return m.GetCounter().GetValue(), true
-			case dto.MetricType_GAUGE:
-				return m.GetGauge().GetValue(), true
-			case dto.MetricType_HISTOGRAM:
-				return float64(m.GetHistogram().GetSampleCount()), true
-			}
-		}
-	}
-	return 0, false
+	return metricstest.Sample(t, g, name, labels)
 }
 
 // instrument gives the env's syncer metrics on a fresh registry, adapters

@@ -78,24 +78,15 @@ func permitted(pkg, imp string, may []string) bool {
 // `go list` and fails on an import against the direction, or on a package
 // no entry governs.
 func TestImportsFlowOneWay(t *testing.T) {
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	checked := 0
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		pkg := strings.TrimPrefix(f[0], module)
+	for pkg, imports := range packageImports(t, module+"...") {
 		may, ok := rule(pkg)
 		if !ok {
 			t.Errorf("%s: no layer governs this package; add it to the table", pkg)
 			continue
 		}
 		checked++
-		for _, imp := range f[1:] {
+		for _, imp := range imports {
 			if !strings.HasPrefix(imp, module) {
 				continue
 			}
@@ -107,6 +98,28 @@ func TestImportsFlowOneWay(t *testing.T) {
 	if checked < 20 {
 		t.Fatalf("only %d packages checked", checked)
 	}
+}
+
+// packageImports lists, with `go list`, the non-test imports of the
+// packages matching the patterns, by package path relative to the module.
+func packageImports(t *testing.T, patterns ...string) map[string][]string {
+	t.Helper()
+	args := append([]string{"list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`}, patterns...)
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		pkgs[strings.TrimPrefix(f[0], module)] = f[1:]
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	return pkgs
 }
 
 func TestTheRuleCatchesAnImportAgainstTheDirection(t *testing.T) {

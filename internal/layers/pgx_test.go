@@ -1,9 +1,6 @@
 package layers
 
 import (
-	"bufio"
-	"bytes"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -22,19 +19,10 @@ var pgxAllowed = map[string]string{}
 // (pgx, pgxpool, pgconn, pgtype...): SQL, pools and transactions stay in
 // storage (docs/architecture.md).
 func TestAPIAndCLINeverImportTheDriver(t *testing.T) {
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"api/...", module+"cmd/...")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	checked := 0
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		pkg := strings.TrimPrefix(f[0], module)
+	for pkg, imports := range packageImports(t, module+"api/...", module+"cmd/...") {
 		checked++
-		for _, imp := range f[1:] {
+		for _, imp := range imports {
 			if !driverImport(imp) {
 				continue
 			}
