@@ -56,7 +56,7 @@ func newWorkerEnv(t *testing.T) *workerEnv {
 	// The data's clock follows the simulator's day, so a test that advances
 	// it syncs the new days.
 	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, Holder: uuid.New(), Now: s.WallNow}
-	client := startWorkerClient(t, worker.Config{Pool: e.fx.Pool, Store: st, Log: log, Syncer: syncer})
+	client := startWorkerClient(t, worker.Config{Store: st, Log: log, Syncer: syncer})
 	w := &workerEnv{env: e, sim: s, root: simSrv.URL, box: box, st: st, client: client}
 	w.user = e.fx.User(domain.PlanPro, true)
 	w.key = e.fx.Key(w.user.ID, nil)

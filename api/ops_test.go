@@ -24,7 +24,7 @@ const testOpsToken = "ops-token-for-tests-0123456789abcdef"
 // withOps mounts the ops console with testOpsToken.
 func withOps(t *testing.T) envOption {
 	return func(c *api.Config) {
-		jobs, err := worker.NewInsertClient(c.Store.Pool())
+		jobs, err := worker.NewInsertClient(c.Store)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -66,7 +66,7 @@ func newOutageEnv(t *testing.T, opts ...envOption) *outageEnv {
 	if err := storage.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := worker.NewInsertClient(pool)
+	jobs, err := worker.NewInsertClient(storage.New(pool))
 	if err != nil {
 		t.Fatal(err)
 	}

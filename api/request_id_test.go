@@ -65,7 +65,7 @@ func (b *logBuffer) lines(t *testing.T) []map[string]any {
 func withLoggedJobs(t *testing.T, buf *logBuffer) envOption {
 	return func(c *api.Config) {
 		c.Log = slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		c.Jobs = startWorkerClient(t, worker.Config{Pool: c.Store.Pool(), Store: c.Store, Log: c.Log})
+		c.Jobs = startWorkerClient(t, worker.Config{Store: c.Store, Log: c.Log})
 	}
 }
 
@@ -273,7 +273,7 @@ func TestOpsSyncNowRequestIDReachesTheSyncLine(t *testing.T) {
 			t.Fatal(err)
 		}
 		syncer := &worker.Syncer{Store: c.Store, Providers: provs, Box: box, Log: c.Log, Holder: uuid.New()}
-		client := startWorkerClient(t, worker.Config{Pool: c.Store.Pool(), Store: c.Store, Log: c.Log, Syncer: syncer})
+		client := startWorkerClient(t, worker.Config{Store: c.Store, Log: c.Log, Syncer: syncer})
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
 		console, err := ops.New(ctx, ops.Config{Token: testOpsToken, Store: c.Store, Jobs: client, Log: c.Log})

@@ -17,7 +17,7 @@ import (
 // the jobs a request enqueues stay visible.
 func withInsertOnlyJobs(t *testing.T) envOption {
 	return func(c *api.Config) {
-		client, err := worker.NewInsertClient(c.Store.Pool())
+		client, err := worker.NewInsertClient(c.Store)
 		if err != nil {
 			t.Fatal(err)
 		}

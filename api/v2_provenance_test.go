@@ -52,7 +52,7 @@ func newSyncWorld(t *testing.T) *syncWorld {
 			t.Fatal(err)
 		}
 		syncer := &worker.Syncer{Store: c.Store, Providers: provs, Box: box, Log: c.Log, Holder: uuid.New(), ApplyRules: storage.ApplyRulesTx}
-		w.jobs = startWorkerClient(t, worker.Config{Pool: c.Store.Pool(), Store: c.Store, Log: c.Log, Syncer: syncer})
+		w.jobs = startWorkerClient(t, worker.Config{Store: c.Store, Log: c.Log, Syncer: syncer})
 		c.Jobs = w.jobs
 	})
 	w.user = w.e.fx.User(domain.PlanPro, true)

@@ -27,8 +27,8 @@ import (
 func withRuleWorker(t *testing.T) envOption {
 	return func(c *api.Config) {
 		c.Jobs = startWorkerClient(t, worker.Config{
-			Pool: c.Store.Pool(), Store: c.Store,
-			Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Store: c.Store,
+			Log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
 	}
 }

@@ -118,7 +118,7 @@ func newHookWorld(t *testing.T, allowPrivate bool, hooks worker.Webhooks) *hookW
 			ReconnectURL: "https://app.example.com/reconnect/{connection_id}",
 			Now:          func() time.Time { return time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC) }}
 		hooks.Box, hooks.Policy = box, policy
-		w.client = startWorkerClient(t, worker.Config{Pool: c.Store.Pool(), Store: c.Store, Log: log,
+		w.client = startWorkerClient(t, worker.Config{Store: c.Store, Log: log,
 			Syncer: syncer, Webhooks: &hooks})
 		c.Jobs = w.client
 	})

@@ -3,6 +3,12 @@ package storage
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 )
 
 // countJobsSQL counts, for each state and kind, the jobs up to a cap; the
@@ -40,4 +46,60 @@ func (s *Store) CountJobs(ctx context.Context, states, kinds []string, limit int
 		return nil, fmt.Errorf("count river jobs: %d counts for %d states and %d kinds", len(counts), len(states), len(kinds))
 	}
 	return counts, nil
+}
+
+// NewJobClient returns River's client over the store's pool: a client
+// that works jobs when cfg names workers and queues, else one that only
+// inserts them. It is how River reaches the database without its callers
+// holding the pool. Caveat: River keeps its own connections from the pool
+// while it runs (its leader election, fetches and listeners).
+func (s *Store) NewJobClient(cfg *river.Config) (*JobClient, error) {
+	client, err := river.NewClient(riverpgxv5.New(s.pool), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return client, nil
+}
+
+// JobClientFromContext returns the River client working the job whose
+// context ctx is; an error outside a job.
+func JobClientFromContext(ctx context.Context) (*JobClient, error) {
+	return river.ClientFromContextSafely[pgx.Tx](ctx)
+}
+
+// CompleteJob marks the running job completed inside tx, so that it
+// completes only if tx commits (the drains complete their job in the
+// transaction that found their outbox empty).
+func CompleteJob[T river.JobArgs](ctx context.Context, tx *Tx, job *river.Job[T]) error {
+	if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx.tx, job); err != nil {
+		return fmt.Errorf("complete job %d: %w", job.ID, err)
+	}
+	return nil
+}
+
+// DrainDone is the package function DrainDone inside tx.
+func (t *Tx) DrainDone(ctx context.Context, destinationID uuid.UUID) (bool, error) {
+	return DrainDone(ctx, t.tx, destinationID)
+}
+
+// PruneDelivered is the package function PruneDelivered inside tx.
+func (t *Tx) PruneDelivered(ctx context.Context, destinationID uuid.UUID) error {
+	return PruneDelivered(ctx, t.tx, destinationID)
+}
+
+// WebhookDrainDone is the package function WebhookDrainDone inside tx.
+func (t *Tx) WebhookDrainDone(ctx context.Context, subscriptionID uuid.UUID) (bool, error) {
+	return WebhookDrainDone(ctx, t.tx, subscriptionID)
+}
+
+// PruneWebhookDeliveries is the package function PruneWebhookDeliveries
+// inside tx.
+func (t *Tx) PruneWebhookDeliveries(ctx context.Context, subscriptionID uuid.UUID) error {
+	return PruneWebhookDeliveries(ctx, t.tx, subscriptionID)
+}
+
+// ApplyRulesFrom is the package function ApplyRulesFrom on the store's
+// pool.
+func (s *Store) ApplyRulesFrom(ctx context.Context, userID uuid.UUID, batchSize int, after *Keyset, until time.Time) (ApplyStats, *Keyset, error) {
+	return ApplyRulesFrom(ctx, s.pool, userID, batchSize, after, until)
 }

@@ -8,10 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/finsync/finsync/internal/requestid"
@@ -27,7 +24,7 @@ const DefaultGCPercent = 400
 
 // Config wires the workers.
 type Config struct {
-	Pool  *pgxpool.Pool
+	// Store is the database; River's jobs live in it too.
 	Store *storage.Store
 	Log   *slog.Logger
 	// Syncer syncs connections; nil registers no sync worker.
@@ -57,7 +54,7 @@ const RescueStuckJobsAfter = 75 * time.Second
 
 // NewClient returns a River client that runs every finsync worker. Start it
 // with Start and stop it with Stop (running jobs finish) on shutdown.
-func NewClient(cfg Config) (*river.Client[pgx.Tx], error) {
+func NewClient(cfg Config) (*storage.JobClient, error) {
 	cfg.Log = requestid.Logger(cfg.Log)
 	workers := river.NewWorkers()
 	if err := addWorkers(workers, cfg); err != nil {
@@ -76,7 +73,7 @@ func NewClient(cfg Config) (*river.Client[pgx.Tx], error) {
 		jobargs.QueueRules: {MaxWorkers: ruleN},
 	}
 	webhookQueues(queues, cfg)
-	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), &river.Config{
+	return cfg.Store.NewJobClient(&river.Config{
 		Logger:               cfg.Log,
 		Middleware:           []rivertype.Middleware{&requestIDs{log: cfg.Log}},
 		Queues:               queues,
@@ -84,24 +81,16 @@ func NewClient(cfg Config) (*river.Client[pgx.Tx], error) {
 		PeriodicJobs:         periodic(cfg),
 		RescueStuckJobsAfter: RescueStuckJobsAfter,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("river client: %w", err)
-	}
-	return client, nil
 }
 
 // NewInsertClient returns a River client that only enqueues jobs (the API
 // uses it to insert jobs in the same transaction as the change causing them).
 // A job inserted with a context carrying a request id (requestid.With)
 // carries it in its metadata.
-func NewInsertClient(pool *pgxpool.Pool) (*river.Client[pgx.Tx], error) {
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+func NewInsertClient(st *storage.Store) (*storage.JobClient, error) {
+	return st.NewJobClient(&river.Config{
 		Middleware: []rivertype.Middleware{&requestIDs{log: requestid.Logger(nil)}},
 	})
-	if err != nil {
-		return nil, fmt.Errorf("river insert client: %w", err)
-	}
-	return client, nil
 }
 
 // JobKinds lists the kinds of the jobs a client built from cfg works, as

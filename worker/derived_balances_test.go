@@ -46,7 +46,7 @@ type derivedWorld struct {
 
 func newDerivedWorld(t *testing.T) *derivedWorld {
 	e := newSyncEnv(t)
-	client, err := worker.NewClient(worker.Config{Pool: e.pool, Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
+	client, err := worker.NewClient(worker.Config{Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/finsync/finsync/destinations"
 	"github.com/finsync/finsync/jobargs"
@@ -217,22 +215,19 @@ func (w *DeliverWorker) target(d storage.Destination) (destinations.Target, erro
 // when events arrived meanwhile.
 func (w *DeliverWorker) finish(ctx context.Context, job *river.Job[jobargs.DeliverDestination]) (bool, error) {
 	var done bool
-	err := pgx.BeginFunc(ctx, w.store.Pool(), func(tx pgx.Tx) error {
+	err := w.store.Atomic(ctx, func(tx *storage.Tx) error {
 		var err error
-		done, err = storage.DrainDone(ctx, tx, job.Args.DestinationID)
+		done, err = tx.DrainDone(ctx, job.Args.DestinationID)
 		if errors.Is(err, storage.ErrNotFound) {
 			done, err = true, nil
 		}
 		if err != nil || !done {
 			return err
 		}
-		if err := storage.PruneDelivered(ctx, tx, job.Args.DestinationID); err != nil {
+		if err := tx.PruneDelivered(ctx, job.Args.DestinationID); err != nil {
 			return err
 		}
-		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
-			return fmt.Errorf("complete delivery job %d: %w", job.ID, err)
-		}
-		return nil
+		return storage.CompleteJob(ctx, tx, job)
 	})
 	if err != nil {
 		return false, fmt.Errorf("finish drain of destination %s: %w", job.Args.DestinationID, err)

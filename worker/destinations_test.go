@@ -139,7 +139,7 @@ func newDestWorld(t *testing.T) *destWorld {
 	w.simU = simSrv.URL
 	w.user = fx.User(domain.PlanPro, true).ID
 	w.key = fx.Key(w.user, nil)
-	inserter, err := worker.NewInsertClient(pool)
+	inserter, err := worker.NewInsertClient(storage.New(pool))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func (w *destWorld) start() {
 	if log == nil {
 		log = discard()
 	}
-	client, err := worker.NewClient(worker.Config{Pool: w.pool, Store: w.store, Log: log,
+	client, err := worker.NewClient(worker.Config{Store: w.store, Log: log,
 		Destinations: &worker.Destinations{Box: w.box, RetryCap: time.Second, Metrics: w.metrics,
 			Deliverer: destinations.NewDeliverer(destinations.Options{Guard: &guard, Webhooks: netguard.Policy{AllowPrivate: true}})}})
 	if err != nil {

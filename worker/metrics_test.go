@@ -120,7 +120,7 @@ func TestSyncThroughRiverReportsTheWholeSync(t *testing.T) {
 	}
 	c := e.connect("plaid", name)
 	e.syncer.Slice = time.Nanosecond
-	client, err := worker.NewClient(worker.Config{Pool: e.pool, Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
+	client, err := worker.NewClient(worker.Config{Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestDeliveryMovesLagAndLogs(t *testing.T) {
 // with jobs.
 func TestRiverJobsGaugeHasEveryStateAndKind(t *testing.T) {
 	e := newSyncEnv(t)
-	cfg := worker.Config{Pool: e.pool, Store: e.st, Syncer: e.syncer, Destinations: &worker.Destinations{}}
+	cfg := worker.Config{Store: e.st, Syncer: e.syncer, Destinations: &worker.Destinations{}}
 	kinds := worker.JobKinds(cfg)
 	if len(kinds) != 4 {
 		t.Fatalf("kinds %v, want finsync's four", kinds)
@@ -330,7 +330,7 @@ func TestRiverJobsGaugeHasEveryStateAndKind(t *testing.T) {
 			}
 		}
 	}
-	inserter, err := worker.NewInsertClient(e.pool)
+	inserter, err := worker.NewInsertClient(storage.New(e.pool))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +457,7 @@ func TestSyncHeldBackByAnOpenBreakerIsNoFailure(t *testing.T) {
 	}
 	callsBefore := calls()
 
-	client, err := worker.NewClient(worker.Config{Pool: e.pool, Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
+	client, err := worker.NewClient(worker.Config{Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
 	if err != nil {
 		t.Fatal(err)
 	}

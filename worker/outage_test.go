@@ -48,7 +48,7 @@ func TestSyncSurvivesDatabaseRestarts(t *testing.T) {
 	whole := e.connect("plaid", name)
 	e.mustSync(whole)
 
-	client, err := worker.NewClient(worker.Config{Pool: pool, Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
+	client, err := worker.NewClient(worker.Config{Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/finsync/finsync/jobargs"
@@ -27,8 +25,8 @@ const (
 // active rules on every stored transaction of the user.
 type ApplyRulesWorker struct {
 	river.WorkerDefaults[jobargs.ApplyRules]
-	// Pool is the database.
-	Pool *pgxpool.Pool
+	// Store is the database.
+	Store *storage.Store
 	// Log receives one line per run; nil discards.
 	Log *slog.Logger
 	// BatchSize overrides storage.RuleBatchSize when positive.
@@ -37,7 +35,7 @@ type ApplyRulesWorker struct {
 
 // newApplyRulesWorker builds the rule worker from the client's config.
 func newApplyRulesWorker(cfg Config) *ApplyRulesWorker {
-	return &ApplyRulesWorker{Pool: cfg.Pool, Log: cfg.Log}
+	return &ApplyRulesWorker{Store: cfg.Store, Log: cfg.Log}
 }
 
 // Timeout lets the job run longer than River's default.
@@ -59,12 +57,12 @@ func (w *ApplyRulesWorker) Work(ctx context.Context, job *river.Job[jobargs.Appl
 		}
 		after = &storage.Keyset{Date: day, ID: job.Args.AfterID}
 	}
-	st, next, err := storage.ApplyRulesFrom(ctx, w.Pool, job.Args.UserID, w.BatchSize, after, start.Add(ruleJobSlice))
+	st, next, err := w.Store.ApplyRulesFrom(ctx, job.Args.UserID, w.BatchSize, after, start.Add(ruleJobSlice))
 	if err != nil {
 		return fmt.Errorf("apply rules of user %s: %w", job.Args.UserID, err)
 	}
 	if next != nil {
-		client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+		client, err := storage.JobClientFromContext(ctx)
 		if err != nil {
 			return fmt.Errorf("continue rules of user %s: %w", job.Args.UserID, err)
 		}

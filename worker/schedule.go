@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/finsync/finsync/jobargs"
@@ -68,7 +67,11 @@ func (w *ScheduleWorker) Work(ctx context.Context, _ *river.Job[ScheduleSyncs]) 
 	for _, id := range hooks {
 		params = append(params, river.InsertManyParams{Args: jobargs.DeliverWebhook{SubscriptionID: id}})
 	}
-	if _, err := river.ClientFromContext[pgx.Tx](ctx).InsertMany(ctx, params); err != nil {
+	client, err := storage.JobClientFromContext(ctx)
+	if err != nil {
+		return fmt.Errorf("schedule %d jobs: %w", len(params), err)
+	}
+	if _, err := client.InsertMany(ctx, params); err != nil {
 		return fmt.Errorf("schedule %d jobs: %w", len(params), err)
 	}
 	return nil

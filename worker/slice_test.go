@@ -35,7 +35,7 @@ func TestSlicedSyncEqualsUninterrupted(t *testing.T) {
 
 		syncer := *e.syncer
 		syncer.Slice = time.Nanosecond
-		client, err := worker.NewClient(worker.Config{Pool: e.pool, Store: e.st, Log: e.syncer.Log, Syncer: &syncer})
+		client, err := worker.NewClient(worker.Config{Store: e.st, Log: e.syncer.Log, Syncer: &syncer})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -380,7 +380,7 @@ func TestFirstSyncRestartedByAMutationStoresEachRowOnce(t *testing.T) {
 func TestConcurrentEnqueuesRunOneSync(t *testing.T) {
 	e := newSyncEnv(t)
 	c := e.connect("mercury", "concurrent")
-	client, err := worker.NewClient(worker.Config{Pool: e.pool, Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
+	client, err := worker.NewClient(worker.Config{Store: e.st, Log: e.syncer.Log, Syncer: e.syncer})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/finsync/finsync/destinations"
 	"github.com/finsync/finsync/internal/netguard"
@@ -290,22 +289,19 @@ func unwrapURLError(err error) error {
 func (w *WebhookWorker) finish(ctx context.Context, job *river.Job[jobargs.DeliverWebhook]) (bool, error) {
 	id := job.Args.SubscriptionID
 	var done bool
-	err := pgx.BeginFunc(ctx, w.store.Pool(), func(tx pgx.Tx) error {
+	err := w.store.Atomic(ctx, func(tx *storage.Tx) error {
 		var err error
-		done, err = storage.WebhookDrainDone(ctx, tx, id)
+		done, err = tx.WebhookDrainDone(ctx, id)
 		if errors.Is(err, storage.ErrNotFound) {
 			done, err = true, nil
 		}
 		if err != nil || !done {
 			return err
 		}
-		if err := storage.PruneWebhookDeliveries(ctx, tx, id); err != nil {
+		if err := tx.PruneWebhookDeliveries(ctx, id); err != nil {
 			return err
 		}
-		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
-			return fmt.Errorf("complete webhook job %d: %w", job.ID, err)
-		}
-		return nil
+		return storage.CompleteJob(ctx, tx, job)
 	})
 	if err != nil {
 		return false, fmt.Errorf("finish drain of webhook %s: %w", id, err)

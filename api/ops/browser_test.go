@@ -76,7 +76,7 @@ func newConsole(t *testing.T) *console {
 		t.Fatal(err)
 	}
 	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, Holder: uuid.New()}
-	client, err := worker.NewClient(worker.Config{Pool: pool, Store: st, Log: log, Syncer: syncer})
+	client, err := worker.NewClient(worker.Config{Store: st, Log: log, Syncer: syncer})
 	if err != nil {
 		t.Fatal(err)
 	}

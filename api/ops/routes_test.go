@@ -26,7 +26,7 @@ import (
 // routes Register mounts.
 func TestRoutesListsEveryRoute(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
-	jobs, err := worker.NewInsertClient(pool)
+	jobs, err := worker.NewInsertClient(storage.New(pool))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestValidateToken(t *testing.T) {
 // the server goes on serving.
 func TestPanicsBecome500(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
-	jobs, err := worker.NewInsertClient(pool)
+	jobs, err := worker.NewInsertClient(storage.New(pool))
 	if err != nil {
 		t.Fatal(err)
 	}

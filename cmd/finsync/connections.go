@@ -209,7 +209,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				client, err := worker.NewInsertClient(st.Pool())
+				client, err := worker.NewInsertClient(st)
 				if err != nil {
 					return err
 				}

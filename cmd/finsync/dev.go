@@ -174,7 +174,7 @@ func seedDemoConnections(ctx context.Context, st *storage.Store, box *secrets.Bo
 		}
 		d.Connections = append(d.Connections, id)
 	}
-	client, err := worker.NewInsertClient(st.Pool())
+	client, err := worker.NewInsertClient(st)
 	if err != nil {
 		return err
 	}

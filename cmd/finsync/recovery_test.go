@@ -231,7 +231,7 @@ func TestWorkerStopAndKillMidSync(t *testing.T) {
 	c := w.connect(name, history)
 	rows := `SELECT count(*) FROM transactions WHERE bank_connection_id = $1`
 	a := w.startWorker("a")
-	jobs, err := worker.NewInsertClient(w.pool)
+	jobs, err := worker.NewInsertClient(storage.New(w.pool))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,7 +153,7 @@ func (a *app) newAPI(ctx context.Context, st *storage.Store, reg prometheus.Regi
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := worker.NewInsertClient(st.Pool())
+	jobs, err := worker.NewInsertClient(st)
 	if err != nil {
 		return nil, err
 	}

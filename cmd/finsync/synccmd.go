@@ -31,7 +31,7 @@ func (a *app) syncCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				client, err := worker.NewInsertClient(st.Pool())
+				client, err := worker.NewInsertClient(st)
 				if err != nil {
 					return err
 				}

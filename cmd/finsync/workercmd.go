@@ -121,7 +121,7 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	}
 	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: storage.ApplyRulesTx, WriteRate: rate,
 		Metrics: metrics}
-	cfg := worker.Config{Pool: st.Pool(), Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
+	cfg := worker.Config{Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
 		Destinations: &worker.Destinations{Box: box, Metrics: metrics,
 			Deliverer: destinations.NewDeliverer(destinations.Options{Webhooks: policy, Rates: st})},
 		Webhooks: &worker.Webhooks{Box: box, Policy: policy, Metrics: metrics}, Stopping: opts.stopping}
