@@ -38,7 +38,8 @@ const previewByIDMax = 50_000
 // later rule without an exact form that may match), which the rule engine
 // evaluates, as it evaluates the page's rows the database found; the two
 // disagreeing is an error. A rule without an exact form (a matches
-// condition, a non-ASCII text) is evaluated by the rule engine on every
+// condition outside the translated subset, such as multi-line anchors; a
+// non-ASCII text) is evaluated by the rule engine on every
 // row its prefilter lets through. All reads share one snapshot.
 //
 // Caveat: transactions whose stored state lags the active rules (a rule job
@@ -180,14 +181,18 @@ func unsureSQL(w *where, ex *rules.Exact, later []laterRule) string {
 
 // addExactTexts adds the exact text terms, on values known to be ASCII:
 // lower under the C collation lowercases the ASCII letters, which is then
-// the value's folded form.
+// the value's folded form; a regular expression reads the value under the
+// C collation, as its term requires.
 func addExactTexts(w *where, ex *rules.Exact) {
 	for _, t := range ex.Texts {
 		lowered := "lower((" + prefilterColumn(t.Field) + `) COLLATE "C")`
 		var e string
-		if t.OneOf != nil {
+		switch {
+		case t.Regex != "":
+			e = "((" + prefilterColumn(t.Field) + `) COLLATE "C") ~ ` + w.arg(t.Regex)
+		case t.OneOf != nil:
 			e = lowered + " = ANY(" + w.arg(t.OneOf) + "::text[])"
-		} else {
+		default:
 			e = lowered + " LIKE " + w.arg(t.Like)
 		}
 		if t.Negated {
