@@ -255,10 +255,14 @@ type dayCount struct {
 // first, and the ids of the unsure rows. Grouping by hash keeps the scan
 // parallel and the result small (one row per date and per unsure row); the
 // planner, which cannot estimate a LIKE's selectivity, would otherwise
-// sort every candidate.
+// sort every candidate (incremental sort included). It counts the unsure
+// row's id as a group, so it expects as many groups as candidates and,
+// with no text condition in the prefilter (a matches condition), would
+// group them in one process: gathering partial groups is costed free,
+// since few reach the leader.
 func countCertain(ctx context.Context, tx pgx.Tx, sc Scope, rule *rules.Rule, pf rules.Prefilter, ex *rules.Exact, later []laterRule) ([]dayCount, []uuid.UUID, error) {
 	q, args := countCertainSQL(sc, rule, pf, ex, later)
-	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = off`); err != nil {
+	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = off; SET LOCAL enable_incremental_sort = off; SET LOCAL parallel_tuple_cost = 0`); err != nil {
 		return nil, nil, fmt.Errorf("count certain changes: %w", err)
 	}
 	rows, err := tx.Query(ctx, q, args...)
@@ -291,7 +295,7 @@ func countCertain(ctx context.Context, tx pgx.Tx, sc Scope, rule *rules.Rule, pf
 		return nil, nil, fmt.Errorf("count certain changes: %w", err)
 	}
 	rows.Close()
-	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = on`); err != nil {
+	if _, err := tx.Exec(ctx, `RESET enable_sort; RESET enable_incremental_sort; RESET parallel_tuple_cost`); err != nil {
 		return nil, nil, fmt.Errorf("count certain changes: %w", err)
 	}
 	slices.SortFunc(days, func(a, b dayCount) int { return b.day.Compare(a.day) })
