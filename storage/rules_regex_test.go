@@ -27,6 +27,9 @@ var regexCorpus = []string{
 	`\*\*\*`, `(?:a)`, `(a)(b)`, `[\x20-\x7E]+`, `(?U)a+b`, `\Q.*+?\E`, `(?i:a)b`, `(?s:.)\n`, `[[:word:]]`, `\pN`, `[\p{Lu}]`,
 	`(\b|a)+`, `(^|x)y`, `(a|$)`, `(?:a*)*`, `(?:a|)*b`, `[^a]*`, `'`, `"`, `%`, `_`, `\x7f`, `\x01`, `&`, `=`, `;`, `(?i)[k-s]`,
 	`[\x01-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+`, `\\u0041`, `\\y`, `\\Z`, `x\\x41`, `(?i)\Q\u\E`, `[\\\]\-^]`, `^(\s|\d){2,4}$`,
+	// Near the engine's size limits: PostgreSQL must compile them too.
+	`[a-z]{255}`, `(?i)\w{200}`, `((a|b){1,10}){1,10}`, `(?s)(.{1,100}x){1,5}`, `(((a{1,5}){1,5}){1,5}){1,5}`,
+	`(?i)(card|shop|tea|coffee|kelvin|strasse){1,50}`, `(?s)(.*a.*b.*c.*d.*e.*f.*g.*h){1,20}`, `(\b\w+\b\s*){1,100}`, `(.{1,255}){1,3}`,
 }
 
 // regexStrings are ASCII values (PostgreSQL's text holds no NUL), with
