@@ -7,8 +7,8 @@ import "unicode/utf8"
 // row the rule matches if and only if every term of its Prefilter and
 // every term of Texts hold. (The prefilter's account, amount and day terms
 // are exact, and so is its Like on ASCII values; Texts adds what the
-// prefilter leaves out: negated conditions, and oneOf as a plain
-// equality.) Caveat: on a row with a non-ASCII character in one of
+// prefilter leaves out: negated conditions, oneOf as a plain equality,
+// and matches conditions as PostgreSQL regular expressions.) Caveat: on a row with a non-ASCII character in one of
 // ASCIIFields it says nothing; the caller must evaluate the rule there.
 type Exact struct {
 	Texts []ExactText
@@ -16,20 +16,23 @@ type Exact struct {
 	ASCIIFields []string
 }
 
-// ExactText is one text condition on an ASCII value: the value with its
-// ASCII letters lowercased matches Like (a LIKE pattern, \ escaping % _
-// and \) or, when OneOf is not nil, equals one of OneOf; Negated inverts
-// the test. A missing value is the empty string; for TextMerchantName the
-// value is the provider's merchant name.
+// ExactText is one text condition on an ASCII value: when Regex is set,
+// the value itself (not lowercased) read under the C collation matches
+// Regex, an ARE for PostgreSQL's ~ (found anywhere in the value); else the
+// value with its ASCII letters lowercased matches Like (a LIKE pattern, \
+// escaping % _ and \) or, when OneOf is not nil, equals one of OneOf.
+// Negated inverts the test. A missing value is the empty string; for
+// TextMerchantName the value is the provider's merchant name.
 type ExactText struct {
 	Field   string
 	Negated bool
 	Like    string
 	OneOf   []string
+	Regex   string
 }
 
 // Exact derives the rule's exact form; false when it has none (a matches
-// condition, whose RE2 syntax the database does not share, or a folded
+// condition whose RE2 expression areOf does not translate, or a folded
 // text holding a non-ASCII character).
 func (r *Rule) Exact() (Exact, bool) {
 	var ex Exact
@@ -42,7 +45,7 @@ func (r *Rule) Exact() (Exact, bool) {
 		if !ok {
 			return Exact{}, false
 		}
-		if t.Negated || t.OneOf != nil {
+		if t.Negated || t.OneOf != nil || t.Regex != "" {
 			ex.Texts = append(ex.Texts, t)
 		}
 		if f := textFieldName(c.slot); !containsString(ex.ASCIIFields, f) {
@@ -56,7 +59,8 @@ func (r *Rule) Exact() (Exact, bool) {
 // folded strings; an ASCII value's folded form is the value with its ASCII
 // letters lowercased, so an ASCII text compares exactly by LIKE (the
 // prefilter's Like for the positive tests), and a oneOf item holding a
-// non-ASCII character never equals it.
+// non-ASCII character never equals it. A matches condition reads the raw
+// value: its expression translated by areOf.
 func (c *cond) exactText() (ExactText, bool) {
 	t := ExactText{Field: textFieldName(c.slot)}
 	switch c.kind {
@@ -80,6 +84,13 @@ func (c *cond) exactText() (ExactText, bool) {
 				t.OneOf = append(t.OneOf, s)
 			}
 		}
+		return t, true
+	case opTextMatches:
+		are, ok := areOf(c.re.String())
+		if !ok {
+			return ExactText{}, false
+		}
+		t.Regex = are
 		return t, true
 	default:
 		return ExactText{}, false

@@ -38,7 +38,8 @@ const previewByIDMax = 50_000
 // later rule without an exact form that may match), which the rule engine
 // evaluates, as it evaluates the page's rows the database found; the two
 // disagreeing is an error. A rule without an exact form (a matches
-// condition, a non-ASCII text) is evaluated by the rule engine on every
+// condition outside the translated subset, such as multi-line anchors; a
+// non-ASCII text) is evaluated by the rule engine on every
 // row its prefilter lets through. All reads share one snapshot.
 //
 // Caveat: transactions whose stored state lags the active rules (a rule job
@@ -180,14 +181,18 @@ func unsureSQL(w *where, ex *rules.Exact, later []laterRule) string {
 
 // addExactTexts adds the exact text terms, on values known to be ASCII:
 // lower under the C collation lowercases the ASCII letters, which is then
-// the value's folded form.
+// the value's folded form; a regular expression reads the value under the
+// C collation, as its term requires.
 func addExactTexts(w *where, ex *rules.Exact) {
 	for _, t := range ex.Texts {
 		lowered := "lower((" + prefilterColumn(t.Field) + `) COLLATE "C")`
 		var e string
-		if t.OneOf != nil {
+		switch {
+		case t.Regex != "":
+			e = "((" + prefilterColumn(t.Field) + `) COLLATE "C") ~ ` + w.arg(t.Regex)
+		case t.OneOf != nil:
 			e = lowered + " = ANY(" + w.arg(t.OneOf) + "::text[])"
-		} else {
+		default:
 			e = lowered + " LIKE " + w.arg(t.Like)
 		}
 		if t.Negated {
@@ -250,10 +255,14 @@ type dayCount struct {
 // first, and the ids of the unsure rows. Grouping by hash keeps the scan
 // parallel and the result small (one row per date and per unsure row); the
 // planner, which cannot estimate a LIKE's selectivity, would otherwise
-// sort every candidate.
+// sort every candidate (incremental sort included). It counts the unsure
+// row's id as a group, so it expects as many groups as candidates and,
+// with no text condition in the prefilter (a matches condition), would
+// group them in one process: gathering partial groups is costed free,
+// since few reach the leader.
 func countCertain(ctx context.Context, tx pgx.Tx, sc Scope, rule *rules.Rule, pf rules.Prefilter, ex *rules.Exact, later []laterRule) ([]dayCount, []uuid.UUID, error) {
 	q, args := countCertainSQL(sc, rule, pf, ex, later)
-	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = off`); err != nil {
+	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = off; SET LOCAL enable_incremental_sort = off; SET LOCAL parallel_tuple_cost = 0`); err != nil {
 		return nil, nil, fmt.Errorf("count certain changes: %w", err)
 	}
 	rows, err := tx.Query(ctx, q, args...)
@@ -286,7 +295,7 @@ func countCertain(ctx context.Context, tx pgx.Tx, sc Scope, rule *rules.Rule, pf
 		return nil, nil, fmt.Errorf("count certain changes: %w", err)
 	}
 	rows.Close()
-	if _, err := tx.Exec(ctx, `SET LOCAL enable_sort = on`); err != nil {
+	if _, err := tx.Exec(ctx, `RESET enable_sort; RESET enable_incremental_sort; RESET parallel_tuple_cost`); err != nil {
 		return nil, nil, fmt.Errorf("count certain changes: %w", err)
 	}
 	slices.SortFunc(days, func(a, b dayCount) int { return b.day.Compare(a.day) })

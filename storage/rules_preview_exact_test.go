@@ -271,7 +271,11 @@ func (g *previewGen) cond() string {
 		}
 		return c(field, op, js(items))
 	case "matches":
-		return c(field, op, js(g.pick([]string{"(?i)^caf", "shop$", "[0-9]"})))
+		// Expressions the database translates (folding out of ASCII,
+		// anchors, classes, word boundaries, metacharacters) and one it
+		// does not (multi-line).
+		return c(field, op, js(g.pick([]string{"(?i)^caf", "shop$", "[0-9]", `(?i)k`, `(?i)\x{212A}elvin`, "\u017Fhop", `\bshop\b`,
+			`^[A-Z]`, `(?i)coffee|tea`, `\d+`, `a.b`, `50%`, `^$`, `(?s)e.*#1`, `[^a-z ]`, `(?m)^tea`, `\s\w{1,3}$`})))
 	case "is", "isNot":
 		return c(field, op, js(g.pick(append(previewTexts, previewNeedles...))))
 	}

@@ -70,7 +70,7 @@ func BenchmarkRulePreviewMillion(b *testing.B) {
 		{"amount-10pct", `[{"field":"Amount","operator":"lt","value":-900}]`},
 		{"merchant-1pct", `[{"field":"MerchantName","operator":"is","value":"merchant 5"}]`},
 		{"everything", `[{"field":"Summary","operator":"contains","value":"card"}]`},
-		// No exact form: the rule engine evaluates every candidate.
+		// A matches condition: its exact form is a PostgreSQL regular expression.
 		{"everything-matches", `[{"field":"Summary","operator":"matches","value":"(?i)card"}]`},
 	}
 	for _, c := range cases {
