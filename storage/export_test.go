@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/finsync/finsync/rules"
 )
 
 // PreviewRuleInGo is PreviewRule evaluated in Go on every transaction of
@@ -16,11 +15,7 @@ func PreviewRuleInGo(ctx context.Context, st *Store, sc Scope, def []byte, allow
 	if err != nil {
 		return Preview{}, err
 	}
-	n, changes, err := previewScan(ctx, st.pool, sc, set, rule, rules.Prefilter{}, nil, after, limit)
-	if err != nil {
-		return Preview{}, err
-	}
-	return pageOf(n, changes, limit), nil
+	return previewOnce(ctx, st, sc, set, rule, after, limit, false)
 }
 
 // MarkTimeout exposes markTimeout to the external tests.

@@ -2,13 +2,16 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/finsync/finsync/domain"
@@ -50,19 +53,41 @@ func PreviewRule(ctx context.Context, st *Store, sc Scope, def []byte, allowed [
 	if err != nil {
 		return Preview{}, err
 	}
-	var out Preview
-	err = pgx.BeginTxFunc(ctx, st.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		out, err = previewIn(ctx, tx, sc, set, rule, after, limit)
-		return err
-	})
+	out, err := previewOnce(ctx, st, sc, set, rule, after, limit, true)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == pgerrcode.InvalidRegularExpression {
+		// PostgreSQL refused a regular expression built from the rules
+		// (too complex for its engine): the rule engine decides every row.
+		out, err = previewOnce(ctx, st, sc, set, rule, after, limit, false)
+	}
 	if err != nil {
 		return Preview{}, fmt.Errorf("preview rule: %w", err)
 	}
 	return out, nil
 }
 
+// previewOnce runs previewIn in one read-only snapshot.
+func previewOnce(ctx context.Context, st *Store, sc Scope, set *rules.Set, rule *rules.Rule, after Keyset, limit int, inDatabase bool) (Preview, error) {
+	var out Preview
+	err := pgx.BeginTxFunc(ctx, st.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		out, err = previewIn(ctx, tx, sc, set, rule, after, limit, inDatabase)
+		return err
+	})
+	return out, err
+}
+
 // previewIn is PreviewRule's work inside the read-only transaction tx.
-func previewIn(ctx context.Context, tx pgx.Tx, sc Scope, set *rules.Set, rule *rules.Rule, after Keyset, limit int) (Preview, error) {
+// Without inDatabase, no SQL is built from the rules: the rule engine
+// evaluates every transaction of the scope.
+func previewIn(ctx context.Context, tx pgx.Tx, sc Scope, set *rules.Set, rule *rules.Rule, after Keyset, limit int, inDatabase bool) (Preview, error) {
+	if !inDatabase {
+		n, changes, err := previewScan(ctx, tx, sc, set, rule, rules.Prefilter{}, nil, after, limit)
+		if err != nil {
+			return Preview{}, err
+		}
+		return pageOf(n, changes, limit), nil
+	}
 	pf := rule.Prefilter()
 	ex, exact := rule.Exact()
 	if !exact {
