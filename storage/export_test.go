@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-
 )
 
 // PreviewRuleInGo is PreviewRule evaluated in Go on every transaction of
