@@ -80,7 +80,7 @@ func (s *Store) OpenSyncSession(target SyncTarget, opts SyncSessionOptions) *Syn
 // and institution as their institution name when not empty) and marks the
 // accounts dataset stored, in one database transaction, and returns the
 // account ids by provider account id, which later calls use too.
-func (ss *SyncSession) ApplyAccounts(ctx context.Context, institution string, accounts []SyncedAccount, today domain.Date) (map[string]uuid.UUID, error) {
+func (ss *SyncSession) ApplyAccounts(ctx context.Context, institution string, accounts []domain.ReportedAccount, today domain.Date) (map[string]uuid.UUID, error) {
 	if institution != "" {
 		ss.conn.InstitutionName = institution
 	}
@@ -372,7 +372,7 @@ type SyncedInvestmentTransaction struct {
 // SyncInvestments is what a sync stores of a connection's investments.
 type SyncInvestments struct {
 	// Securities may name a provider security id twice; the first wins.
-	Securities   []SyncedSecurity
+	Securities   []domain.ReportedSecurity
 	Holdings     []SyncedHolding
 	Transactions []SyncedInvestmentTransaction
 }
@@ -429,9 +429,9 @@ func (ss *SyncSession) ApplyInvestments(ctx context.Context, inv SyncInvestments
 
 // uniqueSecurities drops every security whose provider id an earlier one
 // has.
-func uniqueSecurities(in []SyncedSecurity) []SyncedSecurity {
+func uniqueSecurities(in []domain.ReportedSecurity) []domain.ReportedSecurity {
 	seen := map[string]bool{}
-	out := make([]SyncedSecurity, 0, len(in))
+	out := make([]domain.ReportedSecurity, 0, len(in))
 	for _, s := range in {
 		if seen[s.ProviderSecurityID] {
 			continue

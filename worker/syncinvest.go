@@ -29,12 +29,9 @@ func (r *syncRun) investments(ctx context.Context) error {
 		return err
 	}
 	inv := storage.SyncInvestments{
+		Securities:   append(h.Securities, it.Securities...),
 		Holdings:     make([]storage.SyncedHolding, len(h.Holdings)),
 		Transactions: make([]storage.SyncedInvestmentTransaction, len(it.Transactions)),
-	}
-	for _, s := range append(h.Securities, it.Securities...) {
-		inv.Securities = append(inv.Securities, storage.SyncedSecurity{ProviderSecurityID: s.ProviderSecurityID, Symbol: s.Symbol,
-			Name: s.Name, Type: s.Type, ClosePrice: s.ClosePrice, Currency: s.Currency})
 	}
 	for i, x := range h.Holdings {
 		inv.Holdings[i] = storage.SyncedHolding{ProviderAccountID: x.ProviderAccountID, ProviderSecurityID: x.ProviderSecurityID,

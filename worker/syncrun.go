@@ -74,18 +74,10 @@ func (r *syncRun) all(ctx context.Context, cursor string) (storage.SyncOutcome, 
 }
 
 func (r *syncRun) storeAccounts(ctx context.Context, set providers.AccountSet) error {
-	accts := make([]storage.SyncedAccount, len(set.Accounts))
-	for i, a := range set.Accounts {
-		accts[i] = storage.SyncedAccount{
-			ProviderAccountID: a.ProviderAccountID, Name: a.Name, Mask: a.Mask, Type: a.Type, Subtype: a.Subtype,
-			Currency: a.Currency, CurrentBalance: a.CurrentBalance, AvailableBalance: a.AvailableBalance,
-			CreditLimit: a.CreditLimit, Liability: a.Liability, BalancesUnknown: a.BalancesUnknown,
-		}
-	}
 	if set.Institution.Name != "" {
 		r.conn.InstitutionName = set.Institution.Name
 	}
-	ids, err := r.session.ApplyAccounts(ctx, set.Institution.Name, accts, r.today)
+	ids, err := r.session.ApplyAccounts(ctx, set.Institution.Name, set.Accounts, r.today)
 	if err != nil {
 		return err
 	}
