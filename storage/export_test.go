@@ -19,3 +19,6 @@ func PreviewRuleInGo(ctx context.Context, st *Store, sc Scope, def []byte, allow
 
 // MarkTimeout exposes markTimeout to the external tests.
 var MarkTimeout = markTimeout
+
+// OnlyAdds exposes onlyAdds to the external tests.
+var OnlyAdds = onlyAdds

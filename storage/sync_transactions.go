@@ -160,7 +160,7 @@ func (w *TransactionWriter) merge(ctx context.Context, txs []domain.Transaction,
 		return nil, nil
 	}
 	if w.staged == 0 {
-		if _, err := w.tx.Exec(ctx, createStageSQL); err != nil {
+		if _, err := w.tx.Exec(ctx, createStageSQL()); err != nil {
 			return nil, fmt.Errorf("upsert transactions: staging table: %w", err)
 		}
 	}
@@ -168,7 +168,7 @@ func (w *TransactionWriter) merge(ctx context.Context, txs []domain.Transaction,
 	if _, err := w.copy(ctx, w.tx, "transactions_stage", txs, hashes, w.staged); err != nil {
 		return nil, fmt.Errorf("upsert transactions: stage: %w", err)
 	}
-	rows, err := w.tx.Query(ctx, mergeStageSQL, w.staged)
+	rows, err := w.tx.Query(ctx, mergeStageSQL(), w.staged)
 	if err != nil {
 		return nil, fmt.Errorf("upsert transactions: %w", err)
 	}
@@ -356,15 +356,14 @@ func lastOfEachProviderID(txs []domain.Transaction) []domain.Transaction {
 	return out
 }
 
-// createStageSQL makes the session's staging table the first time it is
-// needed: temporary, so it costs no WAL, and emptied at every commit.
-const createStageSQL = `
-CREATE TEMP TABLE IF NOT EXISTS transactions_stage ON COMMIT DELETE ROWS AS
-SELECT id, user_id, bank_connection_id, provider, source, account_id, provider_id, status, summary, amount,
-	currency, authorized_date, posted_date, merchant_name, provider_merchant_name, category_id,
-	provider_category_id, category_source, fees, fee_type, net_amount, sub_account, payment_channel,
-	check_number, original_description, type, pending_provider_id, created_at, posted_at, sync_hash, 0 AS page
+// createStageSQL returns the statement that makes the session's staging
+// table the first time it is needed: temporary, so it costs no WAL, and
+// emptied at every commit. It holds the sync columns and the page number.
+func createStageSQL() string {
+	return `CREATE TEMP TABLE IF NOT EXISTS transactions_stage ON COMMIT DELETE ROWS AS
+SELECT ` + strings.Join(syncColumns(), ", ") + `, 0 AS page
 FROM transactions WITH NO DATA`
+}
 
 // refreshHashSQL records the digest of the staged page $1's rows where the
 // stored row has another (the rows the merge wrote have theirs already).
@@ -374,19 +373,21 @@ FROM transactions_stage r
 WHERE r.page = $1 AND t.bank_connection_id = r.bank_connection_id AND t.provider_id = r.provider_id
 	AND t.sync_hash IS DISTINCT FROM r.sync_hash`
 
-// mergeStageSQL merges the staged page $1 into transactions. A category a
-// rule or the user set outranks the provider's and is kept (category_kept,
-// migration 00016, holds the precedence).
-const mergeStageSQL = `
-INSERT INTO transactions AS t (id, user_id, bank_connection_id, provider, source, account_id, provider_id, status,
-	summary, amount, currency, authorized_date, posted_date, merchant_name, provider_merchant_name, category_id,
-	provider_category_id, category_source, fees, fee_type, net_amount, sub_account, payment_channel, check_number,
-	original_description, type, pending_provider_id, created_at, posted_at, sync_hash)
-SELECT r.id, r.user_id, r.bank_connection_id, r.provider, r.source, r.account_id, r.provider_id, r.status,
-	r.summary, r.amount, r.currency, r.authorized_date, r.posted_date, r.merchant_name, r.provider_merchant_name,
-	r.category_id, r.provider_category_id, r.category_source, r.fees, r.fee_type, r.net_amount, r.sub_account,
-	r.payment_channel, r.check_number, r.original_description, r.type, r.pending_provider_id, r.created_at,
-	r.posted_at, r.sync_hash
+// mergeStageSQL returns the statement that merges the staged page $1 into
+// transactions. A category a rule or the user set outranks the provider's
+// and is kept (category_kept, migration 00016, holds the precedence).
+func mergeStageSQL() string {
+	cols := syncColumns()
+	staged := make([]string, len(cols))
+	for i, c := range cols {
+		staged[i] = "r." + c
+	}
+	return `INSERT INTO transactions AS t (` + strings.Join(cols, ", ") + `)
+SELECT ` + strings.Join(staged, ", ") + mergeStageTail
+}
+
+// mergeStageTail is mergeStageSQL after its column lists.
+const mergeStageTail = `
 FROM transactions_stage r
 -- Unchanged rows are left out before the insert: read by index, they
 -- take neither a row lock nor WAL, as ON CONFLICT DO UPDATE ... WHERE

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/finsync/finsync/domain"
@@ -27,8 +26,8 @@ import (
 const DefaultSyncInterval = 6 * time.Hour
 
 // ApplyRulesFunc applies a user's active rules to the given transactions
-// inside the caller's transaction.
-type ApplyRulesFunc func(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error
+// inside the sync batch's transaction (storage.ApplyRulesTx is one).
+type ApplyRulesFunc = storage.SyncRules
 
 // Syncer pulls one connection's data from its provider into storage.
 type Syncer struct {
@@ -229,12 +228,11 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 		return s.fail(ctx, conn, "", rep.cause)
 	}
 	pc := providers.Connection{ID: id.String(), Provider: conn.Provider, InstitutionID: conn.InstitutionID, BaseURL: conn.BaseURL, Credentials: creds}
-	// A first sync that an earlier slice (or a killed worker) left half done
-	// is still fresh: the pages after its cursor only add rows, and a row
-	// stored after all turns the copy into upserts (see insertFresh).
-	fresh := !target.HasTransactions || conn.LastSyncedAt == nil
 	openBefore := s.breakerOpen(conn)
-	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), fresh: fresh, firstSync: fresh, end: end}
+	session := s.Store.OpenSyncSession(target, storage.SyncSessionOptions{
+		ReadOnlyCategories: p.Describe().ReadOnlyCategories, Rules: s.ApplyRules, JobID: syncJobID(ctx)})
+	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), session: session,
+		firstSync: target.FirstSync(), end: end}
 	if target.HasTransactions {
 		// A later slice or sync: the statistics already count what was
 		// stored before, so no early refreshes.
@@ -330,7 +328,7 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 		o.NextSyncAt = &next
 	}
 	for _, d := range datasetsFrom(s.profile(conn.Provider).HasInvestments, dataset) {
-		if mErr := storage.MarkDataset(ctx, s.Store.Pool(), conn.ID, d, false, o.ErrorClass); mErr != nil {
+		if mErr := s.Store.MarkDatasetFailed(ctx, conn.ID, d, o.ErrorClass); mErr != nil {
 			s.Log.ErrorContext(ctx, "record dataset failure", "connection_id", conn.ID, "error", mErr)
 		}
 	}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -44,17 +42,9 @@ func withSyncJob(ctx context.Context, jobID int64) context.Context {
 	return context.WithValue(ctx, syncJobKey{}, jobID)
 }
 
-// recordProgress adds a committed batch to the progress of the job running
-// the sync, in the batch's transaction; a sync run outside a job records
-// nothing.
-func recordProgress(ctx context.Context, tx pgx.Tx, batch []providers.TransactionPage) error {
-	jobID, ok := ctx.Value(syncJobKey{}).(int64)
-	if !ok {
-		return nil
-	}
-	rows := 0
-	for i := range batch {
-		rows += len(batch[i].Upserts)
-	}
-	return storage.AddSyncProgress(ctx, tx, jobID, len(batch), rows)
+// syncJobID returns the River job that runs the sync ctx belongs to
+// (withSyncJob), and zero outside a job.
+func syncJobID(ctx context.Context) int64 {
+	id, _ := ctx.Value(syncJobKey{}).(int64)
+	return id
 }

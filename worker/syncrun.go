@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
@@ -26,13 +25,8 @@ type syncRun struct {
 	// dataset names what was being fetched when a failure happened.
 	dataset       string
 	nextAllowedAt time.Time
-	// fresh is set while every row the sync writes is new: the connection
-	// had no transactions when it began and no page has met a stored row
-	// since. Pages are then copied in rather than upserted.
-	fresh bool
-	// knownCategories are the provider categories copied in this sync, by
-	// provider id.
-	knownCategories map[string]knownCategory
+	// session stores what the run fetched.
+	session *storage.SyncSession
 	// end is when the sync stops after a committed batch (errSliceEnded).
 	end sliceEnd
 	// stored counts the transaction rows this run stored (starting at
@@ -49,13 +43,6 @@ type syncRun struct {
 	// balanceSince is, by account, the earliest date of a posted
 	// transaction this run stored (noteBalanceChange).
 	balanceSince map[uuid.UUID]domain.Date
-}
-
-// knownCategory is a provider category copied for the user in this sync:
-// its id and what was written.
-type knownCategory struct {
-	id uuid.UUID
-	as storage.ProviderCategory
 }
 
 func (r *syncRun) all(ctx context.Context, cursor string) (storage.SyncOutcome, error) {
@@ -87,25 +74,15 @@ func (r *syncRun) all(ctx context.Context, cursor string) (storage.SyncOutcome, 
 }
 
 func (r *syncRun) storeAccounts(ctx context.Context, set providers.AccountSet) error {
-	accts := make([]storage.SyncedAccount, len(set.Accounts))
-	for i, a := range set.Accounts {
-		accts[i] = storage.SyncedAccount{
-			ProviderAccountID: a.ProviderAccountID, Name: a.Name, Mask: a.Mask, Type: a.Type, Subtype: a.Subtype,
-			Currency: a.Currency, CurrentBalance: a.CurrentBalance, AvailableBalance: a.AvailableBalance,
-			CreditLimit: a.CreditLimit, Liability: a.Liability, BalancesUnknown: a.BalancesUnknown,
-		}
-	}
 	if set.Institution.Name != "" {
 		r.conn.InstitutionName = set.Institution.Name
 	}
-	return r.Store.InTx(ctx, func(tx pgx.Tx) error {
-		ids, err := storage.UpsertAccounts(ctx, tx, r.conn, accts, r.today)
-		if err != nil {
-			return err
-		}
-		r.accounts = ids
-		return storage.MarkDataset(ctx, tx, r.conn.ID, "accounts", true, "")
-	})
+	ids, err := r.session.ApplyAccounts(ctx, set.Institution.Name, set.Accounts, r.today)
+	if err != nil {
+		return err
+	}
+	r.accounts = ids
+	return nil
 }
 
 // fetched is one page from the prefetcher, or the error that ended it.
@@ -308,217 +285,49 @@ func nextBatch(pages <-chan fetched, limit int) ([]providers.TransactionPage, bo
 	return batch, true, nil
 }
 
-// storeBatch writes pages in order, then the cursor after the last one, in
-// one database transaction.
-// Once it commits, the batch's pages and row changes count toward the run's
-// tally.
+// storeBatch converts the pages and hands them to the run's session, which
+// stores them and the cursor after the last one in one database
+// transaction. Once it commits, the batch's pages and row changes count
+// toward the run's tally.
 func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionPage) error {
-	var changes storage.RowChanges
-	err := r.Store.InTx(ctx, func(tx pgx.Tx) error {
-		w := storage.NewTransactionWriter(tx, r.conn)
-		defer func() { changes = w.Changes() }()
-		stored, err := r.storeFresh(ctx, tx, w, batch)
-		if err != nil {
+	pages := make([]storage.SyncPage, len(batch))
+	for i := range batch {
+		var err error
+		if pages[i], err = r.page(&batch[i]); err != nil {
 			return err
 		}
-		for i := range batch {
-			if !stored {
-				if err := r.storePage(ctx, tx, w, &batch[i]); err != nil {
-					return err
-				}
-			}
-			if batch[i].NextAllowedAt.After(r.nextAllowedAt) {
-				r.nextAllowedAt = batch[i].NextAllowedAt
-			}
+		if batch[i].NextAllowedAt.After(r.nextAllowedAt) {
+			r.nextAllowedAt = batch[i].NextAllowedAt
 		}
-		if err := storage.MarkDataset(ctx, tx, r.conn.ID, "transactions", true, ""); err != nil {
-			return err
-		}
-		if err := recordProgress(ctx, tx, batch); err != nil {
-			return err
-		}
-		return storage.SaveCursor(ctx, tx, r.conn.ID, batch[len(batch)-1].Next)
-	})
-	if err == nil {
-		r.tally.Pages += int64(len(batch))
-		r.tally.Changes = r.tally.Changes.Add(changes)
 	}
-	return err
+	res, err := r.session.ApplyBatch(ctx, pages)
+	if err != nil {
+		return err
+	}
+	r.tally.Pages += int64(len(batch))
+	r.tally.Changes = r.tally.Changes.Add(res.Changes)
+	return nil
 }
 
-// storeFresh stores a fresh sync's whole batch with one COPY when its pages
-// only add rows: no page replaces a pending set, and no id the batch
-// removes is one it also adds (removals are applied after the copy, which
-// is then what page-by-page storing would give). It reports whether it
-// stored the batch. When the batch meets a stored row, nothing is written,
-// the sync stops being fresh, and the caller stores the batch page by page.
-func (r *syncRun) storeFresh(ctx context.Context, tx pgx.Tx, w *storage.TransactionWriter, batch []providers.TransactionPage) (bool, error) {
-	if !r.fresh || !onlyAdds(batch) {
-		return false, nil
-	}
-	var rows []domain.Transaction
-	var removed []string
-	for i := range batch {
-		pageRows, _, err := r.rows(ctx, tx, &batch[i])
+// page converts a provider page to what the session stores.
+func (r *syncRun) page(p *providers.TransactionPage) (storage.SyncPage, error) {
+	out := storage.SyncPage{Upserts: make([]domain.Transaction, 0, len(p.Upserts)), Removed: p.Removed,
+		ReplacePendingFor: p.ReplacePendingFor, Next: p.Next}
+	for i := range p.Upserts {
+		t, err := r.convert(&p.Upserts[i])
 		if err != nil {
-			return false, err
-		}
-		rows, removed = append(rows, pageRows...), append(removed, batch[i].Removed...)
-	}
-	ids, ok, err := r.insertFresh(ctx, tx, w, rows, removed)
-	if err != nil || !ok {
-		return false, err
-	}
-	return true, r.applyRules(ctx, tx, ids)
-}
-
-// insertFresh copies rows none of which should be stored yet straight in,
-// then marks the removed ones deleted, and returns the new rows' ids. If a
-// row is stored after all, nothing is written, ok is false and the sync is
-// no longer fresh.
-func (r *syncRun) insertFresh(ctx context.Context, tx pgx.Tx, w *storage.TransactionWriter, rows []domain.Transaction, removed []string) (ids []uuid.UUID, ok bool, err error) {
-	ids, ok, err = w.InsertNew(ctx, rows)
-	if err != nil || !ok {
-		r.fresh = false
-		return nil, false, err
-	}
-	n, err := storage.MarkTransactionsDeleted(ctx, tx, r.conn.ID, removed)
-	w.NoteRemoved(n)
-	return ids, true, err
-}
-
-// onlyAdds reports whether a batch's pages replace no pending set and
-// remove no id they also add.
-func onlyAdds(batch []providers.TransactionPage) bool {
-	added := map[string]bool{}
-	for i := range batch {
-		if len(batch[i].ReplacePendingFor) > 0 {
-			return false
-		}
-		for j := range batch[i].Upserts {
-			added[batch[i].Upserts[j].ProviderID] = true
-		}
-	}
-	for i := range batch {
-		for _, pid := range batch[i].Removed {
-			if added[pid] {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// rows copies the page's categories and converts its upserts, returning
-// them and the provider ids of the pending ones.
-func (r *syncRun) rows(ctx context.Context, tx pgx.Tx, page *providers.TransactionPage) ([]domain.Transaction, []string, error) {
-	if err := r.categories(ctx, tx, page.Upserts); err != nil {
-		return nil, nil, err
-	}
-	rows := make([]domain.Transaction, 0, len(page.Upserts))
-	var keepPending []string
-	for i := range page.Upserts {
-		t, err := r.convert(&page.Upserts[i])
-		if err != nil {
-			return nil, nil, err
+			return storage.SyncPage{}, err
 		}
 		r.noteBalanceChange(&t)
-		if t.Status == domain.TxPending {
-			keepPending = append(keepPending, t.ProviderID)
-		}
-		rows = append(rows, t)
-	}
-	return rows, keepPending, nil
-}
-
-// applyRules runs the user's rules on the rows a page inserted or changed.
-func (r *syncRun) applyRules(ctx context.Context, tx pgx.Tx, changed []uuid.UUID) error {
-	if r.ApplyRules == nil || len(changed) == 0 {
-		return nil
-	}
-	if err := r.ApplyRules(ctx, tx, r.conn.UserID, changed); err != nil {
-		return fmt.Errorf("apply rules: %w", err)
-	}
-	return nil
-}
-
-// storePage writes one page inside the batch's transaction.
-func (r *syncRun) storePage(ctx context.Context, tx pgx.Tx, w *storage.TransactionWriter, page *providers.TransactionPage) error {
-	rows, keepPending, err := r.rows(ctx, tx, page)
-	if err != nil {
-		return err
-	}
-	changed, err := r.write(ctx, tx, w, rows, page.Removed)
-	if err != nil {
-		return err
-	}
-	if len(page.ReplacePendingFor) > 0 {
-		ids := make([]uuid.UUID, 0, len(page.ReplacePendingFor))
-		for _, pa := range page.ReplacePendingFor {
-			if id, ok := r.accounts[pa]; ok {
-				ids = append(ids, id)
+		out.Upserts = append(out.Upserts, t)
+		if c := p.Upserts[i].Category; c != nil && c.ProviderID != "" {
+			if out.Categories == nil {
+				out.Categories = make([]storage.ProviderCategory, len(p.Upserts))
 			}
-		}
-		n, err := storage.ReplacePending(ctx, tx, r.conn.ID, ids, append(keepPending, ""))
-		if err != nil {
-			return err
-		}
-		w.NoteRemoved(n)
-	}
-	return r.applyRules(ctx, tx, changed)
-}
-
-// write stores a page's transactions, marks its removed ones deleted, and
-// returns the ids of rows inserted or changed: copied straight in while the
-// sync is fresh, upserted otherwise (and from the first page that meets a
-// stored row on).
-func (r *syncRun) write(ctx context.Context, tx pgx.Tx, w *storage.TransactionWriter, rows []domain.Transaction, removed []string) ([]uuid.UUID, error) {
-	if r.fresh {
-		ids, ok, err := r.insertFresh(ctx, tx, w, rows, removed)
-		if err != nil || ok {
-			return ids, err
+			out.Categories[i] = storage.ProviderCategory{ProviderID: c.ProviderID, Name: c.Name, Group: c.Group, Description: c.Description}
 		}
 	}
-	return w.Upsert(ctx, rows, removed)
-}
-
-// categories copies the page's provider categories for the user into
-// r.knownCategories. Categories already copied earlier in this sync with
-// the same name, group and description are not written again.
-func (r *syncRun) categories(ctx context.Context, tx pgx.Tx, txs []providers.Transaction) error {
-	var cats []storage.ProviderCategory
-	var fresh map[string]bool
-	for i := range txs {
-		c := txs[i].Category
-		if c == nil || c.ProviderID == "" || fresh[c.ProviderID] {
-			continue
-		}
-		pc := storage.ProviderCategory{ProviderID: c.ProviderID, Name: c.Name, Group: c.Group, Description: c.Description}
-		if known, ok := r.knownCategories[c.ProviderID]; ok && known.as == pc {
-			continue
-		}
-		if fresh == nil {
-			fresh = map[string]bool{}
-		}
-		fresh[c.ProviderID] = true
-		cats = append(cats, pc)
-	}
-	if len(cats) == 0 {
-		return nil
-	}
-	ids, err := storage.UpsertProviderCategories(ctx, tx, r.conn.UserID, r.conn.Provider, r.p.Describe().ReadOnlyCategories, cats)
-	if err != nil {
-		return err
-	}
-	if r.knownCategories == nil {
-		r.knownCategories = map[string]knownCategory{}
-	}
-	for _, c := range cats {
-		if id, ok := ids[c.ProviderID]; ok {
-			r.knownCategories[c.ProviderID] = knownCategory{id: id, as: c}
-		}
-	}
-	return nil
+	return out, nil
 }
 
 // errUnknownAccount is a transaction whose account the provider did not list.
@@ -529,13 +338,6 @@ func (r *syncRun) convert(t *providers.Transaction) (domain.Transaction, error) 
 	if !ok {
 		return domain.Transaction{}, fmt.Errorf("%w: %s", errUnknownAccount, t.ProviderAccountID)
 	}
-	var cat *uuid.UUID
-	if t.Category != nil {
-		if known, ok := r.knownCategories[t.Category.ProviderID]; ok {
-			id := known.id
-			cat = &id
-		}
-	}
 	created := t.CreatedAt
 	if created.IsZero() {
 		created = r.now()
@@ -544,7 +346,7 @@ func (r *syncRun) convert(t *providers.Transaction) (domain.Transaction, error) 
 	return domain.Transaction{
 		UserID: r.conn.UserID, BankConnectionID: &connID, AccountID: acct, Provider: r.conn.Provider,
 		ProviderID: t.ProviderID, Status: t.Status, Summary: t.Summary, Amount: t.Amount, Currency: t.Currency,
-		AuthorizedDate: t.AuthorizedDate, PostedDate: t.PostedDate, MerchantName: t.MerchantName, CategoryID: cat,
+		AuthorizedDate: t.AuthorizedDate, PostedDate: t.PostedDate, MerchantName: t.MerchantName,
 		Fees: t.Fees, FeeType: t.FeeType, NetAmount: t.NetAmount, SubAccount: t.SubAccount,
 		PaymentChannel: t.PaymentChannel, CheckNumber: t.CheckNumber, OriginalDescription: t.OriginalDescription,
 		Type: t.Type, CreatedAt: created, PostedAt: t.PostedAt, PendingProviderID: t.PendingProviderID,
