@@ -127,3 +127,9 @@ func DeriveBalances(ctx context.Context, q Querier, userID uuid.UUID, changes []
 	}
 	return tag.RowsAffected(), nil
 }
+
+// DeriveBalances is the package function DeriveBalances on the store's
+// pool, in a statement of its own.
+func (s *Store) DeriveBalances(ctx context.Context, userID uuid.UUID, changes []BalanceChange, today domain.Date) (int64, error) {
+	return DeriveBalances(ctx, s.pool, userID, changes, today)
+}

@@ -103,3 +103,17 @@ func (t *Tx) PruneWebhookDeliveries(ctx context.Context, subscriptionID uuid.UUI
 func (s *Store) ApplyRulesFrom(ctx context.Context, userID uuid.UUID, batchSize int, after *Keyset, until time.Time) (ApplyStats, *Keyset, error) {
 	return ApplyRulesFrom(ctx, s.pool, userID, batchSize, after, until)
 }
+
+// FinishSync is FinishSyncTx inside tx.
+func (t *Tx) FinishSync(ctx context.Context, connectionID uuid.UUID, o SyncOutcome) ([]uuid.UUID, error) {
+	return FinishSyncTx(ctx, t.tx, connectionID, o)
+}
+
+// EnqueueMany inserts River jobs with client inside tx, so they are
+// worked only if tx commits.
+func (t *Tx) EnqueueMany(ctx context.Context, client *JobClient, params []river.InsertManyParams) error {
+	if _, err := client.InsertManyTx(ctx, t.tx, params); err != nil {
+		return fmt.Errorf("enqueue %d jobs: %w", len(params), err)
+	}
+	return nil
+}

@@ -11,10 +11,15 @@ import (
 )
 
 // SyncRules runs a user's rules on the transactions a sync batch inserted
-// or changed, inside the batch's database transaction. ApplyRulesTx is the
+// or changed, inside the batch's database transaction. ApplyRulesIn is the
 // one a worker uses. Caveat: it runs once per stored page (once per batch
-// on a fresh copy), so it must not commit or roll back tx.
-type SyncRules func(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error
+// on a fresh copy), and tx is valid only during the call.
+type SyncRules func(ctx context.Context, tx *Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error
+
+// ApplyRulesIn is ApplyRulesTx inside a *Tx: the SyncRules a worker uses.
+func ApplyRulesIn(ctx context.Context, tx *Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error {
+	return ApplyRulesTx(ctx, tx.tx, userID, transactionIDs)
+}
 
 // SyncSessionOptions configure a SyncSession.
 type SyncSessionOptions struct {
@@ -268,7 +273,7 @@ func (ss *SyncSession) applyRules(ctx context.Context, tx pgx.Tx, changed []uuid
 	if ss.opts.Rules == nil || len(changed) == 0 {
 		return nil
 	}
-	if err := ss.opts.Rules(ctx, tx, ss.conn.UserID, changed); err != nil {
+	if err := ss.opts.Rules(ctx, &Tx{tx: tx}, ss.conn.UserID, changed); err != nil {
 		return fmt.Errorf("apply rules: %w", err)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage"
@@ -45,7 +44,7 @@ func TestSyncSessionCopiesThenUpserts(t *testing.T) {
 	e := newWriterEnv(t)
 	ctx := context.Background()
 	var ruled []int
-	rules := func(_ context.Context, _ pgx.Tx, _ uuid.UUID, ids []uuid.UUID) error {
+	rules := func(_ context.Context, _ *storage.Tx, _ uuid.UUID, ids []uuid.UUID) error {
 		ruled = append(ruled, len(ids))
 		return nil
 	}

@@ -398,7 +398,7 @@ func BenchmarkSyncIncrementalPlaid(b *testing.B) {
 func TestWholeWindowResyncWritesNothing(t *testing.T) {
 	e := newBenchEnv(t, mercury.WithHistoryDays(40), mercury.WithOverlapDays(40))
 	var applied []int
-	e.syncer.ApplyRules = func(_ context.Context, _ pgx.Tx, _ uuid.UUID, ids []uuid.UUID) error {
+	e.syncer.ApplyRules = func(_ context.Context, _ *storage.Tx, _ uuid.UUID, ids []uuid.UUID) error {
 		applied = append(applied, len(ids))
 		return nil
 	}

@@ -59,6 +59,6 @@ func (r *syncRun) deriveBalances(ctx context.Context) error {
 		}
 		changes = append(changes, c)
 	}
-	_, err := storage.DeriveBalances(ctx, r.Store.Pool(), r.conn.UserID, changes, r.today)
+	_, err := r.Store.DeriveBalances(ctx, r.conn.UserID, changes, r.today)
 	return err
 }

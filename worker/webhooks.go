@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/finsync/finsync/destinations"
@@ -314,8 +313,8 @@ func (w *WebhookWorker) finish(ctx context.Context, job *river.Job[jobargs.Deliv
 // Outside a River job (Syncer.Sync called directly) no drain is enqueued:
 // the scheduler's sweep picks the events up.
 func (s *Syncer) finishSync(ctx context.Context, id uuid.UUID, o storage.SyncOutcome) error {
-	return s.Store.InTx(ctx, func(tx pgx.Tx) error {
-		subs, err := storage.FinishSyncTx(ctx, tx, id, o)
+	return s.Store.Atomic(ctx, func(tx *storage.Tx) error {
+		subs, err := tx.FinishSync(ctx, id, o)
 		if err != nil {
 			return err
 		}
@@ -325,11 +324,11 @@ func (s *Syncer) finishSync(ctx context.Context, id uuid.UUID, o storage.SyncOut
 
 // enqueueWebhookDrains inserts a drain per subscription inside tx, with
 // the River client of the running job.
-func enqueueWebhookDrains(ctx context.Context, tx pgx.Tx, subs []uuid.UUID) error {
+func enqueueWebhookDrains(ctx context.Context, tx *storage.Tx, subs []uuid.UUID) error {
 	if len(subs) == 0 {
 		return nil
 	}
-	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	client, err := storage.JobClientFromContext(ctx)
 	if err != nil {
 		return nil // not in a job: left to the sweep
 	}
@@ -337,8 +336,8 @@ func enqueueWebhookDrains(ctx context.Context, tx pgx.Tx, subs []uuid.UUID) erro
 	for i, id := range subs {
 		params[i] = river.InsertManyParams{Args: jobargs.DeliverWebhook{SubscriptionID: id}}
 	}
-	if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
-		return fmt.Errorf("enqueue %d webhook drains: %w", len(params), err)
+	if err := tx.EnqueueMany(ctx, client, params); err != nil {
+		return fmt.Errorf("enqueue webhook drains: %w", err)
 	}
 	return nil
 }
