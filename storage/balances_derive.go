@@ -39,7 +39,9 @@ type BalanceChange struct {
 //
 // Derived rows are upserted and derived rows outside the new span deleted;
 // a recorded row is never touched. Unchanged derived rows are not rewritten.
-// Every step joins on the account alone or aggregates (the daily totals and
+// The earliest recorded day is one look-up per account in the partial
+// index of recorded days (not a read of every derived day). Every step
+// joins on the account alone or aggregates (the daily totals and
 // the span's days are summed together rather than joined day by day), so
 // that a long history costs time in proportion to its days whatever the
 // planner estimates: a day-by-day join of two CTEs, planned as a nested
@@ -49,12 +51,15 @@ WITH changed AS (
 	SELECT c.account_id, c.since FROM unnest($2::uuid[], $3::date[]) AS c(account_id, since)
 ),
 earliest AS (
-	SELECT DISTINCT ON (b.account_id) b.account_id, b.date, b.balance, b.currency, c.since,
+	SELECT c.account_id, b.date, b.balance, b.currency, c.since,
 		CASE WHEN a.type IN ('credit', 'loan') THEN -1 ELSE 1 END AS sign
 	FROM changed c
-	JOIN balance_history b ON b.account_id = c.account_id AND b.user_id = $1 AND NOT b.derived
-	JOIN accounts a ON a.id = b.account_id AND a.user_id = b.user_id
-	ORDER BY b.account_id, b.date
+	JOIN accounts a ON a.id = c.account_id AND a.user_id = $1
+	CROSS JOIN LATERAL (
+		SELECT b.date, b.balance, b.currency FROM balance_history b
+		WHERE b.account_id = c.account_id AND b.user_id = $1 AND NOT b.derived
+		ORDER BY b.date LIMIT 1
+	) b
 ),
 anchor AS (
 	SELECT e.account_id, e.date, e.balance, e.currency, e.sign FROM earliest e
