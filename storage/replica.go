@@ -301,8 +301,59 @@ func (f fallbackQuerier) Query(ctx context.Context, sql string, args ...any) (pg
 	if f.retry(err) {
 		return f.s.pool.Query(ctx, sql, args...)
 	}
-	return rows, err
+	if err != nil {
+		return rows, err
+	}
+	return &fallbackRows{Rows: rows, f: f, ctx: ctx, sql: sql, args: args}, nil
 }
+
+// fallbackRows are a replica's rows that, when the replica fails before
+// the first row arrives (the query went out on a connection the stopping
+// server had closed, and the failure surfaces at the first Next), run the
+// query again on the primary and read its rows instead. A failure after a
+// row was read is returned as it is.
+type fallbackRows struct {
+	pgx.Rows
+	f        fallbackQuerier
+	ctx      context.Context
+	sql      string
+	args     []any
+	started  bool
+	replaced bool
+}
+
+// Next advances to the next row, from the primary when the replica failed
+// before its first row.
+func (r *fallbackRows) Next() bool {
+	if r.Rows.Next() {
+		r.started = true
+		return true
+	}
+	if r.started || r.replaced {
+		return false
+	}
+	r.replaced = true
+	err := r.Rows.Err()
+	if !r.f.retry(err) {
+		return false
+	}
+	r.Rows.Close()
+	rows, qerr := r.f.s.pool.Query(r.ctx, r.sql, r.args...)
+	if qerr != nil {
+		r.Rows = errRows{Rows: r.Rows, err: qerr}
+		return false
+	}
+	r.Rows = rows
+	return r.Next()
+}
+
+// errRows are closed rows that report err.
+type errRows struct {
+	pgx.Rows
+	err error
+}
+
+func (e errRows) Err() error { return e.err }
 
 func (f fallbackQuerier) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return fallbackRow{f: f, ctx: ctx, sql: sql, args: args}
