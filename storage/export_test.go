@@ -4,6 +4,9 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/finsync/finsync/rules"
 )
 
 // PreviewRuleInGo is PreviewRule evaluated in Go on every transaction of
@@ -22,3 +25,9 @@ var MarkTimeout = markTimeout
 
 // OnlyAdds exposes onlyAdds to the external tests.
 var OnlyAdds = onlyAdds
+
+// RuleCandidates exposes ruleCandidates on the store's reader, so that the
+// tests check the database's prefilter against the rule engine.
+func (s *Store) RuleCandidates(ctx context.Context, sc Scope, pf rules.Prefilter, columns string, each func(pgx.Rows) error) error {
+	return ruleCandidates(ctx, s.reader(ctx), sc, pf, nil, columns, each)
+}

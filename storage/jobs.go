@@ -3,9 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -75,38 +73,6 @@ func CompleteJob[T river.JobArgs](ctx context.Context, tx *Tx, job *river.Job[T]
 		return fmt.Errorf("complete job %d: %w", job.ID, err)
 	}
 	return nil
-}
-
-// DrainDone is the package function DrainDone inside tx.
-func (t *Tx) DrainDone(ctx context.Context, destinationID uuid.UUID) (bool, error) {
-	return DrainDone(ctx, t.tx, destinationID)
-}
-
-// PruneDelivered is the package function PruneDelivered inside tx.
-func (t *Tx) PruneDelivered(ctx context.Context, destinationID uuid.UUID) error {
-	return PruneDelivered(ctx, t.tx, destinationID)
-}
-
-// WebhookDrainDone is the package function WebhookDrainDone inside tx.
-func (t *Tx) WebhookDrainDone(ctx context.Context, subscriptionID uuid.UUID) (bool, error) {
-	return WebhookDrainDone(ctx, t.tx, subscriptionID)
-}
-
-// PruneWebhookDeliveries is the package function PruneWebhookDeliveries
-// inside tx.
-func (t *Tx) PruneWebhookDeliveries(ctx context.Context, subscriptionID uuid.UUID) error {
-	return PruneWebhookDeliveries(ctx, t.tx, subscriptionID)
-}
-
-// ApplyRulesFrom is the package function ApplyRulesFrom on the store's
-// pool.
-func (s *Store) ApplyRulesFrom(ctx context.Context, userID uuid.UUID, batchSize int, after *Keyset, until time.Time) (ApplyStats, *Keyset, error) {
-	return ApplyRulesFrom(ctx, s.pool, userID, batchSize, after, until)
-}
-
-// FinishSync is FinishSyncTx inside tx.
-func (t *Tx) FinishSync(ctx context.Context, connectionID uuid.UUID, o SyncOutcome) ([]uuid.UUID, error) {
-	return FinishSyncTx(ctx, t.tx, connectionID, o)
 }
 
 // EnqueueMany inserts River jobs with client inside tx, so they are

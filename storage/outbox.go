@@ -168,3 +168,13 @@ func (s *Store) DestinationsWithPendingEvents(ctx context.Context, limit int) ([
 func (t *Tx) EnqueueAccountEvent(ctx context.Context, ev AccountEvent) ([]uuid.UUID, error) {
 	return EnqueueAccountEvent(ctx, t.tx, ev)
 }
+
+// DrainDone is the package function DrainDone inside tx.
+func (t *Tx) DrainDone(ctx context.Context, destinationID uuid.UUID) (bool, error) {
+	return DrainDone(ctx, t.tx, destinationID)
+}
+
+// PruneDelivered is the package function PruneDelivered inside tx.
+func (t *Tx) PruneDelivered(ctx context.Context, destinationID uuid.UUID) error {
+	return PruneDelivered(ctx, t.tx, destinationID)
+}

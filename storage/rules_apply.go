@@ -347,3 +347,9 @@ func decideAndWrite(ctx context.Context, tx pgx.Tx, set *rules.Set, rows []ruleR
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+// ApplyRulesFrom is the package function ApplyRulesFrom on the store's
+// pool.
+func (s *Store) ApplyRulesFrom(ctx context.Context, userID uuid.UUID, batchSize int, after *Keyset, until time.Time) (ApplyStats, *Keyset, error) {
+	return ApplyRulesFrom(ctx, s.pool, userID, batchSize, after, until)
+}

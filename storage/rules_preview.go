@@ -87,20 +87,15 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// RuleCandidates reads, in no particular order (so that the database can
+// ruleCandidates reads, in no particular order (so that the database can
 // scan the table instead of sorting or walking an index over the whole
 // history), the columns of every transaction within the scope that can
-// satisfy the prefilter, and calls each for every row. The comparisons in pf are only
+// satisfy the prefilter, narrowed further by the predicates more adds
+// (nil: none), and calls each for every row. The comparisons in pf are only
 // the fixed set of rules.Cmp* operators, pasted as SQL; every value is a
 // parameter. Caveat: it reads the whole candidate set in one statement on
 // one connection; its cost follows the user's history when the prefilter
 // narrows nothing.
-func (s *Store) RuleCandidates(ctx context.Context, sc Scope, pf rules.Prefilter, columns string, each func(pgx.Rows) error) error {
-	return ruleCandidates(ctx, s.reader(ctx), sc, pf, nil, columns, each)
-}
-
-// ruleCandidates is RuleCandidates on q, narrowed further by the
-// predicates more adds (nil: none).
 func ruleCandidates(ctx context.Context, q Querier, sc Scope, pf rules.Prefilter, more func(*where), columns string, each func(pgx.Rows) error) error {
 	var w where
 	w.scope("t", sc)

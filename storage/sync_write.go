@@ -256,3 +256,8 @@ func FinishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 	}
 	return syncWebhookEvents(ctx, tx, connectionID, prev, o)
 }
+
+// FinishSync is FinishSyncTx inside tx.
+func (t *Tx) FinishSync(ctx context.Context, connectionID uuid.UUID, o SyncOutcome) ([]uuid.UUID, error) {
+	return FinishSyncTx(ctx, t.tx, connectionID, o)
+}

@@ -414,3 +414,14 @@ func syncWebhookEvents(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, p
 	}
 	return subs, nil
 }
+
+// WebhookDrainDone is the package function WebhookDrainDone inside tx.
+func (t *Tx) WebhookDrainDone(ctx context.Context, subscriptionID uuid.UUID) (bool, error) {
+	return WebhookDrainDone(ctx, t.tx, subscriptionID)
+}
+
+// PruneWebhookDeliveries is the package function PruneWebhookDeliveries
+// inside tx.
+func (t *Tx) PruneWebhookDeliveries(ctx context.Context, subscriptionID uuid.UUID) error {
+	return PruneWebhookDeliveries(ctx, t.tx, subscriptionID)
+}

@@ -74,7 +74,11 @@ type DeliverWorker struct {
 func NewDeliverWorker(st *storage.Store, cfg Destinations, log *slog.Logger) *DeliverWorker {
 	w := &DeliverWorker{store: st, box: cfg.Box, deliver: cfg.Deliverer, retryCap: cfg.RetryCap, log: log, metrics: cfg.Metrics}
 	if w.deliver == nil {
-		w.deliver = destinations.NewDeliverer(destinations.Options{Rates: st})
+		var opts destinations.Options
+		if st != nil { // a nil *Store in the interface would not read as nil
+			opts.Rates = st
+		}
+		w.deliver = destinations.NewDeliverer(opts)
 	}
 	if w.retryCap <= 0 {
 		w.retryCap = DefaultDeliverRetryCap

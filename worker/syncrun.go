@@ -124,12 +124,11 @@ func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 			if ok, err := r.pace(ctx, batch); err != nil || !ok {
 				return cmp.Or(err, errSliceEnded)
 			}
-			before := r.tally.Changes
-			if err := r.storeBatch(ctx, batch); err != nil {
+			stored, err := r.storeBatch(ctx, batch)
+			if err != nil {
 				return err
 			}
-			written := r.tally.Changes.Added + r.tally.Changes.Modified - before.Added - before.Modified
-			if err := r.refreshStats(ctx, written, !more); err != nil {
+			if err := r.refreshStats(ctx, stored.Added+stored.Modified, !more); err != nil {
 				return err
 			}
 		}
@@ -288,13 +287,13 @@ func nextBatch(pages <-chan fetched, limit int) ([]providers.TransactionPage, bo
 // storeBatch converts the pages and hands them to the run's session, which
 // stores them and the cursor after the last one in one database
 // transaction. Once it commits, the batch's pages and row changes count
-// toward the run's tally.
-func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionPage) error {
+// toward the run's tally; it returns them.
+func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionPage) (storage.RowChanges, error) {
 	pages := make([]storage.SyncPage, len(batch))
 	for i := range batch {
 		var err error
 		if pages[i], err = r.page(&batch[i]); err != nil {
-			return err
+			return storage.RowChanges{}, err
 		}
 		if batch[i].NextAllowedAt.After(r.nextAllowedAt) {
 			r.nextAllowedAt = batch[i].NextAllowedAt
@@ -302,11 +301,11 @@ func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionP
 	}
 	res, err := r.session.ApplyBatch(ctx, pages)
 	if err != nil {
-		return err
+		return storage.RowChanges{}, err
 	}
 	r.tally.Pages += int64(len(batch))
 	r.tally.Changes = r.tally.Changes.Add(res.Changes)
-	return nil
+	return res.Changes, nil
 }
 
 // page converts a provider page to what the session stores.
