@@ -63,7 +63,7 @@ func newOutageEnv(t *testing.T, opts ...envOption) *outageEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := storage.Migrate(ctx, pool); err != nil {
+	if err := storage.New(pool).Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	jobs, err := worker.NewInsertClient(storage.New(pool))

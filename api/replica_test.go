@@ -46,7 +46,7 @@ func newReplicaEnv(t *testing.T, ctx context.Context, maxLag time.Duration) *rep
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := storage.Migrate(ctx, pool); err != nil {
+	if err := storage.New(pool).Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	replica := primary.Replica(ctx, t)

@@ -153,7 +153,7 @@ func (w *hookWorld) sync(id uuid.UUID) string {
 	}
 	var state string
 	waitFor(w.t, 60*time.Second, "sync job to end", func() bool {
-		if err := w.st.Pool().QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, res.Job.ID).Scan(&state); err != nil {
+		if err := w.env.fx.Pool.QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, res.Job.ID).Scan(&state); err != nil {
 			w.t.Fatal(err)
 		}
 		return state == "completed" || state == "cancelled" || state == "discarded"
@@ -323,7 +323,7 @@ func TestWebhookDeliversSignedEventsOfSyncsAndConnectionState(t *testing.T) {
 		t.Fatalf("first sync's events %v", got)
 	}
 	var added int
-	if err := w.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, conn).Scan(&added); err != nil {
+	if err := w.env.fx.Pool.QueryRow(context.Background(), `SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, conn).Scan(&added); err != nil {
 		t.Fatal(err)
 	}
 	data := first[1].Data
@@ -446,7 +446,7 @@ func TestWebhookSecretIsSealedAtRest(t *testing.T) {
 	w := newHookWorld(t, true, worker.Webhooks{})
 	id, secret := w.register("https://hooks.example.com/a", "sync.completed")
 	var sealed []byte
-	if err := w.st.Pool().QueryRow(context.Background(), `SELECT sealed_secret FROM webhook_subscriptions WHERE id = $1`, id).Scan(&sealed); err != nil {
+	if err := w.env.fx.Pool.QueryRow(context.Background(), `SELECT sealed_secret FROM webhook_subscriptions WHERE id = $1`, id).Scan(&sealed); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(sealed, []byte(secret)) || bytes.Contains(sealed, []byte(strings.TrimPrefix(secret, "whsec_"))) {

@@ -97,7 +97,7 @@ func (s *Store) GetAccount(ctx context.Context, sc Scope, id uuid.UUID) (Account
 	return getAccount(ctx, s.reader(ctx), sc, id, "")
 }
 
-func getAccount(ctx context.Context, q Querier, sc Scope, id uuid.UUID, lock string) (AccountWithConnection, error) {
+func getAccount(ctx context.Context, q querier, sc Scope, id uuid.UUID, lock string) (AccountWithConnection, error) {
 	var w where
 	w.add("a.id = ?", id)
 	w.add("a.user_id = ?", sc.UserID)

@@ -30,16 +30,16 @@ type ManualAccount struct {
 // that credential is scoped (credentialID may be uuid.Nil).
 func (s *Store) CreateManualAccount(ctx context.Context, userID, credentialID uuid.UUID, m ManualAccount) (AccountWithConnection, error) {
 	var out AccountWithConnection
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		out, err = CreateManualAccountTx(ctx, tx, userID, credentialID, m)
+		out, err = createManualAccountTx(ctx, tx, userID, credentialID, m)
 		return err
 	})
 	return out, err
 }
 
-// CreateManualAccountTx is CreateManualAccount inside the caller's transaction.
-func CreateManualAccountTx(ctx context.Context, tx pgx.Tx, userID, credentialID uuid.UUID, m ManualAccount) (AccountWithConnection, error) {
+// createManualAccountTx is CreateManualAccount inside the caller's transaction.
+func createManualAccountTx(ctx context.Context, tx pgx.Tx, userID, credentialID uuid.UUID, m ManualAccount) (AccountWithConnection, error) {
 	var liability []byte
 	if m.Liability != nil {
 		var err error
@@ -59,12 +59,12 @@ func CreateManualAccountTx(ctx context.Context, tx pgx.Tx, userID, credentialID 
 		return AccountWithConnection{}, fmt.Errorf("create manual account: %w", err)
 	}
 	if m.CurrentBalance != nil {
-		if err := RecordBalance(ctx, tx, userID, id, domain.DateOf(now()), *m.CurrentBalance, m.Currency); err != nil {
+		if err := recordBalance(ctx, tx, userID, id, domain.DateOf(now()), *m.CurrentBalance, m.Currency); err != nil {
 			return AccountWithConnection{}, err
 		}
 	}
 	if credentialID != uuid.Nil {
-		if err := AddAccountToScope(ctx, tx, credentialID, id); err != nil {
+		if err := addAccountToScope(ctx, tx, credentialID, id); err != nil {
 			return AccountWithConnection{}, err
 		}
 	}
@@ -106,17 +106,17 @@ type AccountPatch struct {
 // account and ErrClosed for a closed one.
 func (s *Store) UpdateManualAccount(ctx context.Context, sc Scope, id uuid.UUID, p AccountPatch) (AccountWithConnection, error) {
 	var out AccountWithConnection
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		out, err = UpdateManualAccountTx(ctx, tx, sc, id, p)
+		out, err = updateManualAccountTx(ctx, tx, sc, id, p)
 		return err
 	})
 	return out, err
 }
 
-// UpdateManualAccountTx is UpdateManualAccount inside the caller's
+// updateManualAccountTx is UpdateManualAccount inside the caller's
 // transaction (so that the change's outbox events commit with it).
-func UpdateManualAccountTx(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID, p AccountPatch) (AccountWithConnection, error) {
+func updateManualAccountTx(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID, p AccountPatch) (AccountWithConnection, error) {
 	a, err := lockManualAccount(ctx, tx, sc, id)
 	if err != nil {
 		return a, err
@@ -132,7 +132,7 @@ func UpdateManualAccountTx(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUI
 		if p.Currency != nil {
 			cur = *p.Currency
 		}
-		if err := RecordBalance(ctx, tx, a.UserID, id, domain.DateOf(now()), *p.CurrentBalance, cur); err != nil {
+		if err := recordBalance(ctx, tx, a.UserID, id, domain.DateOf(now()), *p.CurrentBalance, cur); err != nil {
 			return a, err
 		}
 	}
@@ -190,17 +190,17 @@ func updateAccountRow(ctx context.Context, tx pgx.Tx, a AccountWithConnection, p
 // the scope and ErrNotManual for a bank-synced account.
 func (s *Store) CloseManualAccount(ctx context.Context, sc Scope, id uuid.UUID) (AccountWithConnection, error) {
 	var out AccountWithConnection
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		out, _, err = CloseManualAccountTx(ctx, tx, sc, id)
+		out, _, err = closeManualAccountTx(ctx, tx, sc, id)
 		return err
 	})
 	return out, err
 }
 
-// CloseManualAccountTx is CloseManualAccount inside the caller's
+// closeManualAccountTx is CloseManualAccount inside the caller's
 // transaction; changed is false when the account was already closed.
-func CloseManualAccountTx(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID) (out AccountWithConnection, changed bool, err error) {
+func closeManualAccountTx(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID) (out AccountWithConnection, changed bool, err error) {
 	a, err := lockManualAccount(ctx, tx, sc, id)
 	if err != nil {
 		return a, false, err
@@ -215,17 +215,17 @@ func CloseManualAccountTx(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID
 	return out, changed, err
 }
 
-// CreateManualAccount is CreateManualAccountTx inside the transaction.
+// CreateManualAccount is createManualAccountTx inside the transaction.
 func (t *Tx) CreateManualAccount(ctx context.Context, userID, credentialID uuid.UUID, m ManualAccount) (AccountWithConnection, error) {
-	return CreateManualAccountTx(ctx, t.tx, userID, credentialID, m)
+	return createManualAccountTx(ctx, t.tx, userID, credentialID, m)
 }
 
-// UpdateManualAccount is UpdateManualAccountTx inside the transaction.
+// UpdateManualAccount is updateManualAccountTx inside the transaction.
 func (t *Tx) UpdateManualAccount(ctx context.Context, sc Scope, id uuid.UUID, p AccountPatch) (AccountWithConnection, error) {
-	return UpdateManualAccountTx(ctx, t.tx, sc, id, p)
+	return updateManualAccountTx(ctx, t.tx, sc, id, p)
 }
 
-// CloseManualAccount is CloseManualAccountTx inside the transaction.
+// CloseManualAccount is closeManualAccountTx inside the transaction.
 func (t *Tx) CloseManualAccount(ctx context.Context, sc Scope, id uuid.UUID) (out AccountWithConnection, changed bool, err error) {
-	return CloseManualAccountTx(ctx, t.tx, sc, id)
+	return closeManualAccountTx(ctx, t.tx, sc, id)
 }

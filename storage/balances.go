@@ -54,10 +54,10 @@ func (s *Store) ListBalanceHistory(ctx context.Context, sc Scope, f BalanceFilte
 	return out, rows.Err()
 }
 
-// RecordBalance upserts an account's recorded balance for one day (a second
+// recordBalance upserts an account's recorded balance for one day (a second
 // record the same day replaces the first, and a record replaces a derived
 // balance of that day).
-func RecordBalance(ctx context.Context, q Querier, userID, accountID uuid.UUID, day domain.Date, balance domain.Money, currency string) error {
+func recordBalance(ctx context.Context, q querier, userID, accountID uuid.UUID, day domain.Date, balance domain.Money, currency string) error {
 	_, err := q.Exec(ctx, `
 		INSERT INTO balance_history (user_id, account_id, date, balance, currency)
 		VALUES ($1, $2, $3, $4, $5)

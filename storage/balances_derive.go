@@ -108,7 +108,7 @@ ON CONFLICT (account_id, date, user_id) DO UPDATE SET
 WHERE balance_history.derived
 	AND (balance_history.balance, balance_history.currency) IS DISTINCT FROM (excluded.balance, excluded.currency)`
 
-// DeriveBalances re-derives the daily balances before each changed
+// deriveBalances re-derives the daily balances before each changed
 // account's earliest recorded balance from that balance and the account's
 // posted transactions (deriveBalancesSQL says exactly when and how), and
 // returns how many derived rows it inserted or changed. Guarantee: a
@@ -116,7 +116,7 @@ WHERE balance_history.derived
 // (numeric arithmetic in PostgreSQL). Caveat: a derived day is only as
 // right as the transactions stored; a posted transaction removed at the
 // provider is only accounted for at the next derivation of its account.
-func DeriveBalances(ctx context.Context, q Querier, userID uuid.UUID, changes []BalanceChange, today domain.Date) (int64, error) {
+func deriveBalances(ctx context.Context, q querier, userID uuid.UUID, changes []BalanceChange, today domain.Date) (int64, error) {
 	if len(changes) == 0 {
 		return 0, nil
 	}
@@ -136,5 +136,5 @@ func DeriveBalances(ctx context.Context, q Querier, userID uuid.UUID, changes []
 // DeriveBalances is the package function DeriveBalances on the store's
 // pool, in a statement of its own.
 func (s *Store) DeriveBalances(ctx context.Context, userID uuid.UUID, changes []BalanceChange, today domain.Date) (int64, error) {
-	return DeriveBalances(ctx, s.pool, userID, changes, today)
+	return deriveBalances(ctx, s.pool, userID, changes, today)
 }

@@ -27,7 +27,7 @@ type CategoryInput struct {
 // first time is created.
 func (s *Store) CreateCategory(ctx context.Context, userID uuid.UUID, in CategoryInput) (domain.Category, error) {
 	var out domain.Category
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		groupID, err := groupFor(ctx, tx, userID, in.Group)
 		if err != nil {
 			return err
@@ -52,7 +52,7 @@ func (s *Store) CreateCategory(ctx context.Context, userID uuid.UUID, in Categor
 // categories persist across syncs.
 func (s *Store) UpdateCategory(ctx context.Context, userID, id uuid.UUID, in CategoryInput) (domain.Category, error) {
 	var out domain.Category
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		cur, err := getCategory(ctx, tx, userID, id, " FOR UPDATE OF c")
 		if err != nil {
 			return err
@@ -101,7 +101,7 @@ func groupFor(ctx context.Context, tx pgx.Tx, userID uuid.UUID, name *string) (*
 	return &id, nil
 }
 
-func getCategory(ctx context.Context, q Querier, userID, id uuid.UUID, lock string) (domain.Category, error) {
+func getCategory(ctx context.Context, q querier, userID, id uuid.UUID, lock string) (domain.Category, error) {
 	c, err := scanCategory(q.QueryRow(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+` WHERE c.id = $1 AND c.user_id = $2`+lock, id, userID))
 	if err != nil {
 		return c, fmt.Errorf("get category %s: %w", id, err)
@@ -109,8 +109,8 @@ func getCategory(ctx context.Context, q Querier, userID, id uuid.UUID, lock stri
 	return c, nil
 }
 
-// CategoriesOwned reports whether every id is one of the user's categories.
-func CategoriesOwned(ctx context.Context, q Querier, userID uuid.UUID, ids []uuid.UUID) (bool, error) {
+// categoriesOwned reports whether every id is one of the user's categories.
+func categoriesOwned(ctx context.Context, q querier, userID uuid.UUID, ids []uuid.UUID) (bool, error) {
 	if len(ids) == 0 {
 		return true, nil
 	}
@@ -125,10 +125,10 @@ func CategoriesOwned(ctx context.Context, q Querier, userID uuid.UUID, ids []uui
 // CategoriesOwned reports whether every id is one of the user's categories,
 // as the primary database holds them now.
 func (s *Store) CategoriesOwned(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (bool, error) {
-	return CategoriesOwned(ctx, s.pool, userID, ids)
+	return categoriesOwned(ctx, s.pool, userID, ids)
 }
 
 // CategoriesOwned is CategoriesOwned inside the transaction.
 func (t *Tx) CategoriesOwned(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (bool, error) {
-	return CategoriesOwned(ctx, t.tx, userID, ids)
+	return categoriesOwned(ctx, t.tx, userID, ids)
 }

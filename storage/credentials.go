@@ -112,7 +112,7 @@ func (s *Store) IssueCredential(ctx context.Context, nc NewCredential) (IssuedCr
 		return IssuedCredential{}, err
 	}
 	ic := IssuedCredential{Secret: secret, DisplayPrefix: secret[:len(prefix)+6]}
-	err = s.InTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `
 			INSERT INTO credentials (user_id, kind, name, app_name, token_hash, display_prefix, expires_at, all_accounts)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
@@ -201,10 +201,10 @@ func (s *Store) TouchCredentials(ctx context.Context, used map[uuid.UUID]time.Ti
 	return nil
 }
 
-// AddAccountToScope adds an account to a scoped credential's scope (an
+// addAccountToScope adds an account to a scoped credential's scope (an
 // account created through a scoped key joins it). Unscoped credentials are
 // left alone.
-func AddAccountToScope(ctx context.Context, q Querier, credentialID, accountID uuid.UUID) error {
+func addAccountToScope(ctx context.Context, q querier, credentialID, accountID uuid.UUID) error {
 	_, err := q.Exec(ctx, `
 		INSERT INTO credential_accounts (user_id, credential_id, account_id)
 		SELECT user_id, id, $2 FROM credentials WHERE id = $1 AND NOT all_accounts

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/finsync/finsync/rules"
 )
@@ -31,3 +32,27 @@ var OnlyAdds = onlyAdds
 func (s *Store) RuleCandidates(ctx context.Context, sc Scope, pf rules.Prefilter, columns string, each func(pgx.Rows) error) error {
 	return ruleCandidates(ctx, s.reader(ctx), sc, pf, nil, columns, each)
 }
+
+// Pool exposes the store's primary pool to the external tests, for the
+// SQL they check results with.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// InTx exposes inTx to the external tests.
+func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error { return s.inTx(ctx, fn) }
+
+// Querier is querier, for the external tests.
+type Querier = querier
+
+// TransactionWriter is transactionWriter, for the external tests.
+type TransactionWriter = transactionWriter
+
+// The package functions the external tests drive inside their own
+// transactions.
+var (
+	DeriveBalances          = deriveBalances
+	DrainDone               = drainDone
+	EnqueueAccountEvent     = enqueueAccountEvent
+	MarkTransactionsDeleted = markTransactionsDeleted
+	NewTransactionWriter    = newTransactionWriter
+	UpsertAccounts          = upsertAccounts
+)

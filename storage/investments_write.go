@@ -13,9 +13,9 @@ import (
 // SyncedSecurity is a security as a sync stores it for a user.
 type SyncedSecurity = domain.ReportedSecurity
 
-// UpsertSecurities stores the user's securities and returns their ids by
+// upsertSecurities stores the user's securities and returns their ids by
 // provider security id.
-func UpsertSecurities(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider string, secs []SyncedSecurity) (map[string]uuid.UUID, error) {
+func upsertSecurities(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider string, secs []SyncedSecurity) (map[string]uuid.UUID, error) {
 	ids := make(map[string]uuid.UUID, len(secs))
 	for _, s := range secs {
 		var id uuid.UUID
@@ -34,9 +34,9 @@ func UpsertSecurities(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider
 	return ids, nil
 }
 
-// ReplaceHoldings makes the connection's stored holdings exactly hs: new and
+// replaceHoldings makes the connection's stored holdings exactly hs: new and
 // changed positions are upserted and positions no longer reported removed.
-func ReplaceHoldings(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, hs []domain.Holding) error {
+func replaceHoldings(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, hs []domain.Holding) error {
 	keep := make([]uuid.UUID, 0, len(hs))
 	for _, h := range hs {
 		var id uuid.UUID
@@ -63,8 +63,8 @@ func ReplaceHoldings(ctx context.Context, tx pgx.Tx, conn domain.BankConnection,
 	return nil
 }
 
-// UpsertInvestmentTransactions stores investment events by provider id.
-func UpsertInvestmentTransactions(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, its []domain.InvestmentTransaction) error {
+// upsertInvestmentTransactions stores investment events by provider id.
+func upsertInvestmentTransactions(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, its []domain.InvestmentTransaction) error {
 	batch := &pgx.Batch{}
 	for _, t := range its {
 		batch.Queue(`

@@ -13,9 +13,9 @@ import (
 	"github.com/finsync/finsync/migrations"
 )
 
-// Migrate applies River's migrations and finsync's own, so that one command
+// migrate applies River's migrations and finsync's own, so that one command
 // brings a database up to date.
-func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	rm, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
 		return fmt.Errorf("river migrator: %w", err)
@@ -34,9 +34,9 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-// MigrationsCurrent reports whether both finsync's and River's migrations are
+// migrationsCurrent reports whether both finsync's and River's migrations are
 // fully applied (the readiness check).
-func MigrationsCurrent(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
+func migrationsCurrent(ctx context.Context, pool *pgxpool.Pool) (bool, error) {
 	gp, closeDB, err := gooseProvider(pool)
 	if err != nil {
 		return false, err
@@ -72,10 +72,10 @@ func gooseProvider(pool *pgxpool.Pool) (*goose.Provider, func(), error) {
 
 // Migrate applies River's migrations and finsync's own to the store's
 // primary database (see the package function Migrate).
-func (s *Store) Migrate(ctx context.Context) error { return Migrate(ctx, s.pool) }
+func (s *Store) Migrate(ctx context.Context) error { return migrate(ctx, s.pool) }
 
 // MigrationsCurrent reports whether both finsync's and River's migrations
 // are fully applied to the store's primary database (the readiness check).
 func (s *Store) MigrationsCurrent(ctx context.Context) (bool, error) {
-	return MigrationsCurrent(ctx, s.pool)
+	return migrationsCurrent(ctx, s.pool)
 }

@@ -41,13 +41,13 @@ type OutboxEvent struct {
 	Attempts      int
 }
 
-// EnqueueAccountEvent writes the event to the outbox of every destination
+// enqueueAccountEvent writes the event to the outbox of every destination
 // the account is linked to (explicitly, or by a destination following all
 // the user's accounts), inside the transaction of the change, and
 // returns those destinations' ids. It takes a share lock on each of them,
 // so that a drain deciding it is done (DrainDone) either sees the event or
 // finishes before the change commits.
-func EnqueueAccountEvent(ctx context.Context, tx pgx.Tx, ev AccountEvent) ([]uuid.UUID, error) {
+func enqueueAccountEvent(ctx context.Context, tx pgx.Tx, ev AccountEvent) ([]uuid.UUID, error) {
 	rows, err := tx.Query(ctx, `
 		WITH linked AS (
 			SELECT d.id, d.user_id FROM destinations d JOIN accounts a ON a.user_id = d.user_id AND a.id = $1
@@ -120,9 +120,9 @@ func (s *Store) MarkAttemptFailed(ctx context.Context, destinationID, eventID uu
 // inspection) before a finished drain prunes them.
 const DeliveredRetention = 7 * 24 * time.Hour
 
-// PruneDelivered deletes the destination's events delivered longer ago
+// pruneDelivered deletes the destination's events delivered longer ago
 // than DeliveredRetention.
-func PruneDelivered(ctx context.Context, tx pgx.Tx, destinationID uuid.UUID) error {
+func pruneDelivered(ctx context.Context, tx pgx.Tx, destinationID uuid.UUID) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM destination_outbox WHERE destination_id = $1 AND delivered_at < $2`,
 		destinationID, time.Now().Add(-DeliveredRetention)); err != nil {
 		return fmt.Errorf("prune outbox of destination %s: %w", destinationID, err)
@@ -130,13 +130,13 @@ func PruneDelivered(ctx context.Context, tx pgx.Tx, destinationID uuid.UUID) err
 	return nil
 }
 
-// DrainDone locks the destination for the rest of the transaction and
+// drainDone locks the destination for the rest of the transaction and
 // reports whether its outbox is empty. A change that enqueued an event and
 // has not committed yet holds a share lock (EnqueueAccountEvent), so the
 // answer accounts for every change committed before the caller's commit;
 // one committing after it finds the caller's drain finished and enqueues a
 // new one. It returns ErrNotFound for a deleted destination.
-func DrainDone(ctx context.Context, tx pgx.Tx, destinationID uuid.UUID) (bool, error) {
+func drainDone(ctx context.Context, tx pgx.Tx, destinationID uuid.UUID) (bool, error) {
 	var pending bool
 	err := tx.QueryRow(ctx, `SELECT id FROM destinations WHERE id = $1 FOR UPDATE`, destinationID).Scan(new(uuid.UUID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -166,15 +166,15 @@ func (s *Store) DestinationsWithPendingEvents(ctx context.Context, limit int) ([
 
 // EnqueueAccountEvent is EnqueueAccountEvent inside the transaction.
 func (t *Tx) EnqueueAccountEvent(ctx context.Context, ev AccountEvent) ([]uuid.UUID, error) {
-	return EnqueueAccountEvent(ctx, t.tx, ev)
+	return enqueueAccountEvent(ctx, t.tx, ev)
 }
 
 // DrainDone is the package function DrainDone inside tx.
 func (t *Tx) DrainDone(ctx context.Context, destinationID uuid.UUID) (bool, error) {
-	return DrainDone(ctx, t.tx, destinationID)
+	return drainDone(ctx, t.tx, destinationID)
 }
 
 // PruneDelivered is the package function PruneDelivered inside tx.
 func (t *Tx) PruneDelivered(ctx context.Context, destinationID uuid.UUID) error {
-	return PruneDelivered(ctx, t.tx, destinationID)
+	return pruneDelivered(ctx, t.tx, destinationID)
 }

@@ -93,9 +93,6 @@ func NewReplica(primary, replica *pgxpool.Pool, opts ReplicaOptions) *Replica {
 	return &Replica{primary: primary, pool: replica, opts: opts, status: ReplicaStatus{Lag: math.MaxInt64}}
 }
 
-// Pool returns the replica's pool.
-func (r *Replica) Pool() *pgxpool.Pool { return r.pool }
-
 // MaxLag is the lag bound in force.
 func (r *Replica) MaxLag() time.Duration { return r.opts.MaxLag }
 
@@ -246,10 +243,10 @@ func (s *Store) ReadCounts() (replica, primary uint64) {
 // Replica returns the watched read replica, or nil.
 func (s *Store) Replica() *Replica { return s.replica }
 
-// reader is the Querier for a read: the replica when ctx was marked by
+// reader is the querier for a read: the replica when ctx was marked by
 // RouteRead, falling back to the primary when the replica cannot be
 // reached; the primary otherwise.
-func (s *Store) reader(ctx context.Context) Querier {
+func (s *Store) reader(ctx context.Context) querier {
 	if s.replica != nil && ctx.Value(replicaKey{}) != nil {
 		s.replicaReads.Add(1)
 		return fallbackQuerier{s: s}

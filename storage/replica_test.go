@@ -22,7 +22,7 @@ func replicaStore(ctx context.Context, tb testing.TB) (*storage.Store, *storaget
 		tb.Fatal(err)
 	}
 	tb.Cleanup(pool.Close)
-	if err := storage.Migrate(ctx, pool); err != nil {
+	if err := storage.New(pool).Migrate(ctx); err != nil {
 		tb.Fatal(err)
 	}
 	standby := primary.Replica(ctx, tb)

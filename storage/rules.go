@@ -68,9 +68,9 @@ func ruleScope(w *where, sc Scope) {
 	}
 }
 
-// CreateRule stores a rule of the user limited to allowed (nil for every
+// createRule stores a rule of the user limited to allowed (nil for every
 // account) inside the caller's transaction.
-func CreateRule(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in RuleInput, allowed []uuid.UUID) (Rule, error) {
+func createRule(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in RuleInput, allowed []uuid.UUID) (Rule, error) {
 	r, err := scanRule(tx.QueryRow(ctx, `INSERT INTO rules (user_id, conditions, outcomes, priority, allowed_account_ids)
 		VALUES ($1, $2, $3, $4, $5) RETURNING `+ruleColumns,
 		userID, in.Conditions, in.Outcomes, in.Priority, allowed))
@@ -104,9 +104,9 @@ func (s *Store) ListRules(ctx context.Context, sc Scope, includeArchived bool) (
 	return out, rows.Err()
 }
 
-// LockRule loads and locks a rule the scope may see, inside the caller's
+// lockRule loads and locks a rule the scope may see, inside the caller's
 // transaction; ErrNotFound otherwise.
-func LockRule(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID) (Rule, error) {
+func lockRule(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID) (Rule, error) {
 	var w where
 	w.add("id = ?", id)
 	ruleScope(&w, sc)
@@ -117,8 +117,8 @@ func LockRule(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID) (Rule, err
 	return r, nil
 }
 
-// UpdateRule replaces a rule's definition inside the caller's transaction.
-func UpdateRule(ctx context.Context, tx pgx.Tx, id uuid.UUID, in RuleInput) (Rule, error) {
+// updateRule replaces a rule's definition inside the caller's transaction.
+func updateRule(ctx context.Context, tx pgx.Tx, id uuid.UUID, in RuleInput) (Rule, error) {
 	r, err := scanRule(tx.QueryRow(ctx, `UPDATE rules SET conditions = $2, outcomes = $3, priority = $4,
 		updated_at = clock_timestamp() WHERE id = $1 RETURNING `+ruleColumns, id, in.Conditions, in.Outcomes, in.Priority))
 	if err != nil {
@@ -127,9 +127,9 @@ func UpdateRule(ctx context.Context, tx pgx.Tx, id uuid.UUID, in RuleInput) (Rul
 	return r, nil
 }
 
-// ArchiveRule archives a rule inside the caller's transaction: it stops
+// archiveRule archives a rule inside the caller's transaction: it stops
 // running and is listed only when archived rules are asked for.
-func ArchiveRule(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Rule, error) {
+func archiveRule(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Rule, error) {
 	r, err := scanRule(tx.QueryRow(ctx, `UPDATE rules SET archived_at = clock_timestamp(), updated_at = clock_timestamp()
 		WHERE id = $1 RETURNING `+ruleColumns, id))
 	if err != nil {
@@ -138,8 +138,8 @@ func ArchiveRule(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Rule, error) {
 	return r, nil
 }
 
-// ActiveRules loads the user's active (not archived) rules.
-func ActiveRules(ctx context.Context, q Querier, userID uuid.UUID) ([]Rule, error) {
+// activeRules loads the user's active (not archived) rules.
+func activeRules(ctx context.Context, q querier, userID uuid.UUID) ([]Rule, error) {
 	rows, err := q.Query(ctx, `SELECT `+ruleColumns+` FROM rules WHERE user_id = $1 AND archived_at IS NULL
 		ORDER BY priority, created_at, id`, userID)
 	if err != nil {
@@ -159,21 +159,21 @@ func ActiveRules(ctx context.Context, q Querier, userID uuid.UUID) ([]Rule, erro
 
 // CreateRule is CreateRule inside the transaction.
 func (t *Tx) CreateRule(ctx context.Context, userID uuid.UUID, in RuleInput, allowed []uuid.UUID) (Rule, error) {
-	return CreateRule(ctx, t.tx, userID, in, allowed)
+	return createRule(ctx, t.tx, userID, in, allowed)
 }
 
 // LockRule is LockRule inside the transaction: the row stays locked until
 // it ends.
 func (t *Tx) LockRule(ctx context.Context, sc Scope, id uuid.UUID) (Rule, error) {
-	return LockRule(ctx, t.tx, sc, id)
+	return lockRule(ctx, t.tx, sc, id)
 }
 
 // UpdateRule is UpdateRule inside the transaction.
 func (t *Tx) UpdateRule(ctx context.Context, id uuid.UUID, in RuleInput) (Rule, error) {
-	return UpdateRule(ctx, t.tx, id, in)
+	return updateRule(ctx, t.tx, id, in)
 }
 
 // ArchiveRule is ArchiveRule inside the transaction.
 func (t *Tx) ArchiveRule(ctx context.Context, id uuid.UUID) (Rule, error) {
-	return ArchiveRule(ctx, t.tx, id)
+	return archiveRule(ctx, t.tx, id)
 }

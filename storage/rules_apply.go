@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/rules"
@@ -29,23 +28,23 @@ type ApplyStats struct {
 // the transactions by keyset in batches of batchSize (RuleBatchSize when
 // not positive), each batch in its own database transaction with the rules
 // as they stand at that moment, so memory stays bounded by one batch.
-func ApplyRulesToUser(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, batchSize int) (ApplyStats, error) {
-	st, _, err := ApplyRulesFrom(ctx, pool, userID, batchSize, nil, time.Time{})
+func (s *Store) ApplyRulesToUser(ctx context.Context, userID uuid.UUID, batchSize int) (ApplyStats, error) {
+	st, _, err := s.ApplyRulesFrom(ctx, userID, batchSize, nil, time.Time{})
 	return st, err
 }
 
 // ApplyRulesFrom is ApplyRulesToUser from after on (nil: the start). Past
 // until (zero: never) it stops after a committed batch and returns the
 // keyset position (tx_date DESC, id DESC) to continue after; nil when the
-// pass is done.
-func ApplyRulesFrom(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, batchSize int, after *Keyset, until time.Time) (ApplyStats, *Keyset, error) {
+// pass is done. Caveat: a batch committed before an error stays written.
+func (s *Store) ApplyRulesFrom(ctx context.Context, userID uuid.UUID, batchSize int, after *Keyset, until time.Time) (ApplyStats, *Keyset, error) {
 	if batchSize <= 0 {
 		batchSize = RuleBatchSize
 	}
 	var st ApplyStats
 	for {
 		var rows []ruleRow
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		err := s.inTx(ctx, func(tx pgx.Tx) error {
 			set, err := prepareRules(ctx, tx, userID)
 			if err != nil {
 				return err
@@ -72,10 +71,10 @@ func ApplyRulesFrom(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, b
 	}
 }
 
-// ApplyRulesTx applies the user's active rules to the given transactions
+// applyRulesTx applies the user's active rules to the given transactions
 // inside the caller's database transaction (the sync calls it for the
 // transactions of the page it just stored).
-func ApplyRulesTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error {
+func applyRulesTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error {
 	if len(transactionIDs) == 0 {
 		return nil
 	}
@@ -99,7 +98,7 @@ func prepareRules(ctx context.Context, tx pgx.Tx, userID uuid.UUID) (*rules.Set,
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('finsync.rules:' || $1::text, 0))`, userID); err != nil {
 		return nil, fmt.Errorf("lock rules of user %s: %w", userID, err)
 	}
-	stored, err := ActiveRules(ctx, tx, userID)
+	stored, err := activeRules(ctx, tx, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -346,10 +345,4 @@ func decideAndWrite(ctx context.Context, tx pgx.Tx, set *rules.Set, rows []ruleR
 		return 0, fmt.Errorf("write rule decisions: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
-}
-
-// ApplyRulesFrom is the package function ApplyRulesFrom on the store's
-// pool.
-func (s *Store) ApplyRulesFrom(ctx context.Context, userID uuid.UUID, batchSize int, after *Keyset, until time.Time) (ApplyStats, *Keyset, error) {
-	return ApplyRulesFrom(ctx, s.pool, userID, batchSize, after, until)
 }

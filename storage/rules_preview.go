@@ -96,7 +96,7 @@ func likeEscape(s string) string {
 // parameter. Caveat: it reads the whole candidate set in one statement on
 // one connection; its cost follows the user's history when the prefilter
 // narrows nothing.
-func ruleCandidates(ctx context.Context, q Querier, sc Scope, pf rules.Prefilter, more func(*where), columns string, each func(pgx.Rows) error) error {
+func ruleCandidates(ctx context.Context, q querier, sc Scope, pf rules.Prefilter, more func(*where), columns string, each func(pgx.Rows) error) error {
 	var w where
 	w.scope("t", sc)
 	addPrefilter(&w, pf)

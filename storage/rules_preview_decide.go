@@ -45,7 +45,7 @@ type Preview struct {
 // adds (nil: none), evaluates set on those rule matches, and returns how
 // many change and the first limit+1 changes after the position after,
 // newest first.
-func previewScan(ctx context.Context, q Querier, sc Scope, set *rules.Set, rule *rules.Rule, pf rules.Prefilter, more func(*where), after Keyset, limit int) (int, []PreviewChange, error) {
+func previewScan(ctx context.Context, q querier, sc Scope, set *rules.Set, rule *rules.Rule, pf rules.Prefilter, more func(*where), after Keyset, limit int) (int, []PreviewChange, error) {
 	var (
 		count   int
 		changes []PreviewChange
@@ -121,7 +121,7 @@ func newestFirst(changes []PreviewChange, n int) []PreviewChange {
 // previewSet compiles the user's active rules and the previewed one,
 // created after all of them, and returns the set and the previewed rule.
 func previewSet(ctx context.Context, st *Store, sc Scope, def []byte, allowed []uuid.UUID) (*rules.Set, *rules.Rule, error) {
-	stored, err := ActiveRules(ctx, st.pool, sc.UserID)
+	stored, err := activeRules(ctx, st.pool, sc.UserID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("preview rule: %w", err)
 	}

@@ -88,7 +88,7 @@ func TestPreviewRuleAgreesWithTheRuleEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := storage.ApplyRulesToUser(ctx, pool, user, 0); err != nil {
+		if _, err := storage.New(pool).ApplyRulesToUser(ctx, user, 0); err != nil {
 			t.Fatal(err)
 		}
 		for k := 0; k < 25; k++ {
@@ -152,7 +152,7 @@ func createAndCompare(t *testing.T, ctx context.Context, st *storage.Store, user
 		user, conds, outs, prio).Scan(&ruleID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := storage.ApplyRulesToUser(ctx, pool, user, 0); err != nil {
+	if _, err := storage.New(pool).ApplyRulesToUser(ctx, user, 0); err != nil {
 		t.Fatal(err)
 	}
 	after := ruleStates(t, pool, user)

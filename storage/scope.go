@@ -43,10 +43,10 @@ func (w *where) inScope(col string, s Scope) {
 	}
 }
 
-// CurrentScopeAccounts reads a scoped credential's accounts as they are
+// currentScopeAccounts reads a scoped credential's accounts as they are
 // now, within q (a transaction sees its own additions); nil for an
 // unscoped scope. One query: for write paths that check a list in Go.
-func CurrentScopeAccounts(ctx context.Context, q Querier, s Scope) ([]uuid.UUID, error) {
+func currentScopeAccounts(ctx context.Context, q querier, s Scope) ([]uuid.UUID, error) {
 	if !s.Scoped() {
 		return nil, nil
 	}
@@ -127,11 +127,11 @@ func (w *where) sql() string {
 // database holds them now (not a replica: an account just added is in
 // it); nil for an unscoped scope.
 func (s *Store) CurrentScopeAccounts(ctx context.Context, sc Scope) ([]uuid.UUID, error) {
-	return CurrentScopeAccounts(ctx, s.pool, sc)
+	return currentScopeAccounts(ctx, s.pool, sc)
 }
 
 // CurrentScopeAccounts is CurrentScopeAccounts inside the transaction,
 // which sees its own additions.
 func (t *Tx) CurrentScopeAccounts(ctx context.Context, sc Scope) ([]uuid.UUID, error) {
-	return CurrentScopeAccounts(ctx, t.tx, sc)
+	return currentScopeAccounts(ctx, t.tx, sc)
 }

@@ -82,21 +82,16 @@ func NewWithReplica(pool *pgxpool.Pool, replica *Replica) *Store {
 	return &Store{pool: pool, replica: replica}
 }
 
-// Pool returns the underlying primary pool, for building River's client
-// (worker.NewClient and NewInsertClient want a pool). Caveat: callers
-// outside storage and worker should use the store's methods instead
-// (Ping, PoolStats, Atomic, Close): SQL stays in storage.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
-// Querier is what a storage function needs to run SQL: the pool or a transaction.
-type Querier interface {
+// querier is what a storage function needs to run SQL: the pool or a transaction.
+type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// InTx runs fn inside one database transaction, committing when fn returns
-// nil and rolling back otherwise.
-func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+// inTx runs fn inside one database transaction, committing when fn returns
+// nil and rolling back otherwise. Atomic is its face for callers outside
+// storage.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }

@@ -8,15 +8,15 @@ import (
 )
 
 // SyncProgressKey is the key of a sync job's River metadata under which
-// AddSyncProgress keeps the job's progress: {"pages": n, "rows": n}.
+// addSyncProgress keeps the job's progress: {"pages": n, "rows": n}.
 const SyncProgressKey = "sync_progress"
 
-// AddSyncProgress adds pages and rows to the progress recorded in the
+// addSyncProgress adds pages and rows to the progress recorded in the
 // metadata of the River job jobID, in tx: the batch's own transaction, so
 // that what it reports is what is committed. The counts add up over the
 // job's slices and attempts. River merges its own metadata updates into
 // the row, so they are kept.
-func AddSyncProgress(ctx context.Context, tx pgx.Tx, jobID int64, pages, rows int) error {
+func addSyncProgress(ctx context.Context, tx pgx.Tx, jobID int64, pages, rows int) error {
 	_, err := tx.Exec(ctx, `UPDATE river_job SET metadata = metadata || jsonb_build_object($2::text, jsonb_build_object(
 			'pages', coalesce((metadata #>> ARRAY[$2::text, 'pages'])::bigint, 0) + $3,
 			'rows', coalesce((metadata #>> ARRAY[$2::text, 'rows'])::bigint, 0) + $4))

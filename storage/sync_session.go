@@ -16,9 +16,9 @@ import (
 // on a fresh copy), and tx is valid only during the call.
 type SyncRules func(ctx context.Context, tx *Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error
 
-// ApplyRulesIn is ApplyRulesTx inside a *Tx: the SyncRules a worker uses.
+// ApplyRulesIn is applyRulesTx inside a *Tx: the SyncRules a worker uses.
 func ApplyRulesIn(ctx context.Context, tx *Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error {
-	return ApplyRulesTx(ctx, tx.tx, userID, transactionIDs)
+	return applyRulesTx(ctx, tx.tx, userID, transactionIDs)
 }
 
 // SyncSessionOptions configure a SyncSession.
@@ -30,7 +30,7 @@ type SyncSessionOptions struct {
 	// rows; nil runs none.
 	Rules SyncRules
 	// JobID is the River job running the sync, whose metadata receives each
-	// committed batch's progress (AddSyncProgress); zero records none.
+	// committed batch's progress (addSyncProgress); zero records none.
 	JobID int64
 }
 
@@ -90,12 +90,12 @@ func (ss *SyncSession) ApplyAccounts(ctx context.Context, institution string, ac
 		ss.conn.InstitutionName = institution
 	}
 	var ids map[string]uuid.UUID
-	err := ss.store.InTx(ctx, func(tx pgx.Tx) error {
+	err := ss.store.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		if ids, err = UpsertAccounts(ctx, tx, ss.conn, accounts, today); err != nil {
+		if ids, err = upsertAccounts(ctx, tx, ss.conn, accounts, today); err != nil {
 			return err
 		}
-		return MarkDataset(ctx, tx, ss.conn.ID, "accounts", true, "")
+		return markDataset(ctx, tx, ss.conn.ID, "accounts", true, "")
 	})
 	if err != nil {
 		return nil, err
@@ -141,8 +141,8 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 		return SyncResult{}, nil
 	}
 	var changes RowChanges
-	err := ss.store.InTx(ctx, func(tx pgx.Tx) error {
-		w := NewTransactionWriter(tx, ss.conn)
+	err := ss.store.inTx(ctx, func(tx pgx.Tx) error {
+		w := newTransactionWriter(tx, ss.conn)
 		defer func() { changes = w.Changes() }()
 		stored, err := ss.storeFresh(ctx, tx, w, batch)
 		if err != nil {
@@ -155,13 +155,13 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 				}
 			}
 		}
-		if err := MarkDataset(ctx, tx, ss.conn.ID, "transactions", true, ""); err != nil {
+		if err := markDataset(ctx, tx, ss.conn.ID, "transactions", true, ""); err != nil {
 			return err
 		}
 		if err := ss.recordProgress(ctx, tx, batch); err != nil {
 			return err
 		}
-		return SaveCursor(ctx, tx, ss.conn.ID, batch[len(batch)-1].Next)
+		return saveCursor(ctx, tx, ss.conn.ID, batch[len(batch)-1].Next)
 	})
 	if err != nil {
 		return SyncResult{}, err
@@ -179,7 +179,7 @@ func (ss *SyncSession) recordProgress(ctx context.Context, tx pgx.Tx, batch []Sy
 	for i := range batch {
 		rows += len(batch[i].Upserts)
 	}
-	return AddSyncProgress(ctx, tx, ss.opts.JobID, len(batch), rows)
+	return addSyncProgress(ctx, tx, ss.opts.JobID, len(batch), rows)
 }
 
 // storeFresh stores a fresh run's whole batch with one COPY when its pages
@@ -188,7 +188,7 @@ func (ss *SyncSession) recordProgress(ctx context.Context, tx pgx.Tx, batch []Sy
 // is then what page-by-page storing would give). It reports whether it
 // stored the batch. When the batch meets a stored row, nothing is written,
 // the run stops being fresh, and the caller stores the batch page by page.
-func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *TransactionWriter, batch []SyncPage) (bool, error) {
+func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transactionWriter, batch []SyncPage) (bool, error) {
 	if !ss.fresh || !onlyAdds(batch) {
 		return false, nil
 	}
@@ -212,13 +212,13 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *Transaction
 // then marks the removed ones deleted, and returns the new rows' ids. If a
 // row is stored after all, nothing is written, ok is false and the run is
 // no longer fresh.
-func (ss *SyncSession) insertFresh(ctx context.Context, tx pgx.Tx, w *TransactionWriter, rows []domain.Transaction, removed []string) (ids []uuid.UUID, ok bool, err error) {
+func (ss *SyncSession) insertFresh(ctx context.Context, tx pgx.Tx, w *transactionWriter, rows []domain.Transaction, removed []string) (ids []uuid.UUID, ok bool, err error) {
 	ids, ok, err = w.InsertNew(ctx, rows)
 	if err != nil || !ok {
 		ss.fresh = false
 		return nil, false, err
 	}
-	n, err := MarkTransactionsDeleted(ctx, tx, ss.conn.ID, removed)
+	n, err := markTransactionsDeleted(ctx, tx, ss.conn.ID, removed)
 	w.NoteRemoved(n)
 	return ids, true, err
 }
@@ -280,7 +280,7 @@ func (ss *SyncSession) applyRules(ctx context.Context, tx pgx.Tx, changed []uuid
 }
 
 // storePage writes one page inside the batch's transaction.
-func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *TransactionWriter, page *SyncPage) error {
+func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionWriter, page *SyncPage) error {
 	rows, keepPending, err := ss.rows(ctx, tx, page)
 	if err != nil {
 		return err
@@ -296,7 +296,7 @@ func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *TransactionW
 				ids = append(ids, id)
 			}
 		}
-		n, err := ReplacePending(ctx, tx, ss.conn.ID, ids, append(keepPending, ""))
+		n, err := replacePending(ctx, tx, ss.conn.ID, ids, append(keepPending, ""))
 		if err != nil {
 			return err
 		}
@@ -309,7 +309,7 @@ func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *TransactionW
 // returns the ids of rows inserted or changed: copied straight in while the
 // run is fresh, upserted otherwise (and from the first page that meets a
 // stored row on).
-func (ss *SyncSession) write(ctx context.Context, tx pgx.Tx, w *TransactionWriter, rows []domain.Transaction, removed []string) ([]uuid.UUID, error) {
+func (ss *SyncSession) write(ctx context.Context, tx pgx.Tx, w *transactionWriter, rows []domain.Transaction, removed []string) ([]uuid.UUID, error) {
 	if ss.fresh {
 		ids, ok, err := ss.insertFresh(ctx, tx, w, rows, removed)
 		if err != nil || ok {
@@ -341,7 +341,7 @@ func (ss *SyncSession) categories(ctx context.Context, tx pgx.Tx, named []Provid
 	if len(cats) == 0 {
 		return nil
 	}
-	ids, err := UpsertProviderCategories(ctx, tx, ss.conn.UserID, ss.conn.Provider, ss.opts.ReadOnlyCategories, cats)
+	ids, err := upsertProviderCategories(ctx, tx, ss.conn.UserID, ss.conn.Provider, ss.opts.ReadOnlyCategories, cats)
 	if err != nil {
 		return err
 	}
@@ -388,8 +388,8 @@ type SyncInvestments struct {
 // account ApplyAccounts did not store (or a holding of an unknown
 // security) are skipped. Caveat: call ApplyAccounts first.
 func (ss *SyncSession) ApplyInvestments(ctx context.Context, inv SyncInvestments) error {
-	return ss.store.InTx(ctx, func(tx pgx.Tx) error {
-		secs, err := UpsertSecurities(ctx, tx, ss.conn.UserID, ss.conn.Provider, uniqueSecurities(inv.Securities))
+	return ss.store.inTx(ctx, func(tx pgx.Tx) error {
+		secs, err := upsertSecurities(ctx, tx, ss.conn.UserID, ss.conn.Provider, uniqueSecurities(inv.Securities))
 		if err != nil {
 			return err
 		}
@@ -404,10 +404,10 @@ func (ss *SyncSession) ApplyInvestments(ctx context.Context, inv SyncInvestments
 			h.AccountID, h.SecurityID = acct, sec
 			holdings = append(holdings, h)
 		}
-		if err := ReplaceHoldings(ctx, tx, ss.conn, holdings); err != nil {
+		if err := replaceHoldings(ctx, tx, ss.conn, holdings); err != nil {
 			return err
 		}
-		if err := MarkDataset(ctx, tx, ss.conn.ID, "holdings", true, ""); err != nil {
+		if err := markDataset(ctx, tx, ss.conn.ID, "holdings", true, ""); err != nil {
 			return err
 		}
 		events := make([]domain.InvestmentTransaction, 0, len(inv.Transactions))
@@ -425,10 +425,10 @@ func (ss *SyncSession) ApplyInvestments(ctx context.Context, inv SyncInvestments
 			}
 			events = append(events, e)
 		}
-		if err := UpsertInvestmentTransactions(ctx, tx, ss.conn, events); err != nil {
+		if err := upsertInvestmentTransactions(ctx, tx, ss.conn, events); err != nil {
 			return err
 		}
-		return MarkDataset(ctx, tx, ss.conn.ID, "investment_transactions", true, "")
+		return markDataset(ctx, tx, ss.conn.ID, "investment_transactions", true, "")
 	})
 }
 
@@ -452,5 +452,5 @@ func uniqueSecurities(in []domain.ReportedSecurity) []domain.ReportedSecurity {
 // outside any sync batch, so it records the attempt even when the
 // connection's failure itself cannot be recorded.
 func (s *Store) MarkDatasetFailed(ctx context.Context, connectionID uuid.UUID, dataset, errorClass string) error {
-	return MarkDataset(ctx, s.pool, connectionID, dataset, false, errorClass)
+	return markDataset(ctx, s.pool, connectionID, dataset, false, errorClass)
 }

@@ -18,13 +18,13 @@ import (
 
 // A sync writes a page of transactions in one of two ways:
 //
-//   - TransactionWriter.Upsert first asks which rows' digests (sync_hash,
+//   - transactionWriter.Upsert first asks which rows' digests (sync_hash,
 //     carried in the unique index) differ from the stored ones; only those
 //     rows are copied into a temporary staging table with binary COPY and
 //     merged into transactions with one INSERT … ON CONFLICT that compares
 //     every provider column. Rows the provider sends again unchanged cost
 //     one index look-up and are never sent whole.
-//   - TransactionWriter.InsertNew copies the page straight into
+//   - transactionWriter.InsertNew copies the page straight into
 //     transactions, for a connection's first sync, when no row can exist
 //     yet. It is the fastest path; should a row exist after all, it undoes
 //     itself and reports so, and the caller upserts instead.
@@ -43,9 +43,9 @@ func syncColumns() []string {
 		"pending_provider_id", "created_at", "posted_at", "sync_hash"}
 }
 
-// TransactionWriter writes a connection's synced transactions inside one
+// transactionWriter writes a connection's synced transactions inside one
 // database transaction (a batch of pages).
-type TransactionWriter struct {
+type transactionWriter struct {
 	tx   pgx.Tx
 	conn domain.BankConnection
 	// staged counts the pages staged in this transaction (the session's
@@ -77,15 +77,15 @@ func (c RowChanges) Add(o RowChanges) RowChanges {
 // Changes returns what the writer's calls wrote so far. Caveat: the counts
 // are of statements run in the caller's transaction; they hold only once it
 // commits.
-func (w *TransactionWriter) Changes() RowChanges { return w.changes }
+func (w *transactionWriter) Changes() RowChanges { return w.changes }
 
 // NoteRemoved adds n rows marked deleted outside the writer's own calls
-// (MarkTransactionsDeleted, ReplacePending) to Changes.
-func (w *TransactionWriter) NoteRemoved(n int64) { w.changes.Removed += n }
+// (markTransactionsDeleted, replacePending) to Changes.
+func (w *transactionWriter) NoteRemoved(n int64) { w.changes.Removed += n }
 
-// NewTransactionWriter returns a writer for conn's transactions in tx.
-func NewTransactionWriter(tx pgx.Tx, conn domain.BankConnection) *TransactionWriter {
-	return &TransactionWriter{tx: tx, conn: conn, locked: map[uuid.UUID]bool{}}
+// newTransactionWriter returns a writer for conn's transactions in tx.
+func newTransactionWriter(tx pgx.Tx, conn domain.BankConnection) *transactionWriter {
+	return &transactionWriter{tx: tx, conn: conn, locked: map[uuid.UUID]bool{}}
 }
 
 // Upsert stores new and changed transactions, then marks the removed
@@ -95,7 +95,7 @@ func NewTransactionWriter(tx pgx.Tx, conn domain.BankConnection) *TransactionWri
 // the user or a rule is kept, and a user's choice on a pending transaction
 // carries over to the posted one that replaces it. When txs names a
 // provider id twice, the last one wins.
-func (w *TransactionWriter) Upsert(ctx context.Context, txs []domain.Transaction, removed []string) ([]uuid.UUID, error) {
+func (w *transactionWriter) Upsert(ctx context.Context, txs []domain.Transaction, removed []string) ([]uuid.UUID, error) {
 	txs = lastOfEachProviderID(txs)
 	if len(txs) == 0 && len(removed) == 0 {
 		return nil, nil
@@ -126,7 +126,7 @@ func (w *TransactionWriter) Upsert(ctx context.Context, txs []domain.Transaction
 		}
 		w.changes.Removed += tag.RowsAffected()
 	}
-	n, err := MarkTransactionsDeleted(ctx, w.tx, w.conn.ID, removedLater)
+	n, err := markTransactionsDeleted(ctx, w.tx, w.conn.ID, removedLater)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func splitRemovals(txs []domain.Transaction, removed []string) (others, upserted
 }
 
 // merge stages the rows unmatched found and merges them into transactions.
-func (w *TransactionWriter) merge(ctx context.Context, txs []domain.Transaction, hashes [][]byte) ([]uuid.UUID, error) {
+func (w *transactionWriter) merge(ctx context.Context, txs []domain.Transaction, hashes [][]byte) ([]uuid.UUID, error) {
 	if len(txs) == 0 {
 		return nil, nil
 	}
@@ -213,7 +213,7 @@ func (w *TransactionWriter) merge(ctx context.Context, txs []domain.Transaction,
 // unique index, which carries the digest, so unchanged rows never leave
 // the index and are never sent whole. It also returns the ids of stored,
 // not yet deleted rows among the removed provider ids.
-func (w *TransactionWriter) unmatched(ctx context.Context, txs []domain.Transaction, hashes [][]byte, removed []string) ([]domain.Transaction, [][]byte, []uuid.UUID, error) {
+func (w *transactionWriter) unmatched(ctx context.Context, txs []domain.Transaction, hashes [][]byte, removed []string) ([]domain.Transaction, [][]byte, []uuid.UUID, error) {
 	pids := make([]string, len(txs))
 	for i := range txs {
 		pids[i] = txs[i].ProviderID
@@ -259,7 +259,7 @@ func (w *TransactionWriter) unmatched(ctx context.Context, txs []domain.Transact
 // yet straight into the table, and returns their ids. If one of them is
 // stored after all (or txs names a provider id twice), nothing is written
 // and ok is false: the caller then upserts them.
-func (w *TransactionWriter) InsertNew(ctx context.Context, txs []domain.Transaction) (ids []uuid.UUID, ok bool, err error) {
+func (w *transactionWriter) InsertNew(ctx context.Context, txs []domain.Transaction) (ids []uuid.UUID, ok bool, err error) {
 	if len(txs) == 0 {
 		return nil, true, nil
 	}
@@ -302,7 +302,7 @@ func (w *TransactionWriter) InsertNew(ctx context.Context, txs []domain.Transact
 // exists. This is the foreign key's guarantee (no transaction outlives its
 // account, whose deletion removes its transactions) at one statement per
 // batch instead of one check per row.
-func (w *TransactionWriter) lockAccounts(ctx context.Context, txs []domain.Transaction) error {
+func (w *transactionWriter) lockAccounts(ctx context.Context, txs []domain.Transaction) error {
 	var want []uuid.UUID
 	for i := range txs {
 		id := txs[i].AccountID
@@ -437,7 +437,7 @@ RETURNING t.id, t.pending_provider_id, t.xmax = 0`
 // of at random places, which makes bulk inserts markedly cheaper. hashes
 // are the rows' digests (computed here when nil). Rows are encoded while
 // PostgreSQL ingests the ones before them.
-func (w *TransactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, txs []domain.Transaction, hashes [][]byte, page int32) ([]uuid.UUID, error) {
+func (w *transactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, txs []domain.Transaction, hashes [][]byte, page int32) ([]uuid.UUID, error) {
 	ids := make([]uuid.UUID, len(txs))
 	for i := range ids {
 		id, err := uuid.NewV7()
@@ -472,7 +472,7 @@ func (w *TransactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, t
 const copyChunk = 64 << 10
 
 // encodeRows writes txs as a binary COPY stream to wr, in chunks.
-func (w *TransactionWriter) encodeRows(wr io.Writer, txs []domain.Transaction, ids []uuid.UUID, hashes [][]byte, page int32, ncols int) error {
+func (w *transactionWriter) encodeRows(wr io.Writer, txs []domain.Transaction, ids []uuid.UUID, hashes [][]byte, page int32, ncols int) error {
 	buf := newCopyBuf(copyChunk + 4<<10)
 	for i := range txs {
 		buf.row(ncols)
@@ -551,7 +551,7 @@ func encodeSyncRow(buf *copyBuf, conn domain.BankConnection, t *domain.Transacti
 // connection's history. Whether the connection has any user-categorised
 // transaction at all is looked up once per database transaction (on a
 // small partial index), and the look-ups are skipped when it has none.
-func (w *TransactionWriter) carryUserCategories(ctx context.Context, ids []uuid.UUID, pendingIDs []string) error {
+func (w *transactionWriter) carryUserCategories(ctx context.Context, ids []uuid.UUID, pendingIDs []string) error {
 	if len(ids) == 0 {
 		return nil
 	}

@@ -17,11 +17,11 @@ import (
 // one record from adapter to storage.
 type SyncedAccount = domain.ReportedAccount
 
-// UpsertAccounts stores a connection's accounts and records today's balance
+// upsertAccounts stores a connection's accounts and records today's balance
 // of each whose balances are known; it returns account ids by provider
 // account id. An account with BalancesUnknown keeps its last balances and
 // their as-of time.
-func UpsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, accounts []SyncedAccount, today domain.Date) (map[string]uuid.UUID, error) {
+func upsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, accounts []SyncedAccount, today domain.Date) (map[string]uuid.UUID, error) {
 	ids := make(map[string]uuid.UUID, len(accounts))
 	for _, a := range accounts {
 		var liability []byte
@@ -53,7 +53,7 @@ func UpsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, 
 		}
 		ids[a.ProviderAccountID] = id
 		if !a.BalancesUnknown && a.CurrentBalance != nil {
-			if err := RecordBalance(ctx, tx, conn.UserID, id, today, *a.CurrentBalance, a.Currency); err != nil {
+			if err := recordBalance(ctx, tx, conn.UserID, id, today, *a.CurrentBalance, a.Currency); err != nil {
 				return nil, err
 			}
 		}
@@ -69,13 +69,13 @@ type ProviderCategory struct {
 	Description string
 }
 
-// UpsertProviderCategories copies provider categories for the user the
+// upsertProviderCategories copies provider categories for the user the
 // first time they are seen (a user's edit is never overwritten: rows the
 // user edited keep their name, group and description) and returns category
 // ids by provider id. New categories are marked read-only when readOnly is
 // set (the provider declares its categories read-only, as a business bank
 // does); a category's read-only mark never changes after it is created.
-func UpsertProviderCategories(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider string, readOnly bool, cats []ProviderCategory) (map[string]uuid.UUID, error) {
+func upsertProviderCategories(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider string, readOnly bool, cats []ProviderCategory) (map[string]uuid.UUID, error) {
 	ids := make(map[string]uuid.UUID, len(cats))
 	if len(cats) == 0 {
 		return ids, nil
@@ -122,9 +122,9 @@ func UpsertProviderCategories(ctx context.Context, tx pgx.Tx, userID uuid.UUID, 
 	return ids, rows.Err()
 }
 
-// MarkTransactionsDeleted marks the provider ids as deleted and returns
+// markTransactionsDeleted marks the provider ids as deleted and returns
 // how many stored rows it marked (ids unknown or already deleted count none).
-func MarkTransactionsDeleted(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, providerIDs []string) (int64, error) {
+func markTransactionsDeleted(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, providerIDs []string) (int64, error) {
 	if len(providerIDs) == 0 {
 		return 0, nil
 	}
@@ -142,10 +142,10 @@ func MarkTransactionsDeleted(ctx context.Context, tx pgx.Tx, connectionID uuid.U
 	return tag.RowsAffected(), nil
 }
 
-// ReplacePending marks as deleted every stored pending transaction of the
+// replacePending marks as deleted every stored pending transaction of the
 // accounts that is not among keep (the provider's complete pending set),
 // and returns how many it marked.
-func ReplacePending(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, accountIDs []uuid.UUID, keep []string) (int64, error) {
+func replacePending(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, accountIDs []uuid.UUID, keep []string) (int64, error) {
 	if len(accountIDs) == 0 {
 		return 0, nil
 	}
@@ -168,16 +168,16 @@ func (s *Store) PendingProviderIDs(ctx context.Context, connectionID uuid.UUID) 
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// SaveCursor stores the cursor to resume the connection's sync from.
-func SaveCursor(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, cursor string) error {
+// saveCursor stores the cursor to resume the connection's sync from.
+func saveCursor(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, cursor string) error {
 	if _, err := tx.Exec(ctx, `UPDATE bank_connections SET sync_cursor = $2 WHERE id = $1`, connectionID, cursor); err != nil {
 		return fmt.Errorf("save cursor: %w", err)
 	}
 	return nil
 }
 
-// MarkDataset records the outcome of fetching one of a connection's datasets.
-func MarkDataset(ctx context.Context, q Querier, connectionID uuid.UUID, dataset string, stored bool, errorClass string) error {
+// markDataset records the outcome of fetching one of a connection's datasets.
+func markDataset(ctx context.Context, q querier, connectionID uuid.UUID, dataset string, stored bool, errorClass string) error {
 	_, err := q.Exec(ctx, `
 		INSERT INTO connection_datasets (user_id, bank_connection_id, dataset, stored_at, last_attempt_at, last_error_class)
 		SELECT c.user_id, c.id, $2, CASE WHEN $3 THEN now() END, now(), NULLIF($4, '') FROM bank_connections c WHERE c.id = $1
@@ -211,19 +211,19 @@ type SyncOutcome struct {
 
 // FinishSync records a sync's outcome on the connection (a disabled
 // connection stays disabled) and the consumer webhook events it causes, in
-// one transaction (FinishSyncTx).
+// one transaction (finishSyncTx).
 func (s *Store) FinishSync(ctx context.Context, connectionID uuid.UUID, o SyncOutcome) error {
-	return s.InTx(ctx, func(tx pgx.Tx) error {
-		_, err := FinishSyncTx(ctx, tx, connectionID, o)
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		_, err := finishSyncTx(ctx, tx, connectionID, o)
 		return err
 	})
 }
 
-// FinishSyncTx records a sync's outcome on the connection inside tx, with
+// finishSyncTx records a sync's outcome on the connection inside tx, with
 // the consumer webhook events the outcome causes (docs/webhooks.md), and
 // returns the webhook subscriptions that received events, whose drains
 // the caller enqueues. A connection that no longer exists records nothing.
-func FinishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o SyncOutcome) ([]uuid.UUID, error) {
+func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o SyncOutcome) ([]uuid.UUID, error) {
 	var prev connectionState
 	err := tx.QueryRow(ctx, `SELECT user_id, status, last_error_class FROM bank_connections WHERE id = $1 FOR UPDATE`,
 		connectionID).Scan(&prev.userID, &prev.status, &prev.errorClass)
@@ -257,7 +257,7 @@ func FinishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 	return syncWebhookEvents(ctx, tx, connectionID, prev, o)
 }
 
-// FinishSync is FinishSyncTx inside tx.
+// FinishSync is finishSyncTx inside tx.
 func (t *Tx) FinishSync(ctx context.Context, connectionID uuid.UUID, o SyncOutcome) ([]uuid.UUID, error) {
-	return FinishSyncTx(ctx, t.tx, connectionID, o)
+	return finishSyncTx(ctx, t.tx, connectionID, o)
 }

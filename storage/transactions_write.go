@@ -22,7 +22,7 @@ var ErrUnknownCategory = errors.New("unknown category")
 // ErrUnknownCategory for a category that is not the user's.
 func (s *Store) SetTransactionCategory(ctx context.Context, sc Scope, id uuid.UUID, categoryID *uuid.UUID) (domain.Transaction, error) {
 	var out domain.Transaction
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var w where
 		w.add("t.id = ?", id)
 		w.scope("t", sc)
@@ -34,7 +34,7 @@ func (s *Store) SetTransactionCategory(ctx context.Context, sc Scope, id uuid.UU
 			return fmt.Errorf("set category of transaction %s: %w", id, ErrNotFound)
 		}
 		if categoryID != nil {
-			ok, err := CategoriesOwned(ctx, tx, sc.UserID, []uuid.UUID{*categoryID})
+			ok, err := categoriesOwned(ctx, tx, sc.UserID, []uuid.UUID{*categoryID})
 			if err == nil && !ok {
 				err = ErrUnknownCategory
 			}

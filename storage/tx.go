@@ -29,10 +29,10 @@ type Tx struct{ tx pgx.Tx }
 
 // Atomic runs fn inside one database transaction, committing when fn
 // returns nil and rolling back otherwise (fn's error is returned as is,
-// so sentinel errors survive). It is InTx for callers that must not see
+// so sentinel errors survive). It is inTx for callers that must not see
 // the driver.
 func (s *Store) Atomic(ctx context.Context, fn func(tx *Tx) error) error {
-	return s.InTx(ctx, func(tx pgx.Tx) error { return fn(&Tx{tx: tx}) })
+	return s.inTx(ctx, func(tx pgx.Tx) error { return fn(&Tx{tx: tx}) })
 }
 
 // Enqueue inserts a River job with jobs in the transaction, so the job is

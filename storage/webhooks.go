@@ -64,7 +64,7 @@ func scanWebhook(row pgx.Row) (WebhookSubscription, error) {
 // CreateWebhook stores a subscription.
 func (s *Store) CreateWebhook(ctx context.Context, n NewWebhook) (WebhookSubscription, error) {
 	var w WebhookSubscription
-	err := s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		// Creations of one user are serialised, so the count below holds.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('finsync.webhooks:' || $1::text, 0))`, n.UserID); err != nil {
 			return err
@@ -166,13 +166,13 @@ type WebhookEvent struct {
 	CreatedAt time.Time
 }
 
-// EnqueueWebhookEvent writes the event to the outbox of every subscription
+// enqueueWebhookEvent writes the event to the outbox of every subscription
 // of the user that asked for its type, inside the transaction of the
 // change, and returns those subscriptions' ids. It takes a share lock on
 // each subscription, so that a drain deciding it is done
 // (WebhookDrainDone) either sees the event or finishes before the change
 // commits.
-func EnqueueWebhookEvent(ctx context.Context, tx pgx.Tx, ev WebhookEvent) ([]uuid.UUID, error) {
+func enqueueWebhookEvent(ctx context.Context, tx pgx.Tx, ev WebhookEvent) ([]uuid.UUID, error) {
 	rows, err := tx.Query(ctx, `
 		WITH subs AS (
 			SELECT id, user_id FROM webhook_subscriptions WHERE user_id = $1 AND $2 = ANY (events)
@@ -309,12 +309,12 @@ func (s *Store) MarkWebhookAttemptFailed(ctx context.Context, subscriptionID, ev
 	return nil
 }
 
-// WebhookDrainDone locks the subscription for the rest of the transaction
+// webhookDrainDone locks the subscription for the rest of the transaction
 // and reports whether nothing is pending. An uncommitted change that
-// enqueued an event holds a share lock (EnqueueWebhookEvent), so the
+// enqueued an event holds a share lock (enqueueWebhookEvent), so the
 // answer accounts for every change committed before the caller's commit.
 // It returns ErrNotFound for a deleted subscription.
-func WebhookDrainDone(ctx context.Context, tx pgx.Tx, subscriptionID uuid.UUID) (bool, error) {
+func webhookDrainDone(ctx context.Context, tx pgx.Tx, subscriptionID uuid.UUID) (bool, error) {
 	err := tx.QueryRow(ctx, `SELECT id FROM webhook_subscriptions WHERE id = $1 FOR UPDATE`, subscriptionID).Scan(new(uuid.UUID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return true, ErrNotFound
@@ -330,9 +330,9 @@ func WebhookDrainDone(ctx context.Context, tx pgx.Tx, subscriptionID uuid.UUID) 
 	return !pending, nil
 }
 
-// PruneWebhookDeliveries deletes the subscription's deliveries finished
+// pruneWebhookDeliveries deletes the subscription's deliveries finished
 // (delivered or given up) longer ago than DeliveredRetention.
-func PruneWebhookDeliveries(ctx context.Context, tx pgx.Tx, subscriptionID uuid.UUID) error {
+func pruneWebhookDeliveries(ctx context.Context, tx pgx.Tx, subscriptionID uuid.UUID) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE subscription_id = $1
 		AND COALESCE(delivered_at, failed_at) < $2`, subscriptionID, time.Now().Add(-DeliveredRetention)); err != nil {
 		return fmt.Errorf("prune outbox of webhook %s: %w", subscriptionID, err)
@@ -402,7 +402,7 @@ func syncWebhookEvents(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, p
 		if err != nil {
 			return nil, fmt.Errorf("encode %s event: %w", e.typ, err)
 		}
-		ids, err := EnqueueWebhookEvent(ctx, tx, WebhookEvent{ID: uuid.New(), UserID: prev.userID, Type: e.typ, Data: data, CreatedAt: now})
+		ids, err := enqueueWebhookEvent(ctx, tx, WebhookEvent{ID: uuid.New(), UserID: prev.userID, Type: e.typ, Data: data, CreatedAt: now})
 		if err != nil {
 			return nil, err
 		}
@@ -417,11 +417,11 @@ func syncWebhookEvents(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, p
 
 // WebhookDrainDone is the package function WebhookDrainDone inside tx.
 func (t *Tx) WebhookDrainDone(ctx context.Context, subscriptionID uuid.UUID) (bool, error) {
-	return WebhookDrainDone(ctx, t.tx, subscriptionID)
+	return webhookDrainDone(ctx, t.tx, subscriptionID)
 }
 
 // PruneWebhookDeliveries is the package function PruneWebhookDeliveries
 // inside tx.
 func (t *Tx) PruneWebhookDeliveries(ctx context.Context, subscriptionID uuid.UUID) error {
-	return PruneWebhookDeliveries(ctx, t.tx, subscriptionID)
+	return pruneWebhookDeliveries(ctx, t.tx, subscriptionID)
 }

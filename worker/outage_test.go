@@ -33,7 +33,7 @@ func TestSyncSurvivesDatabaseRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if err := storage.Migrate(ctx, pool); err != nil {
+	if err := storage.New(pool).Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e := newSyncEnvOn(t, pool)

@@ -53,7 +53,7 @@ func BenchmarkRulePreviewMillion(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if _, err := storage.ApplyRulesToUser(ctx, pool, user, 0); err != nil {
+	if _, err := storage.New(pool).ApplyRulesToUser(ctx, user, 0); err != nil {
 		b.Fatal(err)
 	}
 	// The service's statement timeout (10 s by default) would cut the

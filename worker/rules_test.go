@@ -71,7 +71,7 @@ func (w *ruleWorld) rule(t *testing.T, conditions, outcomes string, priority int
 
 func (w *ruleWorld) apply(t *testing.T, batch int) storage.ApplyStats {
 	t.Helper()
-	st, err := storage.ApplyRulesToUser(context.Background(), w.pool, w.user, batch)
+	st, err := storage.New(w.pool).ApplyRulesToUser(context.Background(), w.user, batch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +170,13 @@ func TestMerchantNameFallsBackToTheProvidersName(t *testing.T) {
 	}
 }
 
-func TestApplyRulesTxTouchesOnlyTheGivenTransactions(t *testing.T) {
+func TestApplyRulesInTouchesOnlyTheGivenTransactions(t *testing.T) {
 	w := newRuleWorld(t)
 	w.rule(t, `[{"field":"Amount","operator":"lt","value":0}]`,
 		`[{"action":"updateTransaction","field":"Category","value":{"id":"`+w.cat.String()+`"}}]`, 10)
 	ctx := context.Background()
-	err := pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		return storage.ApplyRulesTx(ctx, tx, w.user, []uuid.UUID{w.txs[1], w.txs[2]})
+	err := storage.New(w.pool).Atomic(ctx, func(tx *storage.Tx) error {
+		return storage.ApplyRulesIn(ctx, tx, w.user, []uuid.UUID{w.txs[1], w.txs[2]})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func BenchmarkApplyRulesMillion(b *testing.B) {
 		b.Run(phase, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				st, err := storage.ApplyRulesToUser(ctx, pool, user, 0)
+				st, err := storage.New(pool).ApplyRulesToUser(ctx, user, 0)
 				if err != nil {
 					b.Fatal(err)
 				}

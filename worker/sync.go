@@ -26,7 +26,7 @@ import (
 const DefaultSyncInterval = 6 * time.Hour
 
 // ApplyRulesFunc applies a user's active rules to the given transactions
-// inside the sync batch's transaction (storage.ApplyRulesTx is one).
+// inside the sync batch's transaction (storage.ApplyRulesIn is one).
 type ApplyRulesFunc = storage.SyncRules
 
 // Syncer pulls one connection's data from its provider into storage.

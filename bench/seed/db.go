@@ -58,7 +58,7 @@ func openSeeder(ctx context.Context, url string) (*seeder, error) {
 
 func (s *seeder) close() { s.pool.Close() }
 
-func (s *seeder) migrate(ctx context.Context) error { return storage.Migrate(ctx, s.pool) }
+func (s *seeder) migrate(ctx context.Context) error { return s.st.Migrate(ctx) }
 
 // insertOwners copies the users, their connections, accounts, category
 // groups and categories in one database transaction.
@@ -87,7 +87,7 @@ func (s *seeder) insertOwners(ctx context.Context, users []user) error {
 			"institution_name", "name", "mask", "type", "subtype", "currency"}, accountRows},
 		{"categories", []string{"id", "user_id", "provider", "provider_id", "name", "read_only"}, categoryRows},
 	}
-	return s.st.InTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, c := range copies {
 			if _, err := tx.CopyFrom(ctx, pgx.Identifier{c.table}, c.cols, pgx.CopyFromRows(c.rows)); err != nil {
 				return fmt.Errorf("copy %s: %w", c.table, err)

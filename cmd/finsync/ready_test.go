@@ -27,7 +27,7 @@ func TestReadyzFollowsTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if err := storage.Migrate(ctx, pool); err != nil {
+	if err := storage.New(pool).Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(opsHandler(storage.New(pool), prometheus.NewRegistry()))

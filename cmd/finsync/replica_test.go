@@ -27,7 +27,7 @@ func TestServeReadsOnReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if err := storage.Migrate(ctx, pool); err != nil {
+	if err := storage.New(pool).Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	fx := storagetest.NewFixtures(t, pool)

@@ -142,7 +142,11 @@ func (f *Fixtures) Category(userID uuid.UUID, name, group string) uuid.UUID {
 // Balance records an account's balance on a day.
 func (f *Fixtures) Balance(userID, accountID uuid.UUID, day time.Time, amount string) {
 	f.TB.Helper()
-	f.must(storage.RecordBalance(f.ctx(), f.Pool, userID, accountID, domain.DateOf(day), domain.MustMoney(amount), "USD"))
+	_, err := f.Pool.Exec(f.ctx(), `INSERT INTO balance_history (user_id, account_id, date, balance, currency)
+		VALUES ($1, $2, $3, $4, 'USD')
+		ON CONFLICT (account_id, date, user_id) DO UPDATE SET balance = excluded.balance, derived = false`,
+		userID, accountID, domain.DateOf(day).Time, domain.MustMoney(amount))
+	f.must(err)
 }
 
 // Holding creates a security and a holding of it on the account, and marks

@@ -123,7 +123,7 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	err = storage.Migrate(ctx, pool)
+	err = storage.New(pool).Migrate(ctx)
 	pool.Close()
 	if err != nil {
 		return "", fmt.Errorf("migrate template: %w", err)
