@@ -1,7 +1,17 @@
-// Package storage keeps finsync's data in PostgreSQL: a pgx pool, one file
-// per resource, keyset pagination positions and a transaction helper. Every
-// query that reads user data is scoped by user and, where a credential is
-// limited to some accounts, by that account scope.
+// Package storage keeps finsync's data in PostgreSQL and holds all of its
+// SQL. Callers see a small set of types and never the driver:
+//
+//   - Store: every read and single-statement write, one file per resource
+//     (accounts.go, transactions.go, rules.go, webhooks.go, ...);
+//   - Tx: the writes that must commit together, opened by Store.Atomic,
+//     with Enqueue for a River job committed with them;
+//   - SyncSession: a provider sync's writes, page batch by page batch
+//     (sync_session.go);
+//   - Replica: a watched streaming replica that Store routes reads to.
+//
+// Every query that reads user data is scoped by user and, where a
+// credential is limited to some accounts, by that account scope.
+// TestFaceNamesNoDriverType keeps driver types out of the exported names.
 package storage
 
 import (
