@@ -43,8 +43,9 @@ func (r *syncRun) noteBalanceChange(t *domain.Transaction) {
 // first sync, else the accounts whose stored posted transactions reach back
 // to their first recorded day, and those whose first balance was recorded
 // today (storage.DeriveBalances). It runs once at the end of a run (or of
-// a slice), in one statement, so a first sync of millions of rows pays for
-// it once.
+// a slice), so a first sync of millions of rows pays for it once; a run
+// that derives nothing, the usual incremental sync, pays one query of an
+// index look-up or two per account.
 func (r *syncRun) deriveBalances(ctx context.Context) error {
 	if len(r.accounts) == 0 {
 		return nil
