@@ -198,8 +198,8 @@ func deriveBalances(ctx context.Context, q querier, userID uuid.UUID, changes []
 	return tag.RowsAffected(), nil
 }
 
-// DeriveBalances is the package function DeriveBalances on the store's
-// pool, in a statement of its own.
+// DeriveBalances is deriveBalances on the store's pool, outside any other
+// transaction: one query when nothing is due, two when something is.
 func (s *Store) DeriveBalances(ctx context.Context, userID uuid.UUID, changes []BalanceChange, today domain.Date) (int64, error) {
 	return deriveBalances(ctx, s.pool, userID, changes, today)
 }
