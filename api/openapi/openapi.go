@@ -5,7 +5,7 @@
 // the providers they are given: the API passes the registry's profiles
 // (api.Config.Providers) and renders both once when it is assembled, so a
 // provider added to the registry shows in the documents' Provider enums
-// with no file to regenerate.
+// with no file to regenerate. `finsync openapi v1|v2` prints them.
 package openapi
 
 import (
