@@ -12,8 +12,6 @@ import (
 	"testing"
 
 	"github.com/finsync/finsync/api"
-	"github.com/finsync/finsync/api/openapi"
-	"github.com/finsync/finsync/api/openapi/openapitest"
 	"github.com/finsync/finsync/domain"
 )
 
@@ -40,8 +38,7 @@ func (e *env) peer(t *testing.T, local string) peer {
 	t.Helper()
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
 	base := &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}
-	v1 := openapitest.New(t, openapi.V1())
-	v2 := openapitest.New(t, openapi.V2())
+	v1, v2 := registryValidators(t)
 	return peer{e: e, client: &http.Client{Transport: versionTransport{v1: v1.Transport(t, base), v2: v2.Transport(t, base)}}}
 }
 

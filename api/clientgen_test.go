@@ -52,13 +52,14 @@ func TestGeneratedClientsListTransactions(t *testing.T) {
 	}
 
 	runtimeVersion := strings.TrimSpace(goCmd(root, "list", "-m", "-f", "{{.Version}}", "github.com/oapi-codegen/runtime"))
-	for _, v := range []string{"v1", "v2"} {
+	v1Doc, v2Doc := writeRegistryDocs(t, t.TempDir())
+	for v, doc := range map[string]string{"v1": v1Doc, "v2": v2Doc} {
 		pkgDir := filepath.Join(dir, v+"client")
 		if err := os.MkdirAll(pkgDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		goCmd(root, "tool", "oapi-codegen", "-generate", "types,client", "-package", v+"client",
-			"-o", filepath.Join(pkgDir, "client.gen.go"), filepath.Join(root, "api", "openapi", v+".json"))
+			"-o", filepath.Join(pkgDir, "client.gen.go"), doc)
 	}
 	program, err := os.ReadFile(filepath.Join("testdata", "clientgen", "main.go.txt"))
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/api/middleware"
-	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/openapitest"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/providers/all"
@@ -52,8 +51,10 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	go a.Run(ctx)
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(func() { srv.Close(); cancel() })
-	v := openapitest.New(t, openapi.V2())
-	v1 := openapitest.New(t, openapi.V1())
+	// Responses are checked against the documents of the providers the
+	// router was given, as it serves them.
+	v := openapitest.New(t, openapitest.V2(t, cfg.Providers))
+	v1 := openapitest.New(t, openapitest.V1(t, cfg.Providers))
 	return &env{
 		t:      t,
 		fx:     storagetest.NewFixtures(t, pool),

@@ -16,8 +16,6 @@ import (
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/api/middleware"
-	"github.com/finsync/finsync/api/openapi"
-	"github.com/finsync/finsync/api/openapi/openapitest"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/all"
@@ -58,7 +56,7 @@ func FuzzV2Writes(f *testing.F) {
 	for i, s := range seeds {
 		f.Add(uint8(i), []byte(s))
 	}
-	v1doc, v2doc := openapitest.New(f, openapi.V1()), openapitest.New(f, openapi.V2())
+	v1doc, v2doc := registryValidators(f)
 	f.Fuzz(func(t *testing.T, target uint8, body []byte) {
 		tg := targets[int(target)%len(targets)]
 		client := &http.Client{Transport: versionTransport{

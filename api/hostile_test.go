@@ -19,7 +19,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/finsync/finsync/api"
-	"github.com/finsync/finsync/api/openapi"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage/storagetest"
@@ -58,10 +57,11 @@ func TestHostileRequests(t *testing.T) {
 		}
 	}
 	var late []hostileCase // they spend the auth-failure budget
+	v1doc, v2doc := registryDocs(t)
 	for _, doc := range []struct {
 		version string
 		raw     []byte
-	}{{"/v1", openapi.V1()}, {"/v2", openapi.V2()}} {
+	}{{"/v1", v1doc}, {"/v2", v2doc}} {
 		parsed, err := openapi3.NewLoader().LoadFromData(doc.raw)
 		if err != nil {
 			t.Fatal(err)

@@ -24,10 +24,30 @@ func (p lintProblem) String() string {
 	return fmt.Sprintf("%s %s %s at %s: %s", p.linter, p.severity, p.rule, p.where, p.message)
 }
 
-// lintedDocs are the documents the linters check, relative to toolsDir
-// (where .redocly.lint-ignore.yaml names them the same way).
-func lintedDocs() []string {
-	return []string{"../../openapi/v1.json", "../../openapi/v2.json"}
+// lintConfigs are the linters' configuration files in toolsDir.
+func lintConfigs() []string {
+	return []string{"redocly.yaml", ".redocly.lint-ignore.yaml", ".spectral.yaml"}
+}
+
+// lintFolder writes the documents served for the registry's providers,
+// v1.json and v2.json, into a temporary folder beside a copy of the
+// linters' configuration (whose .redocly.lint-ignore.yaml names them by
+// those paths, relative to itself), and returns the folder and the
+// documents' names.
+func lintFolder(t *testing.T, tools nodeTools) (dir string, docs []string) {
+	t.Helper()
+	dir = t.TempDir()
+	for _, name := range lintConfigs() {
+		data, err := os.ReadFile(filepath.Join(tools.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeRegistryDocs(t, dir)
+	return dir, []string{"v1.json", "v2.json"}
 }
 
 // TestOpenAPIDocumentsLint runs `@redocly/cli lint` (recommended rules,
@@ -46,14 +66,15 @@ func TestOpenAPIDocumentsLint(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	problems := lint(ctx, t, tools, lintedDocs())
+	dir, docs := lintFolder(t, tools)
+	problems := lint(ctx, t, tools, dir, docs)
 	for _, p := range problems {
 		t.Errorf("%s", p)
 	}
 
-	broken := brokenCopy(t, filepath.Join(tools.dir, lintedDocs()[1]))
+	broken := brokenCopy(t, filepath.Join(dir, docs[1]))
 	var rules []string
-	for _, p := range lint(ctx, t, tools, []string{broken}) {
+	for _, p := range lint(ctx, t, tools, dir, []string{broken}) {
 		rules = append(rules, p.linter+" "+p.rule)
 	}
 	for _, want := range []string{
@@ -66,19 +87,20 @@ func TestOpenAPIDocumentsLint(t *testing.T) {
 	}
 }
 
-// lint runs both linters over docs (paths relative to toolsDir, or
-// absolute) and returns what they found.
-func lint(ctx context.Context, t *testing.T, tools nodeTools, docs []string) []lintProblem {
+// lint runs both linters in dir, which holds their configuration (see
+// lintFolder), over docs (paths relative to dir, or absolute) and returns
+// what they found.
+func lint(ctx context.Context, t *testing.T, tools nodeTools, dir string, docs []string) []lintProblem {
 	t.Helper()
-	return append(redoclyLint(ctx, t, tools, docs), spectralLint(ctx, t, tools, docs)...)
+	return append(redoclyLint(ctx, t, tools, dir, docs), spectralLint(ctx, t, tools, dir, docs)...)
 }
 
 // redoclyLint runs `redocly lint` with the checked-in configuration; it
 // exits non-zero on errors, which the problems then list.
-func redoclyLint(ctx context.Context, t *testing.T, tools nodeTools, docs []string) []lintProblem {
+func redoclyLint(ctx context.Context, t *testing.T, tools nodeTools, dir string, docs []string) []lintProblem {
 	t.Helper()
 	args := append([]string{"lint", "--config", "redocly.yaml", "--format", "json", "--max-problems", "1000"}, docs...)
-	out, runErr := tools.run(ctx, t, tools.dir, true, "redocly", args...)
+	out, runErr := tools.run(ctx, t, dir, true, "redocly", args...)
 	// One JSON report per document, one after the other.
 	dec := json.NewDecoder(bytes.NewReader(out))
 	var problems []lintProblem
@@ -130,12 +152,12 @@ type redoclyReport struct {
 
 // spectralLint runs `spectral lint` with the checked-in ruleset, failing
 // on findings of any severity (which the results then list).
-func spectralLint(ctx context.Context, t *testing.T, tools nodeTools, docs []string) []lintProblem {
+func spectralLint(ctx context.Context, t *testing.T, tools nodeTools, dir string, docs []string) []lintProblem {
 	t.Helper()
 	report := filepath.Join(t.TempDir(), "spectral.json")
 	args := append([]string{"lint", "--ruleset", ".spectral.yaml", "--format", "json", "--output", report,
 		"--fail-severity", "hint"}, docs...)
-	out, runErr := tools.run(ctx, t, tools.dir, true, "spectral", args...)
+	out, runErr := tools.run(ctx, t, dir, true, "spectral", args...)
 	data, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatalf("spectral lint wrote no report (exit: %v): %v\n%s", runErr, err, out)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/api/middleware"
-	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/openapitest"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
@@ -87,7 +86,7 @@ func newOutageEnv(t *testing.T, opts ...envOption) *outageEnv {
 	go a.Run(runCtx)
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(func() { srv.Close(); stop() })
-	v2doc, v1doc := openapitest.New(t, openapi.V2()), openapitest.New(t, openapi.V1())
+	v2doc, v1doc := openapitest.New(t, openapitest.V2(t, cfg.Providers)), openapitest.New(t, openapitest.V1(t, cfg.Providers))
 	e := &outageEnv{
 		env: &env{
 			t:      t,

@@ -14,8 +14,6 @@ import (
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/api/middleware"
-	"github.com/finsync/finsync/api/openapi"
-	"github.com/finsync/finsync/api/openapi/openapitest"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/internal/pgcluster"
@@ -84,7 +82,7 @@ func newReplicaEnv(t *testing.T, ctx context.Context, maxLag time.Duration) *rep
 	}
 	st, rep, srv := newAPI()
 	otherSt, otherRep, otherSrv := newAPI()
-	doc := openapitest.New(t, openapi.V2())
+	_, doc := registryValidators(t)
 	client := &http.Client{Transport: doc.Transport(t, http.DefaultTransport)}
 	return &replicaEnv{
 		env: &env{t: t, fx: storagetest.NewFixtures(t, pool), srv: srv, client: client},

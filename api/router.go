@@ -62,7 +62,8 @@ type Config struct {
 	// through PostgreSQL (docs/rate-limits.md); zero uses the defaults.
 	RateLimits middleware.SharedConfig
 	// Providers are what the adapters declare (providers.Registry's
-	// Profiles): v1 needs their capitalised names and paging. The API
+	// Profiles): v1 needs their capitalised names and paging, and the
+	// OpenAPI documents' Provider enums list them, in their order. The API
 	// itself never imports the adapters.
 	Providers []domain.ProviderProfile
 	// Ops is the operators' console mounted at /ops; nil mounts none (the
@@ -85,8 +86,30 @@ type API struct {
 	store   *storage.Store
 }
 
-// New builds the API.
+// New builds the API like Build, panicking where Build fails: for callers
+// handing it the registry's profiles (tests, benchmarks), whose documents
+// the openapi package's tests render. Processes that serve use Build.
 func New(cfg Config) *API {
+	a, err := Build(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// Build builds the API. It renders the OpenAPI documents served at
+// /v1/openapi.json and /v2/openapi.json once, from cfg.Providers, so their
+// Provider enums list exactly those providers; it fails, before anything
+// is served, when they cannot be rendered (see openapi.V1 and V2).
+func Build(cfg Config) (*API, error) {
+	v1Doc, err := openapi.V1(cfg.Providers)
+	if err != nil {
+		return nil, err
+	}
+	v2Doc, err := openapi.V2(cfg.Providers)
+	if err != nil {
+		return nil, err
+	}
 	gin.SetMode(gin.ReleaseMode)
 	cfg.Log = requestid.Logger(cfg.Log)
 	e := gin.New()
@@ -123,7 +146,7 @@ func New(cfg Config) *API {
 		Limits:  limits,
 		Log:     cfg.Log,
 		Plans:   cfg.Plans,
-		OpenAPI: openapi.V2(),
+		OpenAPI: v2Doc,
 		Jobs:    cfg.Jobs,
 
 		Idempotency:   idem,
@@ -135,7 +158,7 @@ func New(cfg Config) *API {
 		Auth:      auth,
 		Limits:    limits,
 		Log:       cfg.Log,
-		OpenAPI:   openapi.V1(),
+		OpenAPI:   v1Doc,
 		Providers: cfg.Providers,
 	})
 	if cfg.Ops != nil {
@@ -164,7 +187,7 @@ func New(cfg Config) *API {
 		}
 		v2.Fail(c, http.StatusMethodNotAllowed, v2.CodeMethodNotAllowed, msg)
 	})
-	return &API{Handler: e, auth: auth, limits: limits, idem: idem, store: cfg.Store}
+	return &API{Handler: e, auth: auth, limits: limits, idem: idem, store: cfg.Store}, nil
 }
 
 // Run keeps the API's background work going (credential change listener

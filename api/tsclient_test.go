@@ -29,13 +29,9 @@ func TestTypeScriptClientsListTransactions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	build := tsClientFolder(t, tools)
-	for _, v := range []string{"v1", "v2"} {
-		doc := filepath.Join("openapi", v+".json")
-		abs, err := filepath.Abs(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tools.run(ctx, t, build, false, "openapi-typescript", abs, "-o", filepath.Join(build, v+".ts"))
+	v1Doc, v2Doc := writeRegistryDocs(t, t.TempDir())
+	for v, doc := range map[string]string{"v1": v1Doc, "v2": v2Doc} {
+		tools.run(ctx, t, build, false, "openapi-typescript", doc, "-o", filepath.Join(build, v+".ts"))
 	}
 	tools.run(ctx, t, build, false, "tsc", "-p", "tsconfig.json", "--noEmit")
 	tools.run(ctx, t, build, false, "tsc", "-p", "tsconfig.json")

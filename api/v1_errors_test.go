@@ -14,8 +14,6 @@ import (
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/api/middleware"
-	"github.com/finsync/finsync/api/openapi"
-	"github.com/finsync/finsync/api/openapi/openapitest"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage"
@@ -256,7 +254,7 @@ func newDownEnv(t *testing.T) downEnv {
 	})
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
-	v := openapitest.New(t, openapi.V1())
+	v, _ := registryValidators(t)
 	return downEnv{srv: srv, client: &http.Client{Transport: v.Transport(t, http.DefaultTransport)}, key: key}
 }
 

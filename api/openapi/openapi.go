@@ -1,13 +1,19 @@
-// Package openapi embeds the OpenAPI 3.1 documents of finsync's API v1
+// Package openapi renders the OpenAPI 3.1 documents of finsync's API v1
 // and v2, served at /v1/openapi.json and /v2/openapi.json.
 //
-// The JSON files are generated from package internal/spec; edit the
-// builders there and run `go generate ./api/openapi`.
+// The documents are built, by the builders of package internal/spec, from
+// the providers they are given: the API passes the registry's profiles
+// (api.Config.Providers) and renders both once when it is assembled, so a
+// provider added to the registry shows in the documents' Provider enums
+// with no file to regenerate. `finsync openapi v1|v2` prints them.
 package openapi
 
 import (
-	"bytes"
-	_ "embed"
+	"errors"
+	"fmt"
+
+	"github.com/finsync/finsync/api/openapi/internal/spec"
+	"github.com/finsync/finsync/domain"
 )
 
 // UnroutedExtension is the key, at the top of both documents, of the
@@ -17,18 +23,51 @@ import (
 // operation, so they live in this extension rather than among the
 // components (which linters rightly flag when no operation uses them);
 // tools that do not know the extension ignore it.
-const UnroutedExtension = "x-unrouted-responses"
+const UnroutedExtension = spec.UnroutedExtension
 
-//go:generate go run ./internal/gen .
+// V1 renders the OpenAPI document of API v1 for provs (the registry's
+// profiles, in its order): its Provider enum lists their v1 names, then
+// Manual. Each call renders a new document, so callers that serve it
+// render it once. It fails when provs cannot make a valid enum (a name
+// empty, or two providers with the same v1 name or named like Manual) or
+// the document cannot be encoded.
+func V1(provs []domain.ProviderProfile) ([]byte, error) {
+	return render("v1", spec.V1Providers(provs), spec.V1(provs))
+}
 
-//go:embed v1.json
-var v1 []byte
+// V2 renders the OpenAPI document of API v2 for provs (the registry's
+// profiles, in its order): its Provider enum lists their names, then
+// manual. Each call renders a new document, so callers that serve it
+// render it once. It fails when provs cannot make a valid enum (a name
+// empty, repeated or manual) or the document cannot be encoded.
+func V2(provs []domain.ProviderProfile) ([]byte, error) {
+	return render("v2", spec.V2Providers(provs), spec.V2(provs))
+}
 
-//go:embed v2.json
-var v2 []byte
+// render checks the Provider enum of a document and encodes the document.
+func render(version string, providers []string, doc spec.Obj) ([]byte, error) {
+	if err := distinctNames(providers); err != nil {
+		return nil, fmt.Errorf("openapi %s: Provider enum: %w", version, err)
+	}
+	data, err := spec.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("openapi %s: %w", version, err)
+	}
+	return data, nil
+}
 
-// V1 returns the OpenAPI document of API v1 (a fresh copy).
-func V1() []byte { return bytes.Clone(v1) }
-
-// V2 returns the OpenAPI document of API v2 (a fresh copy).
-func V2() []byte { return bytes.Clone(v2) }
+// distinctNames fails on an empty or repeated name: JSON Schema wants an
+// enum's values unique, and an empty provider name names nothing.
+func distinctNames(names []string) error {
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if n == "" {
+			return errors.New("an empty provider name")
+		}
+		if seen[n] {
+			return fmt.Errorf("provider name %q twice", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}

@@ -1,34 +1,36 @@
 package openapi_test
 
 import (
-	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/finsync/finsync/api/openapi"
-	"github.com/finsync/finsync/api/openapi/internal/spec"
+	"github.com/finsync/finsync/api/openapi/openapitest"
+	v1 "github.com/finsync/finsync/api/v1"
+	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/all"
 )
 
-func docs() []struct {
+// doc is one rendered document with what its top must say.
+type doc struct {
 	name    string
 	data    []byte
-	built   spec.Obj
 	version string
 	server  string
-} {
-	return []struct {
-		name    string
-		data    []byte
-		built   spec.Obj
-		version string
-		server  string
-	}{
-		{"v1", openapi.V1(), spec.V1(all.NewRegistry().Profiles()), "1.0.0", "/v1"},
-		{"v2", openapi.V2(), spec.V2(all.NewRegistry().Profiles()), "2.0.0", "/v2"},
+}
+
+// docs renders both documents for the registry's providers, as the API
+// serves them.
+func docs(t *testing.T) []doc {
+	t.Helper()
+	provs := all.NewRegistry().Profiles()
+	return []doc{
+		{"v1", openapitest.V1(t, provs), "1.0.0", "/v1"},
+		{"v2", openapitest.V2(t, provs), "2.0.0", "/v2"},
 	}
 }
 
@@ -46,7 +48,7 @@ func load(t *testing.T, data []byte) *openapi3.T {
 }
 
 func TestDocumentsAreValidOpenAPI31(t *testing.T) {
-	for _, d := range docs() {
+	for _, d := range docs(t) {
 		t.Run(d.name, func(t *testing.T) {
 			doc := load(t, d.data)
 			if doc.OpenAPI != "3.1.0" || !doc.IsOpenAPI31OrLater() {
@@ -62,26 +64,88 @@ func TestDocumentsAreValidOpenAPI31(t *testing.T) {
 	}
 }
 
-func TestEmbeddedDocumentsMatchTheirBuilders(t *testing.T) {
-	for _, d := range docs() {
-		t.Run(d.name, func(t *testing.T) {
-			want, err := spec.Marshal(d.built)
-			if err != nil {
-				t.Fatal(err)
+// TestProviderEnumsListTheRegistry: the Provider enums list the
+// registry's providers in its order, then manual, v1 with its capitalised
+// names.
+func TestProviderEnumsListTheRegistry(t *testing.T) {
+	provs := all.NewRegistry().Profiles()
+	names := v1.NewProviderNames(provs)
+	var want1, want2 []string
+	for _, p := range provs {
+		want1 = append(want1, names.Of(p.Name))
+		want2 = append(want2, p.Name)
+	}
+	want1 = append(want1, "Manual")
+	want2 = append(want2, domain.ProviderManual)
+	for _, d := range docs(t) {
+		want := map[string][]string{"v1": want1, "v2": want2}[d.name]
+		if got := providerEnum(t, load(t, d.data)); !slices.Equal(got, want) {
+			t.Errorf("%s Provider enum = %q, want %q", d.name, got, want)
+		}
+	}
+}
+
+// TestDocumentsListTheGivenProviders: the enums follow the profiles they
+// are rendered for, whatever the registry holds, and the documents stay
+// valid.
+func TestDocumentsListTheGivenProviders(t *testing.T) {
+	provs := []domain.ProviderProfile{{Name: "zeta"}, {Name: "acme", V1Name: "ACME Bank"}}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want []string
+	}{
+		{"v1", openapitest.V1(t, provs), []string{"Zeta", "ACME Bank", "Manual"}},
+		{"v2", openapitest.V2(t, provs), []string{"zeta", "acme", "manual"}},
+	} {
+		if got := providerEnum(t, load(t, c.data)); !slices.Equal(got, c.want) {
+			t.Errorf("%s Provider enum = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRenderRefusesAnInvalidProviderEnum: a profile list that would put an
+// empty or repeated value in a Provider enum is an error, not a document.
+func TestRenderRefusesAnInvalidProviderEnum(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		provs      []domain.ProviderProfile
+		v1OK, v2OK bool
+	}{
+		{"empty name", []domain.ProviderProfile{{Name: ""}}, false, false},
+		{"same name twice", []domain.ProviderProfile{{Name: "acme"}, {Name: "acme"}}, false, false},
+		{"named manual", []domain.ProviderProfile{{Name: domain.ProviderManual}}, false, false},
+		{"same v1 name", []domain.ProviderProfile{{Name: "acme", V1Name: "Bank"}, {Name: "bank"}}, false, true},
+		{"v1 name Manual", []domain.ProviderProfile{{Name: "hand", V1Name: "Manual"}}, false, true},
+		{"distinct", []domain.ProviderProfile{{Name: "acme"}, {Name: "bank"}}, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := openapi.V1(c.provs); (err == nil) != c.v1OK {
+				t.Errorf("V1: err = %v, want ok %v", err, c.v1OK)
 			}
-			if !bytes.Equal(d.data, want) {
-				t.Errorf("%s.json is stale: run `go generate ./api/openapi`", d.name)
+			if _, err := openapi.V2(c.provs); (err == nil) != c.v2OK {
+				t.Errorf("V2: err = %v, want ok %v", err, c.v2OK)
 			}
 		})
 	}
 }
 
-func TestAccessorsReturnCopies(t *testing.T) {
-	a := openapi.V2()
-	a[0] = 'x'
-	if openapi.V2()[0] != '{' {
-		t.Error("V2 shares its bytes with callers")
+// providerEnum returns the values of the document's Provider schema.
+func providerEnum(t *testing.T, doc *openapi3.T) []string {
+	t.Helper()
+	schema := doc.Components.Schemas["Provider"]
+	if schema == nil || schema.Value == nil {
+		t.Fatal("no Provider schema")
 	}
+	var out []string
+	for _, v := range schema.Value.Enum {
+		s, ok := v.(string)
+		if !ok {
+			t.Fatalf("Provider enum value %v is not a string", v)
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // TestOperationsDocumentCommonErrors checks the lead's rules: every
@@ -89,7 +153,7 @@ func TestAccessorsReturnCopies(t *testing.T) {
 // operation with parameters or a body documents 400, every operation with
 // an id in its path documents 404, and every response carries x-request-id.
 func TestOperationsDocumentCommonErrors(t *testing.T) {
-	for _, d := range docs() {
+	for _, d := range docs(t) {
 		t.Run(d.name, func(t *testing.T) {
 			doc := load(t, d.data)
 			for path, item := range doc.Paths.Map() {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/finsync/finsync/api"
-	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/openapitest"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/all"
@@ -115,8 +114,9 @@ func TestNaiveMatchesRealServer(t *testing.T) {
 	unpaidKey := f.Key(unpaid.ID, nil)
 
 	naive := &handler{pool: pool}
-	real := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: f.St, Log: slog.New(slog.DiscardHandler), CursorKey: []byte("0123456789abcdef0123456789abcdef")}).Handler
-	v := openapitest.New(t, openapi.V2())
+	provs := all.NewRegistry().Profiles()
+	real := api.New(api.Config{Providers: provs, Store: f.St, Log: slog.New(slog.DiscardHandler), CursorKey: []byte("0123456789abcdef0123456789abcdef")}).Handler
+	v := openapitest.New(t, openapitest.V2(t, provs))
 
 	tests := []struct {
 		name, key, target string

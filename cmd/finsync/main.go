@@ -1,6 +1,7 @@
 // Command finsync is the one binary of finsync: the HTTP API, the sync
-// worker, the provider simulator, the zero-config demo, migrations, and the
-// operator commands for users, keys and connections.
+// worker, the provider simulator, the zero-config demo, migrations, the
+// operator commands for users, keys and connections, and the OpenAPI
+// documents.
 package main
 
 import (
@@ -60,6 +61,7 @@ func newRoot(out, errOut io.Writer) *cobra.Command {
 		a.workerCmd(),
 		a.simCmd(),
 		a.destinationsCmd(),
+		a.openapiCmd(),
 	)
 	return root
 }

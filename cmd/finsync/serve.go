@@ -179,8 +179,8 @@ func (a *app) newAPI(ctx context.Context, st *storage.Store, reg prometheus.Regi
 			return nil, err
 		}
 	}
-	return api.New(api.Config{Store: st, Log: a.logger(), Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
-		TrustedProxies: proxies, Ops: console, Box: box, WebhookPolicy: policy}), nil
+	return api.Build(api.Config{Store: st, Log: a.logger(), Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
+		TrustedProxies: proxies, Ops: console, Box: box, WebhookPolicy: policy})
 }
 
 // runAPI serves the API, and the ops endpoints with reg's metrics, until

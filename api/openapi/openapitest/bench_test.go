@@ -5,14 +5,14 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/openapitest"
+	"github.com/finsync/finsync/providers/all"
 )
 
 // BenchmarkValidateTransactionsPage measures one check of a 50-transaction
 // page, the typical cost each HTTP test pays per response.
 func BenchmarkValidateTransactionsPage(b *testing.B) {
-	v := openapitest.New(b, openapi.V2())
+	v := openapitest.New(b, openapitest.V2(b, all.NewRegistry().Profiles()))
 	txs := make([]any, 50)
 	for i := range txs {
 		txs[i] = v2Transaction()

@@ -1,7 +1,7 @@
 // Package openapitest checks HTTP responses against an OpenAPI 3.1
 // document in tests.
 //
-//	v := openapitest.New(t, openapi.V2())
+//	v := openapitest.New(t, openapitest.V2(t, all.NewRegistry().Profiles()))
 //	rec := httptest.NewRecorder()
 //	router.ServeHTTP(rec, req)
 //	v.CheckRecorder(t, req, rec)
@@ -36,6 +36,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/finsync/finsync/api/openapi"
+	"github.com/finsync/finsync/domain"
 )
 
 // Names the responses of openapi.UnroutedExtension take among the
@@ -54,6 +55,30 @@ const maxBodyInError = 2000
 type Validator struct {
 	doc    *openapi3.T
 	router routers.Router
+}
+
+// V1 renders the document of API v1 for provs, as the API serves it
+// (openapi.V1), failing tb when it cannot be rendered. Tests pass the
+// registry's profiles, all.NewRegistry().Profiles(), which their _test
+// files may import and this package, under api, may not.
+func V1(tb testing.TB, provs []domain.ProviderProfile) []byte {
+	tb.Helper()
+	return mustRender(tb, openapi.V1, provs)
+}
+
+// V2 renders the document of API v2 for provs, as V1 does for v1.
+func V2(tb testing.TB, provs []domain.ProviderProfile) []byte {
+	tb.Helper()
+	return mustRender(tb, openapi.V2, provs)
+}
+
+func mustRender(tb testing.TB, render func([]domain.ProviderProfile) ([]byte, error), provs []domain.ProviderProfile) []byte {
+	tb.Helper()
+	doc, err := render(provs)
+	if err != nil {
+		tb.Fatalf("openapitest: %v", err)
+	}
+	return doc
 }
 
 // New loads and validates an OpenAPI document, failing t at once when the

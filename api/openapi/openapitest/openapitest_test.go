@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/openapitest"
+	"github.com/finsync/finsync/providers/all"
 )
 
 // tc is one response to validate.
@@ -47,7 +47,8 @@ func run(t *testing.T, v *openapitest.Validator, cases []tc) {
 }
 
 func TestV2GoodResponses(t *testing.T) {
-	v := openapitest.New(t, openapi.V2())
+	doc := openapitest.V2(t, all.NewRegistry().Profiles())
+	v := openapitest.New(t, doc)
 	lh, ph := limitedHeaders(), publicHeaders()
 	acct := obj{"account": v2Account()}
 	closed := obj{"account": edit(v2Account(), "status", "closed", "closedAt", "2026-11-22T06:00:00.123+01:00", "liability", nil)}
@@ -56,7 +57,7 @@ func TestV2GoodResponses(t *testing.T) {
 		{"health down", "GET", "/v2/health", 503, headersWith(ph, "Retry-After", "5"), obj{"status": "degraded", "timestamp": stamp}, ""},
 		{"503 before the limiter", "GET", "/v2/me", 503, headersWith(ph, "Retry-After", "5"), v2Error("SERVICE_UNAVAILABLE"), ""},
 		{"503 from a write", "POST", "/v2/rules", 503, headersWith(lh, "Retry-After", "5"), v2Error("SERVICE_UNAVAILABLE"), ""},
-		{"openapi", "GET", "/v2/openapi.json", 200, ph, string(openapi.V2()), ""},
+		{"openapi", "GET", "/v2/openapi.json", 200, ph, string(doc), ""},
 		{"me", "GET", "/v2/me", 200, lh, obj{"userId": userID, "email": "a@example.com", "storageMode": true}, ""},
 		{"accounts", "GET", "/v2/accounts?status=all", 200, lh, obj{"accounts": list(v2Account()), "pageInfo": obj{"nextCursor": "abc", "hasMore": true}}, ""},
 		{"account", "GET", "/v2/accounts/" + acctID, 200, lh, acct, ""},
@@ -94,7 +95,7 @@ func TestV2GoodResponses(t *testing.T) {
 }
 
 func TestV2BadResponses(t *testing.T) {
-	v := openapitest.New(t, openapi.V2())
+	v := openapitest.New(t, openapitest.V2(t, all.NewRegistry().Profiles()))
 	lh, ph := limitedHeaders(), publicHeaders()
 	acct := func(changes ...any) obj { return obj{"account": edit(v2Account(), changes...)} }
 	get := "/v2/accounts/" + acctID
@@ -155,7 +156,8 @@ func TestV2BadResponses(t *testing.T) {
 }
 
 func TestV1Responses(t *testing.T) {
-	v := openapitest.New(t, openapi.V1())
+	doc := openapitest.V1(t, all.NewRegistry().Profiles())
+	v := openapitest.New(t, doc)
 	lh, ph := limitedHeaders(), publicHeaders()
 	txs := func(tx obj, meta obj) obj {
 		return obj{"data": obj{"transactions": list(tx), "categories": list(obj{"id": "cat_1", "name": "Coffee", "group": "Food", "description": "Coffee"})}, "meta": meta}
@@ -174,7 +176,7 @@ func TestV1Responses(t *testing.T) {
 		{"health down", "GET", "/v1/health", 503, headersWith(ph, "Retry-After", "5"), v2Error("SERVICE_UNAVAILABLE"), ""},
 		{"503 from auth", "GET", "/v1/accounts", 503, headersWith(ph, "Retry-After", "5"), v2Error("SERVICE_UNAVAILABLE"), ""},
 		{"503 from endpoint", "GET", "/v1/transactions", 503, headersWith(lh, "Retry-After", "5"), v2Error("SERVICE_UNAVAILABLE"), ""},
-		{"openapi", "GET", "/v1/openapi.json", 200, ph, string(openapi.V1()), ""},
+		{"openapi", "GET", "/v1/openapi.json", 200, ph, string(doc), ""},
 		{"accounts", "GET", "/v1/accounts?connectionId=" + connID, 200, lh, obj{"data": list(v1Account(), credit), "meta": listMeta()}, ""},
 		{"bank connections", "GET", "/v1/bank-connections", 200, lh, obj{"bank_connections": list(
 			obj{"id": connID, "name": "Chase", "provider": "Plaid", "error": nil},
@@ -218,7 +220,7 @@ func TestV1Responses(t *testing.T) {
 // TestCheckHelpers drives the t-based helpers through a real handler and a
 // real HTTP round trip.
 func TestCheckHelpers(t *testing.T) {
-	v := openapitest.New(t, openapi.V2())
+	v := openapitest.New(t, openapitest.V2(t, all.NewRegistry().Profiles()))
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, vs := range publicHeaders() {
 			w.Header()[k] = vs

@@ -1,9 +1,10 @@
 // Package spec builds finsync's OpenAPI 3.1 documents as ordered JSON values.
 //
-// The JSON files embedded by package openapi are generated from this package
-// (go generate ./api/openapi), so that every schema is built by the same few
-// helpers: objects are closed (additionalProperties false) and list every
-// field they always carry as required, nullable fields use type unions.
+// Package openapi renders the documents with these builders when the API
+// starts, for the providers it is given (the registry's), so that every
+// schema is built by the same few helpers: objects are closed
+// (additionalProperties false) and list every field they always carry as
+// required, nullable fields use type unions.
 package spec
 
 import (
@@ -11,6 +12,11 @@ import (
 	"encoding/json"
 	"fmt"
 )
+
+// UnroutedExtension is the key, at the top of both documents, of the
+// responses to requests that match no operation (package openapi exports
+// it under the same name).
+const UnroutedExtension = "x-unrouted-responses"
 
 // KV is one key of an Obj with its value.
 type KV struct {

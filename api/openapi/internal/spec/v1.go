@@ -3,7 +3,6 @@ package spec
 import (
 	"net/http"
 
-	"github.com/finsync/finsync/api/openapi"
 	v1 "github.com/finsync/finsync/api/v1"
 	"github.com/finsync/finsync/domain"
 )
@@ -46,7 +45,7 @@ func V1(provs []domain.ProviderProfile) Obj {
 			{"responses", v1Responses()},
 			{"schemas", v1Schemas(provs)},
 		}},
-		{openapi.UnroutedExtension, v1Unrouted()},
+		{UnroutedExtension, v1Unrouted()},
 	}
 }
 
@@ -222,9 +221,9 @@ func v1Responses() Obj {
 	}
 }
 
-// v1Providers are the capitalised provider names of v1: the registered
-// providers in their order, then Manual.
-func v1Providers(provs []domain.ProviderProfile) []string {
+// V1Providers are the values of v1's Provider enum: the capitalised
+// names of the given providers, in their order, then Manual.
+func V1Providers(provs []domain.ProviderProfile) []string {
 	names := v1.NewProviderNames(provs)
 	out := make([]string, 0, len(provs)+1)
 	for _, p := range provs {
@@ -235,7 +234,7 @@ func v1Providers(provs []domain.ProviderProfile) []string {
 
 func v1Schemas(provs []domain.ProviderProfile) Obj {
 	s := Obj{
-		{"Provider", enum(v1Providers(provs)...)},
+		{"Provider", enum(V1Providers(provs)...)},
 		{"Health", object(
 			req("status", describe(enum("ok", "degraded"), "degraded: non-critical services are unavailable.")),
 			req("timestamp", dateTime()),

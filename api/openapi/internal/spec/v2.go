@@ -3,7 +3,6 @@ package spec
 import (
 	"net/http"
 
-	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/domain"
 )
 
@@ -54,7 +53,7 @@ func V2(provs []domain.ProviderProfile) Obj {
 			{"responses", v2Responses()},
 			{"schemas", v2Schemas(provs)},
 		}},
-		{openapi.UnroutedExtension, v2Unrouted()},
+		{UnroutedExtension, v2Unrouted()},
 	}
 }
 

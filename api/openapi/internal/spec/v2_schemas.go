@@ -2,9 +2,10 @@ package spec
 
 import "github.com/finsync/finsync/domain"
 
-// v2Providers are the lowercase provider names of v2: the registered
-// providers in their order, then manual for hand-maintained data.
-func v2Providers(provs []domain.ProviderProfile) []string {
+// V2Providers are the values of v2's Provider enum: the lowercase names
+// of the given providers, in their order, then manual for hand-maintained
+// data.
+func V2Providers(provs []domain.ProviderProfile) []string {
 	out := make([]string, 0, len(provs)+1)
 	for _, p := range provs {
 		out = append(out, p.Name)
@@ -14,7 +15,7 @@ func v2Providers(provs []domain.ProviderProfile) []string {
 
 func v2Schemas(provs []domain.ProviderProfile) Obj {
 	s := Obj{
-		{"Provider", enum(v2Providers(provs)...)},
+		{"Provider", enum(V2Providers(provs)...)},
 		{"ErrorCode", enum(v2ErrorCodes()...)},
 		{"ErrorDetail", object(req("code", ref("ErrorCode")), req("message", str()))},
 		{"Error", object(req("error", ref("ErrorDetail")))},
