@@ -32,7 +32,7 @@ func TestCursorsAcrossReplicasAndRotation(t *testing.T) {
 	}
 	key := fx.Key(user.ID, nil)
 	replica := func(signing []byte, previous ...[]byte) string {
-		a := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: storage.New(pool), Log: slog.New(slog.DiscardHandler), CursorKey: signing, PreviousCursorKeys: previous})
+		a := api.MustNew(api.Config{Providers: all.NewRegistry().Profiles(), Store: storage.New(pool), Log: slog.New(slog.DiscardHandler), CursorKey: signing, PreviousCursorKeys: previous})
 		ctx, cancel := context.WithCancel(context.Background())
 		go a.Run(ctx)
 		srv := httptest.NewServer(a.Handler)

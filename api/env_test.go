@@ -46,7 +46,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	a := api.New(cfg)
+	a := api.MustNew(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	go a.Run(ctx)
 	srv := httptest.NewServer(a.Handler)

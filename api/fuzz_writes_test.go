@@ -89,7 +89,7 @@ func newFuzzServer(f *testing.F) (*httptest.Server, ownIDs, string, *logCounter)
 	f.Helper()
 	pool, _ := storagetest.NewDB(f)
 	logs := &logCounter{}
-	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(),
+	a := api.MustNew(api.Config{Providers: all.NewRegistry().Profiles(),
 		Store:     storage.New(pool),
 		Log:       slog.New(logs),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),

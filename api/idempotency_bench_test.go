@@ -29,7 +29,7 @@ import (
 // p50 overhead of a fresh key.
 func BenchmarkIdempotencyOverhead(b *testing.B) {
 	pool, _ := storagetest.NewDB(b)
-	a := api.New(api.Config{
+	a := api.MustNew(api.Config{
 		Providers: all.NewRegistry().Profiles(),
 		Store:     storage.New(pool),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),

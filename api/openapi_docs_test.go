@@ -54,7 +54,7 @@ func writeRegistryDocs(tb testing.TB, dir string) (v1, v2 string) {
 func TestRouterServesTheGivenProviders(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
 	provs := []domain.ProviderProfile{{Name: "zeta"}, {Name: "acme", V1Name: "ACME Bank"}}
-	a := api.New(api.Config{
+	a := api.MustNew(api.Config{
 		Providers: provs,
 		Store:     storage.New(pool),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -97,7 +97,7 @@ func TestRouterServesTheGivenProviders(t *testing.T) {
 // anything, when the profiles cannot make the documents' Provider enums.
 func TestBuildRefusesProvidersNoDocumentCanList(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
-	_, err := api.Build(api.Config{
+	_, err := api.New(api.Config{
 		Providers: []domain.ProviderProfile{{Name: "acme"}, {Name: "acme"}},
 		Store:     storage.New(pool),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),

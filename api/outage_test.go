@@ -81,7 +81,7 @@ func newOutageEnv(t *testing.T, opts ...envOption) *outageEnv {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	a := api.New(cfg)
+	a := api.MustNew(cfg)
 	runCtx, stop := context.WithCancel(context.Background())
 	go a.Run(runCtx)
 	srv := httptest.NewServer(a.Handler)

@@ -66,7 +66,7 @@ func newReplicaEnv(t *testing.T, ctx context.Context, maxLag time.Duration) *rep
 		// replica.
 		rep := storage.NewReplica(pool, rpool, storage.ReplicaOptions{MaxLag: maxLag, StaleAfter: 10 * time.Second})
 		st := storage.NewWithReplica(pool, rep)
-		a := api.New(api.Config{Providers: all.NewRegistry().Profiles(),
+		a := api.MustNew(api.Config{Providers: all.NewRegistry().Profiles(),
 			Store:     st,
 			Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 			CursorKey: []byte("test cursor key, 32 bytes long!!"),

@@ -86,22 +86,22 @@ type API struct {
 	store   *storage.Store
 }
 
-// New builds the API like Build, panicking where Build fails: for callers
-// handing it the registry's profiles (tests, benchmarks), whose documents
-// the openapi package's tests render. Processes that serve use Build.
-func New(cfg Config) *API {
-	a, err := Build(cfg)
+// MustNew is New, panicking where New fails: for tests and benchmarks that
+// hand it the registry's profiles, whose documents the openapi package's
+// tests render. Processes that serve use New.
+func MustNew(cfg Config) *API {
+	a, err := New(cfg)
 	if err != nil {
 		panic(err)
 	}
 	return a
 }
 
-// Build builds the API. It renders the OpenAPI documents served at
+// New builds the API. It renders the OpenAPI documents served at
 // /v1/openapi.json and /v2/openapi.json once, from cfg.Providers, so their
 // Provider enums list exactly those providers; it fails, before anything
 // is served, when they cannot be rendered (see openapi.V1 and V2).
-func Build(cfg Config) (*API, error) {
+func New(cfg Config) (*API, error) {
 	v1Doc, err := openapi.V1(cfg.Providers)
 	if err != nil {
 		return nil, err

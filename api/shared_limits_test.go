@@ -39,7 +39,7 @@ func newFleet(t *testing.T) *fleet {
 // ends its background work (a process stopping), as its cleanup does.
 func (f *fleet) instance() (url string, stop func()) {
 	f.t.Helper()
-	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(),
+	a := api.MustNew(api.Config{Providers: all.NewRegistry().Profiles(),
 		Store:     storage.New(f.pool),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),

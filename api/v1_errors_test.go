@@ -246,7 +246,7 @@ func newDownEnv(t *testing.T) downEnv {
 	fx := storagetest.NewFixtures(t, pool)
 	key := fx.Key(fx.User(domain.PlanPro, true).ID, nil)
 	pool.Close()
-	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(),
+	a := api.MustNew(api.Config{Providers: all.NewRegistry().Profiles(),
 		Store:     storage.New(pool),
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),

@@ -80,7 +80,7 @@ func (e *syncEnv) apiBalances() map[string][3]string {
 	e.t.Helper()
 	fx := storagetest.NewFixtures(e.t, e.pool)
 	key := fx.Key(e.user.ID, nil)
-	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: e.st, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!")})
+	a := api.MustNew(api.Config{Providers: all.NewRegistry().Profiles(), Store: e.st, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!")})
 	srv := httptest.NewServer(a.Handler)
 	defer srv.Close()
 	var body struct {

@@ -54,7 +54,7 @@ func newDerivedWorld(t *testing.T) *derivedWorld {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Stop(context.Background()) })
-	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: e.st, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!")})
+	a := api.MustNew(api.Config{Providers: all.NewRegistry().Profiles(), Store: e.st, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!")})
 	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
 	key := storagetest.NewFixtures(t, e.pool).Key(e.user.ID, nil)

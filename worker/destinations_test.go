@@ -143,7 +143,7 @@ func newDestWorld(t *testing.T) *destWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: w.store, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!"), Jobs: inserter})
+	a := api.MustNew(api.Config{Providers: all.NewRegistry().Profiles(), Store: w.store, Log: discard(), CursorKey: []byte("test cursor key, 32 bytes long!!"), Jobs: inserter})
 	w.api = httptest.NewServer(a.Handler)
 	t.Cleanup(w.api.Close)
 	t.Cleanup(w.stop)

@@ -94,7 +94,7 @@ func newConsole(t *testing.T) *console {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: st, Log: log,
+	a := api.MustNew(api.Config{Providers: all.NewRegistry().Profiles(), Store: st, Log: log,
 		CursorKey: []byte("test cursor key, 32 bytes long!!"), Auth: middleware.DefaultAuthConfig(), Jobs: client, Ops: c})
 	go a.Run(ctx)
 	srv := httptest.NewServer(a.Handler)

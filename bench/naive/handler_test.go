@@ -115,7 +115,7 @@ func TestNaiveMatchesRealServer(t *testing.T) {
 
 	naive := &handler{pool: pool}
 	provs := all.NewRegistry().Profiles()
-	real := api.New(api.Config{Providers: provs, Store: f.St, Log: slog.New(slog.DiscardHandler), CursorKey: []byte("0123456789abcdef0123456789abcdef")}).Handler
+	real := api.MustNew(api.Config{Providers: provs, Store: f.St, Log: slog.New(slog.DiscardHandler), CursorKey: []byte("0123456789abcdef0123456789abcdef")}).Handler
 	v := openapitest.New(t, openapitest.V2(t, provs))
 
 	tests := []struct {

@@ -57,7 +57,7 @@ func run(ctx context.Context, addr, dbURL, profile string) error {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: st, Log: log, CursorKey: []byte("load-benchmark-cursor-key-0123456789"), Metrics: reg})
+	srv := api.MustNew(api.Config{Providers: all.NewRegistry().Profiles(), Store: st, Log: log, CursorKey: []byte("load-benchmark-cursor-key-0123456789"), Metrics: reg})
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return fmt.Errorf("start profile: %w", err)
 	}

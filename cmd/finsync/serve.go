@@ -179,7 +179,7 @@ func (a *app) newAPI(ctx context.Context, st *storage.Store, reg prometheus.Regi
 			return nil, err
 		}
 	}
-	return api.Build(api.Config{Store: st, Log: a.logger(), Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
+	return api.New(api.Config{Store: st, Log: a.logger(), Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
 		TrustedProxies: proxies, Ops: console, Box: box, WebhookPolicy: policy})
 }
 
