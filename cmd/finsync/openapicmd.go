@@ -9,11 +9,13 @@ import (
 	"github.com/finsync/finsync/domain"
 )
 
-// openapiDocuments renders each version's document for the given
+// openapiDocument renders one version's document for the given
 // providers, as serve does.
-var openapiDocuments = map[string]func([]domain.ProviderProfile) ([]byte, error){
-	"v1": openapi.V1,
-	"v2": openapi.V2,
+func openapiDocument(version string, provs []domain.ProviderProfile) ([]byte, error) {
+	if version == "v1" {
+		return openapi.V1(provs)
+	}
+	return openapi.V2(provs)
 }
 
 func (a *app) openapiCmd() *cobra.Command {
@@ -29,7 +31,7 @@ binary registers: the bytes serve answers at /v1/openapi.json and
 		ValidArgs: []string{"v1", "v2"},
 		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
 		RunE: func(_ *cobra.Command, args []string) error {
-			doc, err := openapiDocuments[args[0]](registry().Profiles())
+			doc, err := openapiDocument(args[0], registry().Profiles())
 			if err != nil {
 				return err
 			}
