@@ -243,3 +243,35 @@ func TestDevelopmentHelpers(t *testing.T) {
 		t.Fatalf("second EnsureDatabase: %s, %v", again, err)
 	}
 }
+
+// TestQuickAnalyzeRefreshesCountsWithoutLeakingItsTarget runs the quick
+// statistics refresh: the table's row count becomes known (reltuples is -1
+// on a never-analyzed table), and the lowered statistics target stays
+// inside its own transaction.
+func TestQuickAnalyzeRefreshesCountsWithoutLeakingItsTarget(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	st := storage.New(pool)
+	ctx := context.Background()
+	var before float64
+	if err := pool.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE relname = 'transactions'`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.QuickAnalyzeTransactions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var after float64
+	if err := pool.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE relname = 'transactions'`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if before != -1 || after != 0 {
+		t.Fatalf("reltuples before and after: %v, %v; want -1 (never analyzed), then 0", before, after)
+	}
+	for _, conn := range pool.AcquireAllIdle(ctx) {
+		var target string
+		err := conn.QueryRow(ctx, `SHOW default_statistics_target`).Scan(&target)
+		conn.Release()
+		if err != nil || target != "100" {
+			t.Fatalf("default_statistics_target after a quick refresh: %q, %v; want the default 100", target, err)
+		}
+	}
+}

@@ -113,7 +113,7 @@ func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r.stats.analyze = r.Store.AnalyzeTransactions
+	r.stats.analyze = r.Store.QuickAnalyzeTransactions
 	defer r.stats.wait() //nolint:errcheck // only an early return skips the final wait, with its own error
 	pages := make(chan fetched, prefetchPages)
 	go r.prefetch(ctx, providers.TransactionRequest{Cursor: cursor, PendingIDs: pending, Today: r.today}, pages)
@@ -164,7 +164,9 @@ const (
 // nothing to millions within one sync, far faster than autovacuum
 // notices, and a plan made for a few rows reads them all to list 50.
 // Refreshes between batches run beside the writer (a due one is put off
-// while the previous one runs); the one after the last batch is waited
+// while the previous one runs) and sample a tenth as many rows
+// (QuickAnalyzeTransactions: what a plan needs is the user's growing row
+// count); the one after the last batch is a full refresh and is waited
 // for, so that the sync ends with statistics that count all its rows.
 func (r *syncRun) refreshStats(ctx context.Context, written int64, last bool) error {
 	r.unanalyzed += int(written)
