@@ -114,3 +114,68 @@ func TestSyncSessionCopiesThenUpserts(t *testing.T) {
 		t.Fatalf("%d rows have a category, want 15", n)
 	}
 }
+
+// TestApplyInvestmentsUpsertsInOneGoAndRemovesSoldHoldings stores
+// securities, holdings and events that list some keys twice (the last
+// holding and event listing wins, the first security listing), then a
+// second time without one holding: it is removed, the rest updated in
+// place.
+func TestApplyInvestmentsUpsertsInOneGoAndRemovesSoldHoldings(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
+	if _, err := s.ApplyAccounts(ctx, "", []storage.SyncedAccount{{ProviderAccountID: "inv", Name: "Brokerage", Currency: "USD", BalancesUnknown: true}},
+		domain.DateOf(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	sym := "ACME"
+	price := domain.MustMoney("12.5")
+	secs := []domain.ReportedSecurity{
+		{ProviderSecurityID: "s1", Symbol: &sym, Name: "Acme", Type: "equity", ClosePrice: &price, Currency: "USD"},
+		{ProviderSecurityID: "s2", Name: "Bond fund", Type: "mutual fund", Currency: ""},
+		{ProviderSecurityID: "s1", Name: "Acme listed again", Type: "equity", Currency: "USD"},
+	}
+	holding := func(sec, qty string) storage.SyncedHolding {
+		return storage.SyncedHolding{ProviderAccountID: "inv", ProviderSecurityID: sec, Holding: domain.Holding{
+			Quantity: domain.MustMoney(qty), InstitutionPrice: price, InstitutionValue: domain.MustMoney("1"), Currency: "USD"}}
+	}
+	event := func(id, amount string) storage.SyncedInvestmentTransaction {
+		return storage.SyncedInvestmentTransaction{ProviderAccountID: "inv", InvestmentTransaction: domain.InvestmentTransaction{
+			ProviderID: id, Date: domain.DateOf(time.Now()), Type: "buy", Quantity: domain.MustMoney("1"), Price: price,
+			Amount: domain.MustMoney(amount), Currency: "USD", Description: id}}
+	}
+	err := s.ApplyInvestments(ctx, storage.SyncInvestments{
+		Securities:   secs,
+		Holdings:     []storage.SyncedHolding{holding("s1", "1"), holding("s2", "2"), holding("s1", "3")},
+		Transactions: []storage.SyncedInvestmentTransaction{event("e1", "10"), event("e2", "20"), event("e1", "11")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := func(sql string) string {
+		t.Helper()
+		var out string
+		if err := e.f.Pool.QueryRow(ctx, sql, e.conn.ID).Scan(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	const holdings = `SELECT string_agg(s.provider_security_id || '=' || trim_scale(h.quantity)::text, ',' ORDER BY s.provider_security_id)
+		FROM holdings h JOIN securities s ON s.id = h.security_id JOIN accounts a ON a.id = h.account_id WHERE a.bank_connection_id = $1`
+	if got := q(holdings); got != "s1=3,s2=2" {
+		t.Fatalf("holdings %s, want the last listing of s1 and s2", got)
+	}
+	if got := q(`SELECT string_agg(provider_security_id || ':' || name || ':' || COALESCE(trim_scale(close_price)::text, '-'), ',' ORDER BY provider_security_id) FROM securities WHERE user_id = (SELECT user_id FROM bank_connections WHERE id = $1)`); got != "s1:Acme:12.5,s2:Bond fund:-" {
+		t.Fatalf("securities %s, want the first listing of s1", got)
+	}
+	if got := q(`SELECT string_agg(provider_id || '=' || trim_scale(amount)::text, ',' ORDER BY provider_id) FROM investment_transactions WHERE bank_connection_id = $1`); got != "e1=11,e2=20" {
+		t.Fatalf("events %s, want the last listing of e1", got)
+	}
+	err = s.ApplyInvestments(ctx, storage.SyncInvestments{Securities: secs[:2], Holdings: []storage.SyncedHolding{holding("s2", "5")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := q(holdings); got != "s2=5" {
+		t.Fatalf("holdings after s1 was sold: %s, want s2=5", got)
+	}
+}
