@@ -305,6 +305,15 @@ func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionP
 	if err != nil {
 		return storage.RowChanges{}, err
 	}
+	if res.Changes.Added+res.Changes.Modified > 0 {
+		// A batch that wrote no row (a re-sync of unchanged data) moves no
+		// balance; one that wrote some counts all its rows, to be safe.
+		for i := range pages {
+			for j := range pages[i].Upserts {
+				r.noteBalanceChange(&pages[i].Upserts[j])
+			}
+		}
+	}
 	r.tally.Pages += int64(len(batch))
 	r.tally.Changes = r.tally.Changes.Add(res.Changes)
 	return res.Changes, nil
@@ -319,7 +328,6 @@ func (r *syncRun) page(p *providers.TransactionPage) (storage.SyncPage, error) {
 		if err != nil {
 			return storage.SyncPage{}, err
 		}
-		r.noteBalanceChange(&t)
 		out.Upserts = append(out.Upserts, t)
 		if c := p.Upserts[i].Category; c != nil && c.ProviderID != "" {
 			if out.Categories == nil {
