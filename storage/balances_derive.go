@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/domain"
 )
@@ -43,12 +44,22 @@ type BalanceChange struct {
 const deriveDueSQL = `
 SELECT c.account_id, c.since
 FROM unnest($2::uuid[], $3::date[]) AS c(account_id, since)
-CROSS JOIN LATERAL (
-	SELECT b.date, b.user_id FROM balance_history b
+` + earliestRecordedSQL + `
+WHERE ` + dueSQL
+
+// earliestRecordedSQL joins, to each changed account c, its earliest
+// recorded (non-derived) balance b: date, balance, currency and user_id,
+// for the caller to check is $1's. deriveDueSQL and deriveBalancesSQL
+// share it, and dueSQL, so that both pick the same accounts.
+const earliestRecordedSQL = `CROSS JOIN LATERAL (
+	SELECT b.date, b.balance, b.currency, b.user_id FROM balance_history b
 	WHERE b.account_id = c.account_id AND NOT b.derived
 	ORDER BY b.date LIMIT 1
-) b
-WHERE b.user_id = $1 AND (c.since <= b.date OR b.date = $4::date AND (
+) b`
+
+// dueSQL is the condition on c and b (earliestRecordedSQL) under which an
+// account is derived.
+const dueSQL = `b.user_id = $1 AND (c.since <= b.date OR b.date = $4::date AND (
 	SELECT x.date FROM balance_history x
 	WHERE x.account_id = c.account_id AND x.user_id = $1 AND x.derived
 	ORDER BY x.date LIMIT 1) IS NULL)`
@@ -82,27 +93,13 @@ WHERE b.user_id = $1 AND (c.since <= b.date OR b.date = $4::date AND (
 // planner estimates: a day-by-day join of two CTEs, planned as a nested
 // loop, took over a minute for three accounts of 10,000 days.
 const deriveBalancesSQL = `
-WITH changed AS (
-	SELECT c.account_id, c.since FROM unnest($2::uuid[], $3::date[]) AS c(account_id, since)
-),
-earliest AS (
-	SELECT c.account_id, b.date, b.balance, b.currency, c.since,
+WITH anchor AS (
+	SELECT c.account_id, b.date, b.balance, b.currency,
 		CASE WHEN a.type IN ('credit', 'loan') THEN -1 ELSE 1 END AS sign
-	FROM changed c
+	FROM unnest($2::uuid[], $3::date[]) AS c(account_id, since)
 	JOIN accounts a ON a.id = c.account_id AND a.user_id = $1
-	CROSS JOIN LATERAL (
-		SELECT b.date, b.balance, b.currency, b.user_id FROM balance_history b
-		WHERE b.account_id = c.account_id AND NOT b.derived
-		ORDER BY b.date LIMIT 1
-	) b
-	WHERE b.user_id = $1
-),
-anchor AS (
-	SELECT e.account_id, e.date, e.balance, e.currency, e.sign FROM earliest e
-	WHERE e.since <= e.date OR e.date = $4::date AND (
-		SELECT x.date FROM balance_history x
-		WHERE x.account_id = e.account_id AND x.user_id = $1 AND x.derived
-		ORDER BY x.date LIMIT 1) IS NULL
+	` + earliestRecordedSQL + `
+	WHERE ` + dueSQL + `
 ),
 daily AS (
 	SELECT t.account_id, t.tx_date AS day, sum(COALESCE(t.net_amount, t.amount)) AS total
@@ -176,16 +173,13 @@ func deriveBalances(ctx context.Context, q querier, userID uuid.UUID, changes []
 	}
 	var dueIDs []uuid.UUID
 	var dueSince []time.Time
-	for rows.Next() {
-		var id uuid.UUID
-		var s time.Time
-		if err := rows.Scan(&id, &s); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("find the accounts to derive: %w", err)
-		}
-		dueIDs, dueSince = append(dueIDs, id), append(dueSince, s)
-	}
-	if err := rows.Err(); err != nil {
+	var dueID uuid.UUID
+	var dueDay time.Time
+	_, err = pgx.ForEachRow(rows, []any{&dueID, &dueDay}, func() error {
+		dueIDs, dueSince = append(dueIDs, dueID), append(dueSince, dueDay)
+		return nil
+	})
+	if err != nil {
 		return 0, fmt.Errorf("find the accounts to derive of %d: %w", len(changes), err)
 	}
 	if len(dueIDs) == 0 {

@@ -52,7 +52,7 @@ func upsertSecurities(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider
 // is stored as its last listing says) and positions no longer reported
 // removed.
 func replaceHoldings(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, hs []domain.Holding) error {
-	hs = lastOfEach(hs, func(h domain.Holding) [2]uuid.UUID { return [2]uuid.UUID{h.AccountID, h.SecurityID} })
+	hs = oneOfEach(hs, func(h *domain.Holding) [2]uuid.UUID { return [2]uuid.UUID{h.AccountID, h.SecurityID} }, true)
 	n := len(hs)
 	accounts, securities := make([]uuid.UUID, n), make([]uuid.UUID, n)
 	quantities, costs, prices, values := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
@@ -90,24 +90,6 @@ func replaceHoldings(ctx context.Context, tx pgx.Tx, conn domain.BankConnection,
 	return nil
 }
 
-// lastOfEach returns items with only the last of those sharing a key, in
-// the order of their first appearance. A multi-row upsert cannot touch a
-// row twice, where one statement per item let the last one win.
-func lastOfEach[T any, K comparable](items []T, key func(T) K) []T {
-	at := make(map[K]int, len(items))
-	out := make([]T, 0, len(items))
-	for _, it := range items {
-		k := key(it)
-		if i, ok := at[k]; ok {
-			out[i] = it
-			continue
-		}
-		at[k] = len(out)
-		out = append(out, it)
-	}
-	return out
-}
-
 // moneyText is m as decimal text for a text[] parameter cast to numeric;
 // nil stays NULL.
 func moneyText(m *domain.Money) *string {
@@ -121,7 +103,7 @@ func moneyText(m *domain.Money) *string {
 // upsertInvestmentTransactions stores investment events by provider id, in
 // one statement; an event listed twice is stored as its last listing says.
 func upsertInvestmentTransactions(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, its []domain.InvestmentTransaction) error {
-	its = lastOfEach(its, func(t domain.InvestmentTransaction) string { return t.ProviderID })
+	its = oneOfEach(its, func(t *domain.InvestmentTransaction) string { return t.ProviderID }, true)
 	n := len(its)
 	if n == 0 {
 		return nil

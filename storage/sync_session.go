@@ -389,7 +389,7 @@ type SyncInvestments struct {
 // security) are skipped. Caveat: call ApplyAccounts first.
 func (ss *SyncSession) ApplyInvestments(ctx context.Context, inv SyncInvestments) error {
 	return ss.store.inTx(ctx, func(tx pgx.Tx) error {
-		secs, err := upsertSecurities(ctx, tx, ss.conn.UserID, ss.conn.Provider, uniqueSecurities(inv.Securities))
+		secs, err := upsertSecurities(ctx, tx, ss.conn.UserID, ss.conn.Provider, firstOfEachSecurity(inv.Securities))
 		if err != nil {
 			return err
 		}
@@ -432,19 +432,10 @@ func (ss *SyncSession) ApplyInvestments(ctx context.Context, inv SyncInvestments
 	})
 }
 
-// uniqueSecurities drops every security whose provider id an earlier one
-// has.
-func uniqueSecurities(in []domain.ReportedSecurity) []domain.ReportedSecurity {
-	seen := map[string]bool{}
-	out := make([]domain.ReportedSecurity, 0, len(in))
-	for _, s := range in {
-		if seen[s.ProviderSecurityID] {
-			continue
-		}
-		seen[s.ProviderSecurityID] = true
-		out = append(out, s)
-	}
-	return out
+// firstOfEachSecurity drops every security whose provider id an earlier
+// one has.
+func firstOfEachSecurity(in []domain.ReportedSecurity) []domain.ReportedSecurity {
+	return oneOfEach(in, func(s *domain.ReportedSecurity) string { return s.ProviderSecurityID }, false)
 }
 
 // MarkDatasetFailed records that fetching one of a connection's datasets

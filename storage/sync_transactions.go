@@ -336,21 +336,33 @@ func (w *transactionWriter) lockAccounts(ctx context.Context, txs []domain.Trans
 // same provider id supersedes (a provider should never send one twice in a
 // page, but one statement cannot write a row twice).
 func lastOfEachProviderID(txs []domain.Transaction) []domain.Transaction {
-	seen := make(map[string]int, len(txs))
+	return oneOfEach(txs, func(t *domain.Transaction) string { return t.ProviderID }, true)
+}
+
+// oneOfEach keeps one of the items sharing a key, the last when last is
+// set and the first otherwise, each at its own position: a multi-row
+// statement cannot write a row twice, where one statement per item let the
+// last (or first) win. items is returned as is when no key repeats.
+func oneOfEach[T any, K comparable](items []T, key func(*T) K, last bool) []T {
+	kept := make(map[K]int, len(items))
 	dup := false
-	for i := range txs {
-		if _, ok := seen[txs[i].ProviderID]; ok {
+	for i := range items {
+		k := key(&items[i])
+		if _, ok := kept[k]; ok {
 			dup = true
+			if !last {
+				continue
+			}
 		}
-		seen[txs[i].ProviderID] = i
+		kept[k] = i
 	}
 	if !dup {
-		return txs
+		return items
 	}
-	out := make([]domain.Transaction, 0, len(seen))
-	for i := range txs {
-		if seen[txs[i].ProviderID] == i {
-			out = append(out, txs[i])
+	out := make([]T, 0, len(kept))
+	for i := range items {
+		if kept[key(&items[i])] == i {
+			out = append(out, items[i])
 		}
 	}
 	return out
@@ -594,10 +606,7 @@ func (w *transactionWriter) carryUserCategories(ctx context.Context, ids []uuid.
 // Caveat: it samples the table (about 30,000 rows), which takes a fraction
 // of a second and some I/O however large the table is.
 func (s *Store) AnalyzeTransactions(ctx context.Context) error {
-	if _, err := s.pool.Exec(ctx, `ANALYZE (SKIP_LOCKED) transactions`); err != nil {
-		return fmt.Errorf("analyze transactions: %w", err)
-	}
-	return nil
+	return s.analyzeTransactions(ctx, 0)
 }
 
 // quickStatisticsTarget is the statistics target of QuickAnalyzeTransactions:
@@ -611,15 +620,24 @@ const quickStatisticsTarget = 10
 // reads and CPU. Caveat: its histograms and common values are coarse until
 // the next full AnalyzeTransactions (or autovacuum's) replaces them.
 func (s *Store) QuickAnalyzeTransactions(ctx context.Context) error {
+	return s.analyzeTransactions(ctx, quickStatisticsTarget)
+}
+
+// analyzeTransactions runs ANALYZE (SKIP_LOCKED) on transactions with the
+// statistics target given, set for its own transaction only; zero keeps
+// the server's.
+func (s *Store) analyzeTransactions(ctx context.Context, target int) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL default_statistics_target = %d`, quickStatisticsTarget)); err != nil {
-			return err
+		if target > 0 {
+			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL default_statistics_target = %d`, target)); err != nil {
+				return err
+			}
 		}
 		_, err := tx.Exec(ctx, `ANALYZE (SKIP_LOCKED) transactions`)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("quick analyze transactions: %w", err)
+		return fmt.Errorf("analyze transactions: %w", err)
 	}
 	return nil
 }

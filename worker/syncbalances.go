@@ -16,9 +16,9 @@ func unchanged() domain.Date {
 	return domain.Date{Time: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)}
 }
 
-// noteBalanceChange records that the run is storing t: a posted
-// transaction moves the day from which its account's derived balances may
-// change. Pending ones do not count in a booked balance.
+// noteBalanceChange records that the run stored t: a posted transaction
+// moves the day from which its account's derived balances may change.
+// Pending ones do not count in a booked balance.
 func (r *syncRun) noteBalanceChange(t *domain.Transaction) {
 	if t.Status != domain.TxPosted {
 		return
