@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -75,19 +74,7 @@ func TestRouterServesTheGivenProviders(t *testing.T) {
 			t.Fatalf("GET %s: %d %s", c.path, rec.Code, rec.Body)
 		}
 		openapitest.New(t, c.doc).CheckRecorder(t, req, rec)
-		var doc struct {
-			Components struct {
-				Schemas struct {
-					Provider struct {
-						Enum []string `json:"enum"`
-					} `json:"Provider"`
-				} `json:"schemas"`
-			} `json:"components"`
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
-			t.Fatalf("GET %s: %v", c.path, err)
-		}
-		if got := doc.Components.Schemas.Provider.Enum; !slices.Equal(got, c.want) {
+		if got := openapitest.ProviderEnum(t, rec.Body.Bytes()); !slices.Equal(got, c.want) {
 			t.Errorf("GET %s: Provider enum = %q, want %q", c.path, got, c.want)
 		}
 	}

@@ -81,6 +81,25 @@ func mustRender(tb testing.TB, render func([]domain.ProviderProfile) ([]byte, er
 	return doc
 }
 
+// ProviderEnum returns the values of the Provider schema's enum in a
+// rendered document, failing tb when the document is not JSON.
+func ProviderEnum(tb testing.TB, doc []byte) []string {
+	tb.Helper()
+	var d struct {
+		Components struct {
+			Schemas struct {
+				Provider struct {
+					Enum []string `json:"enum"`
+				} `json:"Provider"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		tb.Fatalf("openapitest: decode the document: %v", err)
+	}
+	return d.Components.Schemas.Provider.Enum
+}
+
 // New loads and validates an OpenAPI document, failing t at once when the
 // document is invalid.
 func New(t testing.TB, doc []byte) *Validator {
