@@ -74,9 +74,6 @@ func (r *syncRun) all(ctx context.Context, cursor string) (storage.SyncOutcome, 
 }
 
 func (r *syncRun) storeAccounts(ctx context.Context, set providers.AccountSet) error {
-	if set.Institution.Name != "" {
-		r.conn.InstitutionName = set.Institution.Name
-	}
 	ids, err := r.session.ApplyAccounts(ctx, set.Institution.Name, set.Accounts, r.today)
 	if err != nil {
 		return err

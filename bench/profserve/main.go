@@ -57,7 +57,10 @@ func run(ctx context.Context, addr, dbURL, profile string) error {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv := api.MustNew(api.Config{Providers: all.NewRegistry().Profiles(), Store: st, Log: log, CursorKey: []byte("load-benchmark-cursor-key-0123456789"), Metrics: reg})
+	srv, err := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: st, Log: log, CursorKey: []byte("load-benchmark-cursor-key-0123456789"), Metrics: reg})
+	if err != nil {
+		return err
+	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return fmt.Errorf("start profile: %w", err)
 	}
