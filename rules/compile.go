@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,21 +34,37 @@ type Meta struct {
 	AllowedAccountIDs []uuid.UUID
 }
 
-// Validate checks a decoded definition and returns its compiled form
-// (without identity). Errors are *ValidationError.
+// Validate is ValidateContext without a context.
 func Validate(def Definition, opts Options) (*Rule, error) {
-	return build(&def, opts, Meta{})
+	return ValidateContext(context.Background(), def, opts)
 }
 
-// ValidateJSON decodes raw strictly (see [DecodeDefinition]) and validates
-// it. It returns the decoded definition, ready to store, and its compiled
-// form.
+// ValidateContext checks a decoded definition and returns its compiled
+// form (without identity), compiling each regular expression once, after
+// every cheap check of the whole rule. Errors are *ValidationError, or
+// ctx's error when ctx ends between two regular expressions.
+func ValidateContext(ctx context.Context, def Definition, opts Options) (*Rule, error) {
+	return build(ctx, &def, opts, Meta{})
+}
+
+// ValidateJSON is ValidateJSONContext without a context.
 func ValidateJSON(raw []byte, opts Options) (Definition, *Rule, error) {
+	return ValidateJSONContext(context.Background(), raw, opts)
+}
+
+// ValidateJSONContext decodes raw strictly (see [DecodeDefinition]) and
+// validates it, compiling each regular expression once, after every cheap
+// check of the whole rule has passed. It returns the decoded definition,
+// ready to store, and its compiled form. It stops between regular
+// expressions when ctx ends, returning ctx's error (not a
+// *ValidationError); a single compilation is not interrupted, but the
+// limits bound it.
+func ValidateJSONContext(ctx context.Context, raw []byte, opts Options) (Definition, *Rule, error) {
 	def, err := DecodeDefinition(raw)
 	if err != nil {
 		return Definition{}, nil, err
 	}
-	r, err := build(&def, opts, Meta{})
+	r, err := build(ctx, &def, opts, Meta{})
 	if err != nil {
 		return Definition{}, nil, err
 	}
@@ -57,16 +74,24 @@ func ValidateJSON(raw []byte, opts Options) (Definition, *Rule, error) {
 // Compile validates def (without scope: a stored rule's reach is set by
 // meta.AllowedAccountIDs) and compiles it with its identity.
 func Compile(def Definition, meta Meta) (*Rule, error) {
-	return build(&def, Options{}, meta)
+	return build(context.Background(), &def, Options{}, meta)
 }
 
-// CompileJSON decodes a stored rule's JSON and compiles it.
+// CompileJSON is CompileJSONContext without a context.
 func CompileJSON(raw []byte, meta Meta) (*Rule, error) {
+	return CompileJSONContext(context.Background(), raw, meta)
+}
+
+// CompileJSONContext decodes a stored rule's JSON and compiles it,
+// stopping between regular expressions when ctx ends. A stored rule obeys
+// the limits of the time it was saved; one over today's limits (saved
+// before they existed) is refused like any invalid rule.
+func CompileJSONContext(ctx context.Context, raw []byte, meta Meta) (*Rule, error) {
 	def, err := DecodeDefinition(raw)
 	if err != nil {
 		return nil, fmt.Errorf("decode rule %s: %w", meta.ID, err)
 	}
-	r, err := build(&def, Options{}, meta)
+	r, err := build(ctx, &def, Options{}, meta)
 	if err != nil {
 		return nil, fmt.Errorf("compile rule %s: %w", meta.ID, err)
 	}
@@ -74,7 +99,8 @@ func CompileJSON(raw []byte, meta Meta) (*Rule, error) {
 }
 
 // build validates and compiles def; the first problem found is returned.
-func build(def *Definition, opts Options, meta Meta) (*Rule, error) {
+// Every check runs before the first regular expression is compiled.
+func build(ctx context.Context, def *Definition, opts Options, meta Meta) (*Rule, error) {
 	if def.rootIssue != "" {
 		return nil, invalid("", def.rootIssue)
 	}
@@ -96,8 +122,47 @@ func build(def *Definition, opts Options, meta Meta) (*Rule, error) {
 		return nil, invalid("priority", "must be between 1 and 100")
 	}
 	r.priority = def.Priority
+	if err := r.compilePatterns(ctx); err != nil {
+		return nil, err
+	}
+	// Cheap conditions first, so that a failing rule exits early.
+	slices.SortStableFunc(r.conds, func(a, b cond) int { return a.cost - b.cost })
 	r.def = cleanDefinition(def)
 	return r, nil
+}
+
+// compilePatterns checks the total size of the rule's regular expressions
+// and compiles each, in the order of the conditions, watching ctx between
+// two.
+func (r *Rule) compilePatterns(ctx context.Context) error {
+	total, first := 0, -1
+	for i := range r.conds {
+		if r.conds[i].kind == opTextMatches {
+			total += r.conds[i].insts
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if total > MaxRuleInsts {
+		return invalid("conditions", fmt.Sprintf("the rule's regular expressions are too complex together: "+
+			"their compiled programs would exceed %d instructions (the limit per rule)", MaxRuleInsts))
+	}
+	for i := range r.conds {
+		c := &r.conds[i]
+		if c.kind != opTextMatches {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("compile rule: %w", err)
+		}
+		re, err := regexp.Compile(c.pattern)
+		if err != nil {
+			return invalid(c.path, regexpMessage(err))
+		}
+		c.re, c.pattern, c.path = re, "", ""
+	}
+	return nil
 }
 
 // cloneIDs copies ids, keeping nil as nil.
@@ -127,6 +192,9 @@ func (r *Rule) buildConditions(def *Definition, scope []uuid.UUID) error {
 	if len(def.Conditions) == 0 {
 		return invalid("conditions", "must have at least 1 item")
 	}
+	if len(def.Conditions) > MaxConditions {
+		return invalid("conditions", fmt.Sprintf("has more than %d items: a rule has at most %d conditions", MaxConditions, MaxConditions))
+	}
 	for i, c := range def.Conditions {
 		path := fmt.Sprintf("conditions[%d]", i)
 		cc, err := compileCondition(c, path, scope)
@@ -136,8 +204,6 @@ func (r *Rule) buildConditions(def *Definition, scope []uuid.UUID) error {
 		r.conds = append(r.conds, cc)
 		r.accountIDs = appendUnique(r.accountIDs, cc.accounts...)
 	}
-	// Cheap conditions first, so that a failing rule exits early.
-	slices.SortStableFunc(r.conds, func(a, b cond) int { return a.cost - b.cost })
 	return nil
 }
 
@@ -265,8 +331,10 @@ func compileText(c Condition, path string) (cond, *ValidationError) {
 	return cc, nil
 }
 
-// compileMatches compiles a matches condition's regular expression, with
-// limits on its size.
+// compileMatches checks a matches condition's regular expression: its
+// length, its syntax and the size of its compiled program, estimated from
+// the parse tree without compiling (see progSize). The expression is
+// compiled later, once, by compilePatterns.
 func compileMatches(cc cond, value json.RawMessage, vpath string) (cond, *ValidationError) {
 	pattern, ok := jsonString(value)
 	if !ok {
@@ -276,24 +344,18 @@ func compileMatches(cc cond, value json.RawMessage, vpath string) (cond, *Valida
 		return cond{}, invalid(vpath, "must be a non-empty regular expression")
 	}
 	if len(pattern) > MaxPatternBytes {
-		return cond{}, invalid(vpath, fmt.Sprintf("regular expression is longer than %d bytes", MaxPatternBytes))
+		return cond{}, invalid(vpath, fmt.Sprintf("regular expression is longer than %d bytes (the limit on a pattern's length)", MaxPatternBytes))
 	}
 	parsed, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		return cond{}, invalid(vpath, regexpMessage(err))
 	}
-	prog, err := syntax.Compile(parsed.Simplify())
-	if err != nil {
-		return cond{}, invalid(vpath, regexpMessage(err))
+	size := progSize(parsed, MaxPatternInsts)
+	if size > MaxPatternInsts {
+		return cond{}, invalid(vpath, fmt.Sprintf("regular expression is too complex: its compiled program "+
+			"would exceed %d instructions (the limit per pattern)", MaxPatternInsts))
 	}
-	if len(prog.Inst) > MaxPatternInsts {
-		return cond{}, invalid(vpath, "regular expression is too complex")
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return cond{}, invalid(vpath, regexpMessage(err))
-	}
-	cc.re = re
+	cc.pattern, cc.path, cc.insts = pattern, vpath, size
 	cc.cost = costMatches
 	return cc, nil
 }
@@ -306,14 +368,18 @@ func regexpMessage(err error) string {
 	}
 	switch se.Code {
 	case syntax.ErrLarge, syntax.ErrNestingDepth:
-		return "regular expression is too complex"
+		return fmt.Sprintf("regular expression is too complex: its compiled program "+
+			"would exceed %d instructions (the limit per pattern)", MaxPatternInsts)
 	}
 	return fmt.Sprintf("invalid regular expression: %s: `%s`", se.Code, se.Expr)
 }
 
 // stringList decodes a non-empty JSON array of strings.
 func stringList(raw json.RawMessage, vpath string) ([]string, *ValidationError) {
-	items, ok := arrayItems(raw)
+	items, ok, over := arrayItemsAtMost(raw, MaxListValues)
+	if over {
+		return nil, invalid(vpath, fmt.Sprintf("has more than %d items: a oneOf condition has at most %d values", MaxListValues, MaxListValues))
+	}
 	if !ok {
 		return nil, invalid(vpath, "must be an array of strings")
 	}
@@ -355,7 +421,10 @@ func compileAccount(c Condition, path string, scope []uuid.UUID) (cond, *Validat
 		cc.accounts = []uuid.UUID{id}
 		return cc, nil
 	}
-	items, ok := arrayItems(c.Value)
+	items, ok, over := arrayItemsAtMost(c.Value, MaxListValues)
+	if over {
+		return cond{}, invalid(vpath, fmt.Sprintf("has more than %d items: a oneOf condition has at most %d values", MaxListValues, MaxListValues))
+	}
 	if !ok {
 		return cond{}, invalid(vpath, "must be an array of account ids")
 	}
@@ -512,6 +581,9 @@ func (r *Rule) buildOutcomes(def *Definition) error {
 	}
 	if len(def.Outcomes) == 0 {
 		return invalid("outcomes", "must have at least 1 item")
+	}
+	if len(def.Outcomes) > MaxOutcomes {
+		return invalid("outcomes", fmt.Sprintf("has more than %d items: a rule has at most %d outcomes", MaxOutcomes, MaxOutcomes))
 	}
 	setBy := map[string]int{}
 	for i, o := range def.Outcomes {

@@ -57,9 +57,14 @@ type Outcome struct {
 
 // DecodeDefinition decodes a rule from raw JSON bytes, strictly: the body must
 // be exactly one JSON object whose only keys are conditions, outcomes and
-// priority. It checks the shape only; call [Validate] (or use [ValidateJSON])
+// priority, of at most MaxRuleBytes, with at most MaxConditions conditions
+// and MaxOutcomes outcomes (counted while decoding: the items past the
+// limit are not decoded). It checks the shape only; call [Validate] (or use [ValidateJSON])
 // to check the contents. Errors are *ValidationError.
 func DecodeDefinition(raw []byte) (Definition, error) {
+	if len(raw) > MaxRuleBytes {
+		return Definition{}, invalid("", fmt.Sprintf("a rule document is at most %d bytes", MaxRuleBytes))
+	}
 	var def Definition
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -122,7 +127,11 @@ func (d *Definition) setRootIssue(msg string) {
 }
 
 func (d *Definition) decodeConditions(raw json.RawMessage) {
-	items, ok := arrayItems(raw)
+	items, ok, over := arrayItemsAtMost(raw, MaxConditions)
+	if over {
+		d.conditionsIssue = fmt.Sprintf("has more than %d items: a rule has at most %d conditions", MaxConditions, MaxConditions)
+		return
+	}
 	if !ok {
 		d.conditionsIssue = "must be an array"
 		return
@@ -134,7 +143,11 @@ func (d *Definition) decodeConditions(raw json.RawMessage) {
 }
 
 func (d *Definition) decodeOutcomes(raw json.RawMessage) {
-	items, ok := arrayItems(raw)
+	items, ok, over := arrayItemsAtMost(raw, MaxOutcomes)
+	if over {
+		d.outcomesIssue = fmt.Sprintf("has more than %d items: a rule has at most %d outcomes", MaxOutcomes, MaxOutcomes)
+		return
+	}
 	if !ok {
 		d.outcomesIssue = "must be an array"
 		return

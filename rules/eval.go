@@ -68,6 +68,9 @@ type cond struct {
 	text         string         // folded value of single-string text tests
 	texts        []string       // folded, sorted, distinct values of oneOf
 	re           *regexp.Regexp // matches
+	pattern      string         // matches, until compilePatterns compiles it
+	path         string         // matches, until compiled: the value's path
+	insts        int            // matches: the program's size bound (progSize)
 	accounts     []uuid.UUID    // Account tests
 	lo, hi       bound          // Amount tests: the value, or [lo, hi]
 	dayLo, dayHi int            // transactionDay tests: the value, or [lo, hi]
@@ -396,4 +399,14 @@ func (s *Set) Apply(p *Prepared) Result {
 		}
 	}
 	return res
+}
+
+// WithMeta returns a copy of r carrying meta's identity (id, creation
+// time, allowed accounts) instead of its own, sharing the compiled
+// conditions (a Rule is immutable), so a rule validated once can join a
+// Set without being compiled again.
+func (r *Rule) WithMeta(meta Meta) *Rule {
+	c := *r
+	c.id, c.createdAt, c.allowed = meta.ID, meta.CreatedAt, cloneIDs(meta.AllowedAccountIDs)
+	return &c
 }

@@ -61,6 +61,31 @@ func arrayItems(raw []byte) ([]json.RawMessage, bool) {
 	return items, true
 }
 
+// arrayItemsAtMost is arrayItems reading at most limit items: over
+// reports an array with more, and then no item is returned and the rest of
+// the array is not decoded.
+func arrayItemsAtMost(raw []byte, limit int) (items []json.RawMessage, ok, over bool) {
+	raw = trimJSON(raw)
+	if len(raw) == 0 || raw[0] != '[' || !json.Valid(raw) {
+		return nil, false, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // the opening bracket
+		return nil, false, false
+	}
+	for dec.More() {
+		if len(items) == limit {
+			return nil, true, true
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false, false
+		}
+		items = append(items, v)
+	}
+	return items, true, false
+}
+
 // jsonString decodes a JSON string; null and other types report false.
 func jsonString(raw []byte) (string, bool) {
 	raw = trimJSON(raw)

@@ -60,13 +60,37 @@ const (
 	OutcomeMerchantName = "MerchantName"
 )
 
-// Limits on regular expressions in matches conditions.
+// Limits on a rule, checked before any costly work: the document's size
+// and its item counts while decoding, then each pattern's text,
+// then each pattern's compiled size (estimated from its parse tree, before
+// anything is compiled), then the rule's total. A rule over a limit is
+// refused with a *ValidationError whose message names the limit. They
+// bound the memory and time one rule costs to validate, compile and
+// evaluate: a valid rule compiles in well under a millisecond per thousand
+// instructions.
 const (
+	// MaxRuleBytes is the largest rule document accepted, in bytes.
+	MaxRuleBytes = 64 << 10
+	// MaxConditions is the most conditions one rule may have.
+	MaxConditions = 50
+	// MaxOutcomes is the most outcomes one rule may have (one per field it
+	// sets: category, merchant name, hidden).
+	MaxOutcomes = 3
+	// MaxListValues is the most values of a oneOf condition.
+	MaxListValues = 100
 	// MaxPatternBytes is the longest regular expression accepted.
 	MaxPatternBytes = 512
-	// MaxPatternInsts is the largest compiled program accepted, in
-	// instructions.
+	// MaxPatternInsts is the largest compiled program accepted for one
+	// regular expression, in instructions (an upper bound computed from
+	// the parse tree, so a counted repetition is refused whatever the
+	// length of its text).
 	MaxPatternInsts = 2000
+	// MaxRuleInsts is the largest total of the compiled programs of one
+	// rule's regular expressions, in instructions.
+	MaxRuleInsts = 5000
+	// MaxRulesPerUser is the most active (not archived) rules a user may
+	// have; archived rules do not count.
+	MaxRulesPerUser = 500
 )
 
 const (

@@ -70,8 +70,8 @@ func TestValidationMessages(t *testing.T) {
 		{"regex empty", withCond(`{"field":"Summary","operator":"matches","value":""}`), "conditions[0].value: must be a non-empty regular expression"},
 		{"regex invalid", withCond(`{"field":"Summary","operator":"matches","value":"(abc"}`), "conditions[0].value: invalid regular expression: missing closing ): `(abc`"},
 		{"regex backreference", withCond(`{"field":"Summary","operator":"matches","value":"(a)\\1"}`), "conditions[0].value: invalid regular expression: invalid escape sequence: `\\1`"},
-		{"regex too long", withCond(`{"field":"Summary","operator":"matches","value":"` + long + `"}`), "conditions[0].value: regular expression is longer than 512 bytes"},
-		{"regex too complex", withCond(`{"field":"Summary","operator":"matches","value":"(?:abcdef){400}"}`), "conditions[0].value: regular expression is too complex"},
+		{"regex too long", withCond(`{"field":"Summary","operator":"matches","value":"` + long + `"}`), "conditions[0].value: regular expression is longer than 512 bytes (the limit on a pattern's length)"},
+		{"regex too complex", withCond(`{"field":"Summary","operator":"matches","value":"(?:abcdef){400}"}`), "conditions[0].value: regular expression is too complex: its compiled program would exceed 2000 instructions (the limit per pattern)"},
 		// account values
 		{"account not string", withCond(`{"field":"Account","operator":"is","value":5}`), "conditions[0].value: must be a string holding an account id"},
 		{"account bad uuid", withCond(`{"field":"Account","operator":"is","value":"acc_123"}`), "conditions[0].value: must be a UUID"},
@@ -224,8 +224,8 @@ func TestRegexpLimits(t *testing.T) {
 	}{
 		{`(a{1,100}b{1,100}){1,20}`, "conditions[0].value: invalid regular expression: invalid repeat count: `{1,20}`"},
 		{`[a-z]{1,1001}`, "conditions[0].value: invalid regular expression: invalid repeat count: `{1,1001}`"},
-		{`(?:abcdef){400}`, "conditions[0].value: regular expression is too complex"},
-		{`\pL{1000}\pN{1000}`, "conditions[0].value: regular expression is too complex"},
+		{`(?:abcdef){400}`, "conditions[0].value: regular expression is too complex: its compiled program would exceed 2000 instructions (the limit per pattern)"},
+		{`\pL{1000}\pN{1000}`, "conditions[0].value: regular expression is too complex: its compiled program would exceed 2000 instructions (the limit per pattern)"},
 		{`x{2,1}`, "conditions[0].value: invalid regular expression: invalid repeat count: `{2,1}`"},
 		{`[a-z]{1,100}`, ""},
 	}
