@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -366,12 +367,32 @@ func regexpMessage(err error) string {
 	if !errors.As(err, &se) {
 		return "invalid regular expression: " + err.Error()
 	}
-	switch se.Code {
-	case syntax.ErrLarge, syntax.ErrNestingDepth:
+	switch {
+	case se.Code == syntax.ErrLarge, se.Code == syntax.ErrNestingDepth, se.Code == syntax.ErrInvalidRepeatSize && repeatTooLarge(se.Expr):
 		return fmt.Sprintf("regular expression is too complex: its compiled program "+
 			"would exceed %d instructions (the limit per pattern)", MaxPatternInsts)
 	}
 	return fmt.Sprintf("invalid regular expression: %s: `%s`", se.Code, se.Expr)
+}
+
+// repeatTooLarge reports whether a repeat the parser refused, {m,n} or
+// {m,} or {m}, is well formed (m <= n) and so was refused for its size: a
+// count above 1000, or repetitions nested to a program too large.
+func repeatTooLarge(expr string) bool {
+	inner, ok := strings.CutPrefix(expr, "{")
+	if inner, ok = strings.CutSuffix(inner, "}"); !ok {
+		return false
+	}
+	lo, hi, ranged := strings.Cut(inner, ",")
+	m, err := strconv.Atoi(lo)
+	if err != nil {
+		return false
+	}
+	if !ranged || hi == "" {
+		return true
+	}
+	n, err := strconv.Atoi(hi)
+	return err == nil && m <= n
 }
 
 // stringList decodes a non-empty JSON array of strings.

@@ -222,8 +222,9 @@ func TestRegexpLimits(t *testing.T) {
 		pattern string
 		want    string
 	}{
-		{`(a{1,100}b{1,100}){1,20}`, "conditions[0].value: invalid regular expression: invalid repeat count: `{1,20}`"},
-		{`[a-z]{1,1001}`, "conditions[0].value: invalid regular expression: invalid repeat count: `{1,1001}`"},
+		{`(a{1,100}b{1,100}){1,20}`, "conditions[0].value: regular expression is too complex: its compiled program would exceed 2000 instructions (the limit per pattern)"},
+		{`[a-z]{1,1001}`, "conditions[0].value: regular expression is too complex: its compiled program would exceed 2000 instructions (the limit per pattern)"},
+		{`((x{999}){999}){999}`, "conditions[0].value: regular expression is too complex: its compiled program would exceed 2000 instructions (the limit per pattern)"},
 		{`(?:abcdef){400}`, "conditions[0].value: regular expression is too complex: its compiled program would exceed 2000 instructions (the limit per pattern)"},
 		{`\pL{1000}\pN{1000}`, "conditions[0].value: regular expression is too complex: its compiled program would exceed 2000 instructions (the limit per pattern)"},
 		{`x{2,1}`, "conditions[0].value: invalid regular expression: invalid repeat count: `{2,1}`"},

@@ -14,7 +14,11 @@ import (
 // the scope, without a prefilter or the database's count: the reference
 // the tests compare PreviewRule with.
 func PreviewRuleInGo(ctx context.Context, st *Store, sc Scope, def []byte, allowed []uuid.UUID, after Keyset, limit int) (Preview, error) {
-	set, rule, err := previewSet(ctx, st, sc, def, allowed)
+	compiled, err := rules.CompileJSON(def, rules.Meta{})
+	if err != nil {
+		return Preview{}, err
+	}
+	set, rule, err := previewSet(ctx, st, sc, compiled, allowed, nil)
 	if err != nil {
 		return Preview{}, err
 	}

@@ -157,6 +157,21 @@ func activeRules(ctx context.Context, q querier, userID uuid.UUID) ([]Rule, erro
 	return out, rows.Err()
 }
 
+// LockActiveRuleCount takes the user's rule-creation lock for the rest of
+// the transaction (held across every process: it is PostgreSQL's) and
+// counts the user's active rules, so that a limit checked on the count
+// holds against concurrent creations. Archived rules are not counted.
+func (t *Tx) LockActiveRuleCount(ctx context.Context, userID uuid.UUID) (int, error) {
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('finsync.rules.create:' || $1::text, 0))`, userID); err != nil {
+		return 0, fmt.Errorf("lock rule creation of user %s: %w", userID, err)
+	}
+	var n int
+	if err := t.tx.QueryRow(ctx, `SELECT count(*) FROM rules WHERE user_id = $1 AND archived_at IS NULL`, userID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count active rules of user %s: %w", userID, err)
+	}
+	return n, nil
+}
+
 // CreateRule is CreateRule inside the transaction.
 func (t *Tx) CreateRule(ctx context.Context, userID uuid.UUID, in RuleInput, allowed []uuid.UUID) (Rule, error) {
 	return createRule(ctx, t.tx, userID, in, allowed)

@@ -29,15 +29,18 @@ type ApplyStats struct {
 // not positive), each batch in its own database transaction with the rules
 // as they stand at that moment, so memory stays bounded by one batch.
 func (s *Store) ApplyRulesToUser(ctx context.Context, userID uuid.UUID, batchSize int) (ApplyStats, error) {
-	st, _, err := s.ApplyRulesFrom(ctx, userID, batchSize, nil, time.Time{})
+	st, _, err := s.ApplyRulesFrom(ctx, userID, batchSize, nil, time.Time{}, nil)
 	return st, err
 }
 
 // ApplyRulesFrom is ApplyRulesToUser from after on (nil: the start). Past
 // until (zero: never) it stops after a committed batch and returns the
 // keyset position (tx_date DESC, id DESC) to continue after; nil when the
-// pass is done. Caveat: a batch committed before an error stays written.
-func (s *Store) ApplyRulesFrom(ctx context.Context, userID uuid.UUID, batchSize int, after *Keyset, until time.Time) (ApplyStats, *Keyset, error) {
+// pass is done. Each batch compiles the rules it does not find in cache
+// (nil: every rule, every batch), so a rule is compiled once per version
+// by a cache that outlives the pass. Caveat: a batch committed before an
+// error stays written.
+func (s *Store) ApplyRulesFrom(ctx context.Context, userID uuid.UUID, batchSize int, after *Keyset, until time.Time, cache *rules.Cache) (ApplyStats, *Keyset, error) {
 	if batchSize <= 0 {
 		batchSize = RuleBatchSize
 	}
@@ -45,7 +48,7 @@ func (s *Store) ApplyRulesFrom(ctx context.Context, userID uuid.UUID, batchSize 
 	for {
 		var rows []ruleRow
 		err := s.inTx(ctx, func(tx pgx.Tx) error {
-			set, err := prepareRules(ctx, tx, userID)
+			set, err := prepareRules(ctx, tx, userID, cache)
 			if err != nil {
 				return err
 			}
@@ -78,7 +81,7 @@ func applyRulesTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionI
 	if len(transactionIDs) == 0 {
 		return nil
 	}
-	set, err := prepareRules(ctx, tx, userID)
+	set, err := prepareRules(ctx, tx, userID, nil)
 	if err != nil {
 		return err
 	}
@@ -93,8 +96,8 @@ func applyRulesTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionI
 
 // prepareRules serialises rule application per user for the rest of the
 // transaction (so that concurrent runs cannot write stale decisions) and
-// compiles the user's active rules.
-func prepareRules(ctx context.Context, tx pgx.Tx, userID uuid.UUID) (*rules.Set, error) {
+// compiles the user's active rules, through cache (nil: no cache).
+func prepareRules(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cache *rules.Cache) (*rules.Set, error) {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('finsync.rules:' || $1::text, 0))`, userID); err != nil {
 		return nil, fmt.Errorf("lock rules of user %s: %w", userID, err)
 	}
@@ -102,17 +105,31 @@ func prepareRules(ctx context.Context, tx pgx.Tx, userID uuid.UUID) (*rules.Set,
 	if err != nil {
 		return nil, err
 	}
-	compiled := make([]*rules.Rule, 0, len(stored))
+	compiled, err := compileStored(ctx, stored, cache)
+	if err != nil {
+		return nil, err
+	}
+	return rules.NewSet(compiled...), nil
+}
+
+// compileStored compiles stored rules through cache (nil: no cache), each
+// version once.
+func compileStored(ctx context.Context, stored []Rule, cache *rules.Cache) ([]*rules.Rule, error) {
+	compiled := make([]*rules.Rule, 0, len(stored)+1)
 	for i := range stored {
 		r := &stored[i]
-		c, err := rules.CompileJSON(r.DefinitionJSON(), rules.Meta{ID: r.ID, CreatedAt: r.CreatedAt, AllowedAccountIDs: r.AllowedAccountIDs})
+		c, err := cache.Compile(ctx, r.DefinitionJSON(), rules.Meta{ID: r.ID, CreatedAt: r.CreatedAt, AllowedAccountIDs: r.AllowedAccountIDs}, r.UpdatedAt)
 		if err != nil {
 			return nil, err
 		}
 		compiled = append(compiled, c)
 	}
-	return rules.NewSet(compiled...), nil
+	return compiled, nil
 }
+
+// evalCheckEvery is how many transactions the rule engine evaluates
+// between two looks at the context.
+const evalCheckEvery = 512
 
 // ruleRow is what rule application reads of a transaction.
 type ruleRow struct {
@@ -309,6 +326,11 @@ func (c *changes) add(id uuid.UUID, d *decision) {
 func decideAndWrite(ctx context.Context, tx pgx.Tx, set *rules.Set, rows []ruleRow) (int, error) {
 	var c changes
 	for i := range rows {
+		if i%evalCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, fmt.Errorf("apply rules: %w", err)
+			}
+		}
 		r := &rows[i]
 		p := rules.Prepare(r.input())
 		res := set.Apply(&p)

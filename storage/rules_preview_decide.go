@@ -51,7 +51,13 @@ func previewScan(ctx context.Context, q querier, sc Scope, set *rules.Set, rule 
 		changes []PreviewChange
 		r       ruleRow
 	)
+	seen := 0
 	err := ruleCandidates(ctx, q, sc, pf, more, ruleRowColumns, func(rows pgx.Rows) error {
+		if seen++; seen%evalCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		r = ruleRow{}
 		if err := scanRuleRow(rows, &r); err != nil {
 			return err
@@ -118,30 +124,25 @@ func newestFirst(changes []PreviewChange, n int) []PreviewChange {
 	return changes
 }
 
-// previewSet compiles the user's active rules and the previewed one,
-// created after all of them, and returns the set and the previewed rule.
-func previewSet(ctx context.Context, st *Store, sc Scope, def []byte, allowed []uuid.UUID) (*rules.Set, *rules.Rule, error) {
+// previewSet compiles the user's active rules (through cache; nil: no
+// cache) and joins the previewed rule, already compiled, as if created
+// after all of them; it returns the set and the previewed rule.
+func previewSet(ctx context.Context, st *Store, sc Scope, rule *rules.Rule, allowed []uuid.UUID, cache *rules.Cache) (*rules.Set, *rules.Rule, error) {
 	stored, err := activeRules(ctx, st.pool, sc.UserID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("preview rule: %w", err)
 	}
-	compiled := make([]*rules.Rule, 0, len(stored)+1)
+	compiled, err := compileStored(ctx, stored, cache)
+	if err != nil {
+		return nil, nil, fmt.Errorf("preview rule: %w", err)
+	}
 	latest := time.Now()
 	for i := range stored {
-		s := &stored[i]
-		c, err := rules.CompileJSON(s.DefinitionJSON(), rules.Meta{ID: s.ID, CreatedAt: s.CreatedAt, AllowedAccountIDs: s.AllowedAccountIDs})
-		if err != nil {
-			return nil, nil, fmt.Errorf("preview rule: compile rule %s: %w", s.ID, err)
-		}
-		compiled = append(compiled, c)
-		if s.CreatedAt.After(latest) {
-			latest = s.CreatedAt
+		if stored[i].CreatedAt.After(latest) {
+			latest = stored[i].CreatedAt
 		}
 	}
-	rule, err := rules.CompileJSON(def, rules.Meta{CreatedAt: latest.Add(time.Microsecond), AllowedAccountIDs: allowed})
-	if err != nil {
-		return nil, nil, fmt.Errorf("preview rule: compile: %w", err)
-	}
+	rule = rule.WithMeta(rules.Meta{CreatedAt: latest.Add(time.Microsecond), AllowedAccountIDs: allowed})
 	return rules.NewSet(append(compiled, rule)...), rule, nil
 }
 

@@ -49,7 +49,18 @@ const previewByIDMax = 50_000
 // still running) are counted only when the new rule matches them, and
 // those the database counts only when a field the rule wins changes.
 func PreviewRule(ctx context.Context, st *Store, sc Scope, def []byte, allowed []uuid.UUID, after Keyset, limit int) (Preview, error) {
-	set, rule, err := previewSet(ctx, st, sc, def, allowed)
+	rule, err := rules.CompileJSONContext(ctx, def, rules.Meta{})
+	if err != nil {
+		return Preview{}, fmt.Errorf("preview rule: compile: %w", err)
+	}
+	return previewCompiled(ctx, st, sc, rule, allowed, after, limit, nil)
+}
+
+// previewCompiled is PreviewRule on a rule already validated and compiled
+// (its identity is ignored), compiling the user's active rules through
+// cache (nil: no cache).
+func previewCompiled(ctx context.Context, st *Store, sc Scope, rule *rules.Rule, allowed []uuid.UUID, after Keyset, limit int, cache *rules.Cache) (Preview, error) {
+	set, rule, err := previewSet(ctx, st, sc, rule, allowed, cache)
 	if err != nil {
 		return Preview{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/finsync/finsync/jobargs"
+	"github.com/finsync/finsync/rules"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -31,11 +32,15 @@ type ApplyRulesWorker struct {
 	Log *slog.Logger
 	// BatchSize overrides storage.RuleBatchSize when positive.
 	BatchSize int
+	// Rules holds the compiled rules, each version compiled once across
+	// batches and jobs; nil compiles every rule for every batch.
+	Rules *rules.Cache
 }
 
-// newApplyRulesWorker builds the rule worker from the client's config.
+// newApplyRulesWorker builds the rule worker from the client's config,
+// with its own rule cache.
 func newApplyRulesWorker(cfg Config) *ApplyRulesWorker {
-	return &ApplyRulesWorker{Store: cfg.Store, Log: cfg.Log}
+	return &ApplyRulesWorker{Store: cfg.Store, Log: cfg.Log, Rules: rules.NewCache(rules.DefaultCacheSize)}
 }
 
 // Timeout lets the job run longer than River's default.
@@ -57,7 +62,7 @@ func (w *ApplyRulesWorker) Work(ctx context.Context, job *river.Job[jobargs.Appl
 		}
 		after = &storage.Keyset{Date: day, ID: job.Args.AfterID}
 	}
-	st, next, err := w.Store.ApplyRulesFrom(ctx, job.Args.UserID, w.BatchSize, after, start.Add(ruleJobSlice))
+	st, next, err := w.Store.ApplyRulesFrom(ctx, job.Args.UserID, w.BatchSize, after, start.Add(ruleJobSlice), w.Rules)
 	if err != nil {
 		return fmt.Errorf("apply rules of user %s: %w", job.Args.UserID, err)
 	}

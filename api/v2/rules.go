@@ -84,6 +84,9 @@ func (s *Server) createRule(c *gin.Context) {
 	ctx := c.Request.Context()
 	var out storage.Rule
 	err = s.cfg.Store.Atomic(ctx, func(tx *storage.Tx) error {
+		if err := checkRuleCount(ctx, tx, sc.UserID); err != nil {
+			return err
+		}
 		if err := checkRuleCategories(ctx, tx, sc.UserID, compiled); err != nil {
 			return err
 		}
@@ -102,24 +105,77 @@ func (s *Server) createRule(c *gin.Context) {
 // readRule reads and validates the rule body of POST /rules and POST
 // /rules/preview, within the credential's scope as it is now, not as
 // cached with the credential: an account this key created a moment ago (on
-// any process) is in it. The returned scope carries those accounts.
+// any process) is in it. The returned scope carries those accounts. The
+// rule is compiled once, here; the body is read only up to
+// rules.MaxRuleBytes.
 func (s *Server) readRule(c *gin.Context) (storage.Scope, storage.RuleInput, *rules.Rule, error) {
 	sc := scope(c)
-	raw, err := readBody(c)
+	raw, err := readRuleBody(c)
 	if err != nil {
 		return sc, storage.RuleInput{}, nil, err
+	}
+	// The document's shape and counts first, before any database work.
+	def, err := rules.DecodeDefinition(raw)
+	if err != nil {
+		return sc, storage.RuleInput{}, nil, ruleError(err)
 	}
 	if sc.AccountIDs, err = s.cfg.Store.CurrentScopeAccounts(c.Request.Context(), sc); err != nil {
 		return sc, storage.RuleInput{}, nil, err
 	}
-	in, compiled, err := validateRule(raw, sc.AccountIDs)
+	in, compiled, err := validateRule(c.Request.Context(), def, sc.AccountIDs)
 	return sc, in, compiled, err
 }
 
-// validateRule validates a rule document with the rule engine, limited to
-// the account scope, and returns its stored form.
-func validateRule(raw []byte, accountScope []uuid.UUID) (storage.RuleInput, *rules.Rule, error) {
-	def, compiled, err := rules.ValidateJSON(raw, rules.Options{Scope: accountScope})
+// errRuleTooLarge answers 400: a rule body longer than the rule engine
+// accepts, refused before it is read whole.
+var errRuleTooLarge = badf("body: a rule is at most %d bytes (the limit on a rule document's size)", rules.MaxRuleBytes)
+
+// readRuleBody is readBody for a rule document: a body announced or found
+// longer than rules.MaxRuleBytes is refused with a 400 naming the limit,
+// having read at most that many bytes (well below the router's 1 MiB).
+func readRuleBody(c *gin.Context) ([]byte, error) {
+	if c.Request.ContentLength > rules.MaxRuleBytes {
+		return nil, errRuleTooLarge
+	}
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, rules.MaxRuleBytes)
+	}
+	raw, err := readBody(c)
+	if errors.Is(err, errTooLarge) {
+		return nil, errRuleTooLarge
+	}
+	return raw, err
+}
+
+// ruleError turns the rule engine's *ValidationError into a 400.
+func ruleError(err error) error {
+	var ve *rules.ValidationError
+	if errors.As(err, &ve) {
+		return badf("%s", ve.Error())
+	}
+	return err
+}
+
+// checkRuleCount refuses a new rule past rules.MaxRulesPerUser active
+// rules. It holds the user's rule-creation lock for the rest of the
+// transaction, so that concurrent creations on any process cannot pass
+// the limit together.
+func checkRuleCount(ctx context.Context, tx *storage.Tx, userID uuid.UUID) error {
+	n, err := tx.LockActiveRuleCount(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if n >= rules.MaxRulesPerUser {
+		return badf("rules: a user has at most %d active rules; archive one before creating another", rules.MaxRulesPerUser)
+	}
+	return nil
+}
+
+// validateRule validates a decoded rule document with the rule engine
+// (compiling it once), limited to the account scope, and returns its
+// stored form and compiled rule.
+func validateRule(ctx context.Context, def rules.Definition, accountScope []uuid.UUID) (storage.RuleInput, *rules.Rule, error) {
+	compiled, err := rules.ValidateContext(ctx, def, rules.Options{Scope: accountScope})
 	var ve *rules.ValidationError
 	if errors.As(err, &ve) {
 		return storage.RuleInput{}, nil, badf("%s", ve.Error())
@@ -127,6 +183,7 @@ func validateRule(raw []byte, accountScope []uuid.UUID) (storage.RuleInput, *rul
 	if err != nil {
 		return storage.RuleInput{}, nil, fmt.Errorf("validate rule: %w", err)
 	}
+	def = compiled.Definition()
 	in := storage.RuleInput{Priority: def.Priority}
 	if in.Conditions, err = json.Marshal(def.Conditions); err != nil {
 		return in, nil, fmt.Errorf("encode rule conditions: %w", err)
@@ -170,7 +227,7 @@ func (s *Server) updateRule(c *gin.Context) {
 	if !ok {
 		return
 	}
-	raw, err := readBody(c)
+	raw, err := readRuleBody(c)
 	if err != nil {
 		s.handle(c, err)
 		return
@@ -197,10 +254,14 @@ func (s *Server) updateRule(c *gin.Context) {
 		if err != nil {
 			return err
 		}
+		def, err := rules.DecodeDefinition(merged)
+		if err != nil {
+			return ruleError(err)
+		}
 		if sc.AccountIDs, err = tx.CurrentScopeAccounts(ctx, sc); err != nil {
 			return err
 		}
-		in, compiled, err := validateRule(merged, ruleValidationScope(sc, cur))
+		in, compiled, err := validateRule(ctx, def, ruleValidationScope(sc, cur))
 		if err != nil {
 			return err
 		}

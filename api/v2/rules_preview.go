@@ -46,7 +46,7 @@ func (s *Server) previewRule(c *gin.Context) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, previewBudget)
 	defer cancel()
-	pv, err := s.cfg.Store.PreviewRule(pctx, sc, def, sc.AccountIDs, pg.after, pg.limit)
+	pv, err := s.cfg.Store.PreviewRule(pctx, sc, compiled, s.ruleCache, sc.AccountIDs, pg.after, pg.limit)
 	if err != nil {
 		s.handle(c, previewError(ctx, err))
 		return

@@ -16,6 +16,7 @@ import (
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/internal/netguard"
+	"github.com/finsync/finsync/rules"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -67,6 +68,9 @@ type Sealer interface {
 // Server holds the version 2 handlers.
 type Server struct {
 	cfg Config
+	// ruleCache holds the stored rules previews compile, each version
+	// once; it lives as long as the server.
+	ruleCache *rules.Cache
 }
 
 // Register mounts version 2 under /v2 on the engine.
@@ -74,7 +78,7 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	if cfg.Plans == nil {
 		cfg.Plans = DefaultPlanLimits()
 	}
-	s := &Server{cfg: cfg}
+	s := &Server{cfg: cfg, ruleCache: rules.NewCache(rules.DefaultCacheSize)}
 	var resp Responder
 	g := e.Group("/v2", middleware.Recover(cfg.Log, resp), emptySegmentNotFound)
 	g.GET("/health", s.health)
