@@ -25,6 +25,10 @@ func PreviewRuleInGo(ctx context.Context, st *Store, sc Scope, def []byte, allow
 	return previewOnce(ctx, st, sc, set, rule, after, limit, false)
 }
 
+// ActiveRulesSQL is the statement that loads a user's active rules, for
+// the test that reads its plan.
+const ActiveRulesSQL = activeRulesSQL
+
 // MarkTimeout exposes markTimeout to the external tests.
 var MarkTimeout = markTimeout
 

@@ -138,10 +138,15 @@ func archiveRule(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Rule, error) {
 	return r, nil
 }
 
+// activeRulesSQL selects the user's active rules in the order they run;
+// it reads the partial index of active rules (migration 00018), so its
+// cost does not grow with the user's archived rules.
+const activeRulesSQL = `SELECT ` + ruleColumns + ` FROM rules WHERE user_id = $1 AND archived_at IS NULL
+	ORDER BY priority, created_at, id`
+
 // activeRules loads the user's active (not archived) rules.
 func activeRules(ctx context.Context, q querier, userID uuid.UUID) ([]Rule, error) {
-	rows, err := q.Query(ctx, `SELECT `+ruleColumns+` FROM rules WHERE user_id = $1 AND archived_at IS NULL
-		ORDER BY priority, created_at, id`, userID)
+	rows, err := q.Query(ctx, activeRulesSQL, userID)
 	if err != nil {
 		return nil, fmt.Errorf("load active rules: %w", err)
 	}

@@ -28,7 +28,7 @@ type ruleWorld struct {
 	cat         uuid.UUID
 }
 
-func newRuleWorld(t *testing.T) *ruleWorld {
+func newRuleWorld(t testing.TB) *ruleWorld {
 	t.Helper()
 	pool, _ := storagetest.NewDB(t)
 	fx := storagetest.NewFixtures(t, pool)
@@ -51,7 +51,7 @@ func newRuleWorld(t *testing.T) *ruleWorld {
 	return w
 }
 
-func (w *ruleWorld) exec(t *testing.T, sql string, args ...any) {
+func (w *ruleWorld) exec(t testing.TB, sql string, args ...any) {
 	t.Helper()
 	if _, err := w.pool.Exec(context.Background(), sql, args...); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func (w *ruleWorld) exec(t *testing.T, sql string, args ...any) {
 }
 
 // rule stores an active rule and returns its id.
-func (w *ruleWorld) rule(t *testing.T, conditions, outcomes string, priority int) uuid.UUID {
+func (w *ruleWorld) rule(t testing.TB, conditions, outcomes string, priority int) uuid.UUID {
 	t.Helper()
 	var id uuid.UUID
 	if err := w.pool.QueryRow(context.Background(), `INSERT INTO rules (user_id, conditions, outcomes, priority)
