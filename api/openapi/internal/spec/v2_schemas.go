@@ -1,6 +1,11 @@
 package spec
 
-import "github.com/finsync/finsync/domain"
+import (
+	"fmt"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/rules"
+)
 
 // V2Providers are the values of v2's Provider enum: the lowercase names
 // of the given providers, in their order, then manual for hand-maintained
@@ -290,9 +295,24 @@ func v2InvestmentTransaction() Obj {
 	)
 }
 
+// ruleLimitsText states the limits on a rule body; each answers 400
+// BAD_REQUEST naming it.
+func ruleLimitsText() string {
+	return fmt.Sprintf("A rule body is at most %d bytes, with at most %d conditions and %d outcomes; "+
+		"a oneOf condition has at most %d values; a matches expression is at most %d bytes and compiles to at most %d "+
+		"instructions, and a rule's expressions together to at most %d. A user has at most %d active rules. "+
+		"Past a limit the request answers 400 BAD_REQUEST naming it, before the rule is compiled or saved.",
+		rules.MaxRuleBytes, rules.MaxConditions, rules.MaxOutcomes, rules.MaxListValues, rules.MaxPatternBytes,
+		rules.MaxPatternInsts, rules.MaxRuleInsts, rules.MaxRulesPerUser)
+}
+
 func v2RuleSchemas() Obj {
+	// Stored rules are listed as they were saved (before a limit existed,
+	// perhaps); a body obeys today's limits.
 	conditions := array(ref("RuleCondition")).with("minItems", 1)
 	outcomes := array(ref("RuleOutcome")).with("minItems", 1)
+	inConditions := conditions.with("maxItems", rules.MaxConditions)
+	inOutcomes := outcomes.with("maxItems", rules.MaxOutcomes)
 	priority := intRange(1, 100)
 	scalar := []Obj{text(), amount()}
 	return Obj{
@@ -300,7 +320,12 @@ func v2RuleSchemas() Obj {
 			req("field", enum("Account", "Summary", "OriginalDescription", "MerchantName", "Amount", "transactionDay")),
 			req("operator", enum("is", "isNot", "contains", "doesNotContain", "startsWith", "endsWith",
 				"oneOf", "matches", "gt", "gte", "lt", "lte", "between")),
-			req("value", Obj{{"anyOf", []Obj{text(), amount(), array(Obj{{"anyOf", scalar}})}}}),
+			req("value", describe(Obj{{"anyOf", []Obj{text(), amount(),
+				array(Obj{{"anyOf", scalar}}).with("maxItems", rules.MaxListValues)}}},
+				fmt.Sprintf("A string, a number, or an array: the values of oneOf (at most %d) or the [low, high] of "+
+					"between. The expression of matches is RE2 syntax of at most %d bytes, whose compiled program "+
+					"is at most %d instructions (a counted repetition counts each copy); those of one rule together "+
+					"at most %d.", rules.MaxListValues, rules.MaxPatternBytes, rules.MaxPatternInsts, rules.MaxRuleInsts))),
 		)},
 		{"RuleOutcome", Obj{{"oneOf", []Obj{
 			describe(object(
@@ -328,7 +353,7 @@ func v2RuleSchemas() Obj {
 			req("updatedAt", dateTime()),
 			req("archivedAt", orNull(dateTime())),
 		)},
-		{"RuleCreate", object(req("conditions", conditions), req("outcomes", outcomes), req("priority", priority))},
-		{"RuleUpdate", patchObject(opt("conditions", conditions), opt("outcomes", outcomes), opt("priority", priority))},
+		{"RuleCreate", describe(object(req("conditions", inConditions), req("outcomes", inOutcomes), req("priority", priority)), ruleLimitsText())},
+		{"RuleUpdate", describe(patchObject(opt("conditions", inConditions), opt("outcomes", inOutcomes), opt("priority", priority)), ruleLimitsText())},
 	}
 }
