@@ -69,7 +69,9 @@ func FuzzRuleAPI(f *testing.F) {
 				t.Fatalf("%s %s: status %d: %s", path, body, rec.Code, rec.Body.Bytes())
 			}
 			if rec.Code == http.StatusBadRequest {
-				var env struct{ Error struct{ Code, Message string } }
+				var env struct {
+					Error struct{ Code, Message string }
+				}
 				if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil || env.Error.Code != "BAD_REQUEST" || env.Error.Message == "" {
 					t.Fatalf("%s: 400 outside the envelope: %s", path, rec.Body.Bytes())
 				}
