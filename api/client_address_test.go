@@ -2,13 +2,11 @@ package api_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/finsync/finsync/api"
@@ -136,36 +134,5 @@ func TestForwardedForFromTrustedProxy(t *testing.T) {
 	}
 	if st := direct.get(t, "/v2/me", key, "198.51.100.1"); st != http.StatusOK {
 		t.Fatalf("an untrusted peer naming the throttled address got %d, want 200", st)
-	}
-}
-
-// TestForwardedProtoOnlyFromTrustedProxy: v1's nextPage links take their
-// scheme from X-Forwarded-Proto only when a trusted proxy sent it.
-func TestForwardedProtoOnlyFromTrustedProxy(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, withTrustedProxies(netip.MustParsePrefix("127.0.0.2/32")))
-	user := e.fx.User(domain.PlanPro, true)
-	key := e.fx.Key(user.ID, nil)
-	conn := e.fx.Connection(user.ID, "plaid", "active")
-	acct := e.fx.Account(user.ID, conn, "plaid", "Brokerage")
-	e.fx.Holding(user.ID, conn, acct, "AAPL")
-	e.fx.Holding(user.ID, conn, acct, "MSFT")
-	path := "/v1/holdings?limit=1&bankConnectionId=" + conn.String()
-	https := http.Header{"X-Forwarded-Proto": {"https"}}
-	for _, tt := range []struct {
-		peer, scheme string
-	}{{"127.0.0.2", "https://"}, {"127.0.0.3", "http://"}} {
-		status, body := e.peer(t, tt.peer).getWith(t, path, key, https)
-		var page struct {
-			Meta struct {
-				NextPage string `json:"nextPage"`
-			} `json:"meta"`
-		}
-		if err := json.Unmarshal(body, &page); err != nil || status != http.StatusOK {
-			t.Fatalf("from %s: %d %s", tt.peer, status, body)
-		}
-		if !strings.HasPrefix(page.Meta.NextPage, tt.scheme) {
-			t.Errorf("from %s: nextPage %q, want scheme %s", tt.peer, page.Meta.NextPage, tt.scheme)
-		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -43,13 +44,18 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),
 		Auth:      middleware.DefaultAuthConfig(),
 	}
+	// The server listens before the API is built, so that v1's links
+	// (FINSYNC_PUBLIC_URL) can name it.
+	srv := httptest.NewUnstartedServer(nil)
+	cfg.PublicURL = &url.URL{Scheme: "http", Host: srv.Listener.Addr().String()}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	a := api.MustNew(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	go a.Run(ctx)
-	srv := httptest.NewServer(a.Handler)
+	srv.Config.Handler = a.Handler
+	srv.Start()
 	t.Cleanup(func() { srv.Close(); cancel() })
 	// Responses are checked against the documents of the providers the
 	// router was given, as it serves them.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -50,8 +51,8 @@ type Config struct {
 	// them (an insert-only River client); nil skips rule application.
 	Jobs v2.JobInserter
 	// TrustedProxies are the peers whose X-Forwarded-For header names the
-	// client address (the auth-failure throttle keys on it) and whose
-	// X-Forwarded-Proto names the scheme. Empty, the default, trusts no
+	// client address (the auth-failure throttle keys on it). Empty, the
+	// default, trusts no
 	// one: the address is the connection's peer, and forwarding headers,
 	// which any client can forge, are dropped.
 	TrustedProxies []netip.Prefix
@@ -75,6 +76,10 @@ type Config struct {
 	// WebhookPolicy decides which webhook URLs v2 accepts (the zero value:
 	// public https only; FINSYNC_WEBHOOK_ALLOW_PRIVATE=1 allows all).
 	WebhookPolicy netguard.Policy
+	// PublicURL is the absolute http(s) URL clients reach the API at
+	// (FINSYNC_PUBLIC_URL), the base of v1's nextPage links, which never
+	// take the request's Host; nil uses v1.DefaultPublicURL.
+	PublicURL *url.URL
 }
 
 // API is the assembled HTTP handler and the background work it needs.
@@ -160,6 +165,7 @@ func New(cfg Config) (*API, error) {
 		Log:       cfg.Log,
 		OpenAPI:   v1Doc,
 		Providers: cfg.Providers,
+		PublicURL: cfg.PublicURL,
 	})
 	if cfg.Ops != nil {
 		cfg.Ops.Register(e)
@@ -234,8 +240,7 @@ func trustProxies(e *gin.Engine, trusted []netip.Prefix, log *slog.Logger) {
 
 // dropForgedForwarding removes the forwarding headers (Forwarded,
 // X-Forwarded-*) of every request whose peer is not a trusted proxy, so
-// that no handler reads what a client may have forged (such as the scheme
-// of v1's nextPage links).
+// that no handler reads what a client may have forged.
 func dropForgedForwarding(trusted []netip.Prefix) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !peerTrusted(c.Request.RemoteAddr, trusted) {

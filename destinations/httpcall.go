@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/resilience"
 )
 
@@ -71,8 +72,12 @@ func do(ctx context.Context, client *http.Client, r request, out any, errorCode 
 	return nil
 }
 
-// transportError classifies a failure without a response.
+// transportError classifies a failure without a response. The client's
+// error names the URL, redacted (netguard.RedactURL): a webhook
+// destination's query often carries its receiver's token, and the message
+// is logged, stored in the outbox and kept in River's job errors.
 func transportError(service string, err error) error {
+	err = netguard.RedactError(err)
 	code := resilience.CodeNetwork
 	if errors.Is(err, context.DeadlineExceeded) {
 		code = resilience.CodeTimeout

@@ -20,7 +20,8 @@ import (
 // policy a webhook destination whose name resolves to 127.0.0.1 fails
 // permanently (ADDRESS_NOT_ALLOWED) without reaching the receiver; with
 // private addresses allowed, a redirect is a failed attempt and its target
-// is never called.
+// is never called. Neither failure's error, which is logged and stored
+// in the outbox, shows the URL's query (its token).
 func TestWebhookDestinationRefusesLoopbackAndRedirects(t *testing.T) {
 	var hits, targetHits atomic.Int32
 	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { targetHits.Add(1) }))
@@ -36,11 +37,14 @@ func TestWebhookDestinationRefusesLoopbackAndRedirects(t *testing.T) {
 	ctx := context.Background()
 
 	deny := destinations.NewDeliverer(destinations.Options{Guard: &guard})
-	tg := (&fixture{}).target(t, "webhook", `{"url":"http://localhost`+port+`/hook","secret":"s"}`)
+	tg := (&fixture{}).target(t, "webhook", `{"url":"http://localhost`+port+`/hook?token=s3cret","secret":"s"}`)
 	err := deny.Deliver(ctx, tg, ev)
 	pe := resilience.AsError(err)
 	if pe == nil || pe.Class != resilience.Permanent || pe.Code != destinations.CodeAddressNotAllowed || !strings.Contains(pe.Message, "loopback") {
 		t.Fatalf("default policy: got %v, want a permanent ADDRESS_NOT_ALLOWED", err)
+	}
+	if strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "http://localhost"+port+"/hook") {
+		t.Fatalf("the error shows the URL unredacted, or not at all: %v", err)
 	}
 	if hits.Load() != 0 {
 		t.Fatal("the refused receiver was called")

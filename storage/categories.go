@@ -28,9 +28,14 @@ func scanCategory(row pgx.Row) (domain.Category, error) {
 	return c, err
 }
 
-// ListCategories lists the user's categories by name.
-func (s *Store) ListCategories(ctx context.Context, userID uuid.UUID) ([]domain.Category, error) {
-	rows, err := s.reader(ctx).Query(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+` WHERE c.user_id = $1 ORDER BY c.name, c.id`, userID)
+// ListCategories lists the categories the scope can see, by name: all the
+// user's for an unscoped credential; for a scoped one, the manual ones and
+// those of the providers of its accounts (Scope.providerVisible).
+func (s *Store) ListCategories(ctx context.Context, sc Scope) ([]domain.Category, error) {
+	var w where
+	w.add("c.user_id = ?", sc.UserID)
+	w.providerVisible("c.provider", sc)
+	rows, err := s.reader(ctx).Query(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+` WHERE `+w.sql()+` ORDER BY c.name, c.id`, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list categories: %w", err)
 	}
@@ -46,18 +51,27 @@ func (s *Store) ListCategories(ctx context.Context, userID uuid.UUID) ([]domain.
 	return out, rows.Err()
 }
 
-// GetCategory loads one of the user's categories.
-func (s *Store) GetCategory(ctx context.Context, userID, id uuid.UUID) (domain.Category, error) {
-	c, err := scanCategory(s.reader(ctx).QueryRow(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+` WHERE c.id = $1 AND c.user_id = $2`, id, userID))
+// GetCategory loads one of the categories the scope can see; ErrNotFound
+// for one it cannot, exactly as for a missing one.
+func (s *Store) GetCategory(ctx context.Context, sc Scope, id uuid.UUID) (domain.Category, error) {
+	var w where
+	w.add("c.id = ?", id)
+	w.add("c.user_id = ?", sc.UserID)
+	w.providerVisible("c.provider", sc)
+	c, err := scanCategory(s.reader(ctx).QueryRow(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+` WHERE `+w.sql(), w.args...))
 	if err != nil {
 		return c, fmt.Errorf("get category %s: %w", id, err)
 	}
 	return c, nil
 }
 
-// ListCategoryGroups lists the user's category groups by name.
-func (s *Store) ListCategoryGroups(ctx context.Context, userID uuid.UUID) ([]domain.CategoryGroup, error) {
-	rows, err := s.reader(ctx).Query(ctx, `SELECT id, user_id, name, provider FROM category_groups WHERE user_id = $1 ORDER BY name, id`, userID)
+// ListCategoryGroups lists the category groups the scope can see, by
+// name, under the rule of ListCategories.
+func (s *Store) ListCategoryGroups(ctx context.Context, sc Scope) ([]domain.CategoryGroup, error) {
+	var w where
+	w.add("user_id = ?", sc.UserID)
+	w.providerVisible("provider", sc)
+	rows, err := s.reader(ctx).Query(ctx, `SELECT id, user_id, name, provider FROM category_groups WHERE `+w.sql()+` ORDER BY name, id`, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list category groups: %w", err)
 	}

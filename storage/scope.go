@@ -43,6 +43,22 @@ func (w *where) inScope(col string, s Scope) {
 	}
 }
 
+// ProviderManual is the provider of what a user makes by hand (manual
+// accounts, categories and category groups): visible to every credential
+// of the user, scoped or not.
+const ProviderManual = "manual"
+
+// providerVisible adds, for a scoped scope, "the provider in col is one
+// the credential can see": manual, or the provider of one of its
+// accounts. A scoped key thus lists no category (or group) of a provider
+// whose accounts are all outside its scope.
+func (w *where) providerVisible(col string, s Scope) {
+	if s.Scoped() {
+		w.add("("+col+" = ? OR "+col+" IN (SELECT spa.provider FROM accounts spa WHERE spa.user_id = ? AND spa.id IN "+scopeAccounts+"))",
+			ProviderManual, s.UserID, s.CredentialID, s.UserID)
+	}
+}
+
 // currentScopeAccounts reads a scoped credential's accounts as they are
 // now, within q (a transaction sees its own additions); nil for an
 // unscoped scope. One query: for write paths that check a list in Go.

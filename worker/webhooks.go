@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/google/uuid"
@@ -111,8 +110,9 @@ func webhookQueues(queues map[string]river.QueueConfig, cfg Config) {
 // outbox in order, one event at a time, each signed with the
 // subscription's secret. A failed event is retried with backoff (the job
 // snoozes until it is due) and holds back the later ones, so order is
-// kept; an event is given up after RetryFor, or at once when its address
-// is refused.
+// kept; an event is given up after RetryFor, or at once when its URL names
+// a literal address the policy refuses (a host name resolving to a refused
+// address is retried like one that does not resolve, and told the same).
 type WebhookWorker struct {
 	river.WorkerDefaults[jobargs.DeliverWebhook]
 	store *storage.Store
@@ -193,10 +193,13 @@ func (w *WebhookWorker) drain(ctx context.Context, job *river.Job[jobargs.Delive
 
 // attempt delivers one event and records the outcome. It returns how long
 // to wait before the event's next attempt (zero: go on with the next
-// event).
+// event). The owner sees the failure in general terms (netguard.Describe:
+// no address, no resolver, a name that does not resolve told as one
+// resolving to a refused address); the operator's log has the detail,
+// with the URL redacted.
 func (w *WebhookWorker) attempt(ctx context.Context, sub storage.WebhookSubscription, secret string, d storage.WebhookDelivery) (time.Duration, error) {
-	err := w.send(ctx, sub, secret, d)
-	if err == nil {
+	f := w.send(ctx, sub, secret, d)
+	if f == nil {
 		if err := w.store.MarkWebhookDelivered(ctx, sub.ID, d.EventID); err != nil {
 			return 0, err
 		}
@@ -208,10 +211,9 @@ func (w *WebhookWorker) attempt(ctx context.Context, sub storage.WebhookSubscrip
 	}
 	var next *time.Time
 	wait := retryDelay(d.Attempts+1, w.cfg.RetryCap)
-	msg := err.Error()
+	msg := f.shown
 	switch {
-	case errors.Is(err, netguard.ErrRefused):
-		msg += " (set " + netguard.EnvAllowPrivate + "=1 only in development)"
+	case f.permanent:
 	case time.Since(d.CreatedAt) >= w.cfg.RetryFor:
 		msg = fmt.Sprintf("given up after %d attempts over %s: %s", d.Attempts+1, w.cfg.RetryFor, msg)
 	default:
@@ -226,12 +228,24 @@ func (w *WebhookWorker) attempt(ctx context.Context, sub storage.WebhookSubscrip
 		outcome = webhookGivenUp
 	}
 	w.cfg.Metrics.observeWebhook(d.Type, outcome, 0)
-	w.log.WarnContext(ctx, "webhook delivery failed", "webhook_id", sub.ID, "event_id", d.EventID,
-		"type", d.Type, "attempt", d.Attempts+1, "given_up", next == nil, "error", msg)
+	attrs := []any{"webhook_id", sub.ID, "event_id", d.EventID, "type", d.Type, "url", netguard.RedactURL(sub.URL),
+		"attempt", d.Attempts + 1, "given_up", next == nil, "error", f.detail}
+	if errors.Is(f.detail, netguard.ErrRefused) {
+		attrs = append(attrs, "hint", "the address is refused: set "+netguard.EnvAllowPrivate+"=1 only in development")
+	}
+	w.log.WarnContext(ctx, "webhook delivery failed", attrs...)
 	if next == nil {
 		return 0, nil
 	}
 	return wait, nil
+}
+
+// webhookFailure is a failed attempt: what its owner is shown, what the
+// operator's log says, and whether no later attempt can succeed.
+type webhookFailure struct {
+	shown     string
+	detail    error
+	permanent bool
 }
 
 // webhookBody is the JSON body of a delivery.
@@ -242,44 +256,34 @@ type webhookBody struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// send POSTs the event, signed; any 2xx acknowledges it. A redirect is a
-// failure (it is never followed), as is any other status.
-func (w *WebhookWorker) send(ctx context.Context, sub storage.WebhookSubscription, secret string, d storage.WebhookDelivery) error {
+// send POSTs the event, signed; any 2xx acknowledges it (nil). A redirect
+// is a failure (it is never followed), as is any other status. Only a
+// literal address the policy refuses is a permanent failure.
+func (w *WebhookWorker) send(ctx context.Context, sub storage.WebhookSubscription, secret string, d storage.WebhookDelivery) *webhookFailure {
 	body, err := json.Marshal(webhookBody{ID: d.EventID, Type: d.Type, CreatedAt: d.CreatedAt, Data: d.Data})
 	if err != nil {
-		return fmt.Errorf("encode event %s: %w", d.EventID, err)
+		return &webhookFailure{shown: "could not encode the event", detail: fmt.Errorf("encode event %s: %w", d.EventID, err)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.URL, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("build request: %w", err)
+		return &webhookFailure{shown: "invalid URL", detail: fmt.Errorf("build request: %w", netguard.RedactError(err)), permanent: true}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "finsync-webhooks/1")
 	req.Header.Set(destinations.SignatureHeader, destinations.Sign(secret, time.Now(), body))
 	resp, err := w.cfg.Client.Do(req)
 	if err != nil {
-		return fmt.Errorf("POST %s: %w", sub.URL, unwrapURLError(err))
+		return &webhookFailure{shown: netguard.Describe(sub.URL, err), detail: netguard.RedactError(err),
+			permanent: netguard.PermanentRefusal(sub.URL, err)}
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	switch s := resp.StatusCode; {
-	case s >= 200 && s <= 299:
-		return nil
-	case s >= 300 && s <= 399:
-		return fmt.Errorf("HTTP %d: redirect to %q not followed", s, resp.Header.Get("Location"))
-	default:
-		return fmt.Errorf("HTTP %d", s)
+	if s := resp.StatusCode; s < 200 || s > 299 {
+		return &webhookFailure{shown: netguard.StatusMessage(s), detail: fmt.Errorf("HTTP %d", s)}
 	}
-}
-
-// unwrapURLError drops the *url.Error layer, which repeats method and URL.
-func unwrapURLError(err error) error {
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		return ue.Err
-	}
-	return err
+	return nil
 }
 
 // finish completes the job in the transaction that found the outbox empty

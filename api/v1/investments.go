@@ -83,7 +83,7 @@ func (s *Server) listHoldings(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, gin.H{
 		"data": gin.H{"holdings": out, "securities": secs},
-		"meta": offsetMeta(c, offset, len(rows), total),
+		"meta": s.offsetMeta(c, offset, len(rows), total),
 	})
 }
 
@@ -125,7 +125,7 @@ func (s *Server) listInvestmentTransactions(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, gin.H{
 		"data": gin.H{"investmentTransactions": out, "securities": secs},
-		"meta": offsetMeta(c, offset, len(rows), total),
+		"meta": s.offsetMeta(c, offset, len(rows), total),
 	})
 }
 

@@ -3,6 +3,7 @@ package v1
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -11,19 +12,25 @@ import (
 	"github.com/finsync/finsync/storage"
 )
 
-// nextPage is the full URL of the page after this one: the request's own
-// URL with cursor replaced. The scheme is https when the request came over
-// TLS or a proxy says so (X-Forwarded-Proto), http otherwise.
-func nextPage(c *gin.Context, cursor string) string {
-	r := c.Request
-	u := *r.URL
-	u.Scheme = "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
-		u.Scheme = "https"
+// DefaultPublicURL is the base of v1's links when Config.PublicURL is nil
+// (the binary always sets one: FINSYNC_PUBLIC_URL, else its listen
+// address).
+const DefaultPublicURL = "http://localhost"
+
+// nextPage is the full URL of the page after this one: the configured
+// public base URL (Config.PublicURL, with its path as a prefix), the
+// request's path, and its query with cursor replaced. Nothing of it comes
+// from the request's Host or forwarding headers, which any client can
+// forge (a link pointing elsewhere would carry the next request, and its
+// key, to whoever the client named).
+func (s *Server) nextPage(c *gin.Context, cursor string) string {
+	base := s.cfg.PublicURL
+	if base == nil {
+		base, _ = url.Parse(DefaultPublicURL)
 	}
-	u.Host = r.Host
-	u.User = nil
-	u.Fragment = ""
+	r := c.Request
+	u := base.JoinPath(r.URL.Path)
+	u.User, u.Fragment, u.RawFragment = nil, "", ""
 	q := r.URL.Query()
 	q.Set("cursor", cursor)
 	u.RawQuery = q.Encode()
@@ -46,10 +53,10 @@ type listPageMeta struct {
 }
 
 // offsetMeta is the meta of a page of count rows found at offset among total.
-func offsetMeta(c *gin.Context, offset, count, total int) listPageMeta {
+func (s *Server) offsetMeta(c *gin.Context, offset, count, total int) listPageMeta {
 	m := listPageMeta{Count: count, TotalCount: total, HasMore: count > 0 && offset+count < total}
 	if m.HasMore {
-		next := nextPage(c, strconv.Itoa(offset+count))
+		next := s.nextPage(c, strconv.Itoa(offset+count))
 		m.NextPage = &next
 	}
 	return m

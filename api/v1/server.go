@@ -15,6 +15,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -55,6 +56,10 @@ type Config struct {
 	// pages their transactions); a provider missing here is shown with its
 	// name capitalised and paged by offset.
 	Providers []domain.ProviderProfile
+	// PublicURL is the absolute http(s) URL clients reach this API at
+	// (FINSYNC_PUBLIC_URL): the base of the nextPage links. nil uses
+	// DefaultPublicURL.
+	PublicURL *url.URL
 }
 
 // Server holds the version 1 handlers.

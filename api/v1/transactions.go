@@ -143,7 +143,7 @@ func (s *Server) transactionsBody(c *gin.Context, page transactionPage, cats []d
 	if page.next == "" {
 		b = append(b, "null"...)
 	} else {
-		b = jsonw.AppendString(b, nextPage(c, page.next))
+		b = jsonw.AppendString(b, s.nextPage(c, page.next))
 	}
 	return append(b, "}}"...)
 }

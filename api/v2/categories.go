@@ -33,7 +33,7 @@ func newCategoryView(cat domain.Category) categoryView {
 }
 
 func (s *Server) listCategories(c *gin.Context) {
-	rows, err := s.cfg.Store.ListCategories(c.Request.Context(), scope(c).UserID)
+	rows, err := s.cfg.Store.ListCategories(c.Request.Context(), scope(c))
 	if err != nil {
 		s.handle(c, err)
 		return
@@ -46,7 +46,7 @@ func (s *Server) listCategories(c *gin.Context) {
 }
 
 func (s *Server) listCategoryGroups(c *gin.Context) {
-	rows, err := s.cfg.Store.ListCategoryGroups(c.Request.Context(), scope(c).UserID)
+	rows, err := s.cfg.Store.ListCategoryGroups(c.Request.Context(), scope(c))
 	if err != nil {
 		s.handle(c, err)
 		return

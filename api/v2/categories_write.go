@@ -53,6 +53,13 @@ func (s *Server) updateCategory(c *gin.Context) {
 		s.handle(c, err)
 		return
 	}
+	if sc := scope(c); sc.Scoped() {
+		// A scoped key edits only the categories it can list.
+		if _, err := s.cfg.Store.GetCategory(c.Request.Context(), sc, id); err != nil {
+			s.handle(c, err)
+			return
+		}
+	}
 	cat, err := s.cfg.Store.UpdateCategory(c.Request.Context(), scope(c).UserID, id, in)
 	if errors.Is(err, storage.ErrReadOnly) {
 		err = badf("category: categories of the business bank are read-only")

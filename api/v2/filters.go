@@ -33,7 +33,7 @@ func (s *Server) checkFilters(c *gin.Context, connectionID, accountID, categoryI
 		}
 	}
 	if categoryID != nil {
-		if _, err := s.cfg.Store.GetCategory(ctx, sc.UserID, *categoryID); err != nil {
+		if _, err := s.cfg.Store.GetCategory(ctx, sc, *categoryID); err != nil {
 			if errors.Is(err, storage.ErrNotFound) {
 				return errNotFound
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -70,6 +71,11 @@ type config struct {
 	// loopback and link-local addresses and use plain http; "" or "0"
 	// refuses them. `finsync dev` sets it. See docs/webhooks.md.
 	WebhookAllowPrivate string
+	// PublicURL is FINSYNC_PUBLIC_URL: the absolute http(s) URL clients
+	// reach the API at (a path prefix allowed), the base of v1's nextPage
+	// links. Empty: http://<the --addr listen address>, with a warning
+	// (publicURL); `finsync dev` sets its own.
+	PublicURL string
 }
 
 // defaultSyncWriteRate is the shared sync write budget when
@@ -94,6 +100,7 @@ func configFromEnv() config {
 		PGBinDir:             os.Getenv("FINSYNC_PG_BINDIR"),
 		OpsToken:             os.Getenv("FINSYNC_OPS_TOKEN"),
 		WebhookAllowPrivate:  os.Getenv(netguard.EnvAllowPrivate),
+		PublicURL:            os.Getenv("FINSYNC_PUBLIC_URL"),
 	}
 	return c
 }
@@ -132,6 +139,10 @@ func (c *config) check() error {
 	errs = append(errs, err)
 	_, err = c.webhookPolicy()
 	errs = append(errs, err)
+	if c.PublicURL != "" {
+		_, err = parsePublicURL(c.PublicURL)
+		errs = append(errs, err)
+	}
 	if c.GOGC != "" && c.GOGC != "off" {
 		if n, err := strconv.Atoi(c.GOGC); err != nil || n < 0 {
 			errs = append(errs, fmt.Errorf("GOGC: %q is not a percentage or off", c.GOGC))
@@ -152,6 +163,39 @@ func (c *config) check() error {
 func (c config) webhookPolicy() (netguard.Policy, error) {
 	allow, err := netguard.ParseAllowPrivate(c.WebhookAllowPrivate)
 	return netguard.Policy{AllowPrivate: allow}, err
+}
+
+// parsePublicURL parses FINSYNC_PUBLIC_URL: an absolute http or https URL
+// with a host, optionally a path prefix, and no user information, query or
+// fragment (a link built on it would repeat them).
+func parsePublicURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		return nil, fmt.Errorf("FINSYNC_PUBLIC_URL: %q is not an absolute http(s) URL such as https://api.example.com", s)
+	}
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, fmt.Errorf("FINSYNC_PUBLIC_URL: %q: give scheme, host and an optional path only (no user, query or fragment)", s)
+	}
+	return u, nil
+}
+
+// publicURL is the base of v1's links: FINSYNC_PUBLIC_URL, else
+// http://addr (addr the API's listen address, an unspecified host read as
+// localhost), reported by defaulted so that serve can warn that links
+// name the listen address.
+func (c config) publicURL(addr string) (u *url.URL, defaulted bool, err error) {
+	if c.PublicURL != "" {
+		u, err = parsePublicURL(c.PublicURL)
+		return u, false, err
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, true, fmt.Errorf("FINSYNC_PUBLIC_URL is unset and the listen address %q has no port: %w", addr, err)
+	}
+	if ip, perr := netip.ParseAddr(host); host == "" || (perr == nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return &url.URL{Scheme: "http", Host: net.JoinHostPort(host, port)}, true, nil
 }
 
 // checkDatabaseURL reports whether s is a PostgreSQL connection string

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -75,8 +78,65 @@ func connectionJSON(c domain.BankConnection) map[string]any {
 // addConnection is `connections add`.
 type addConnection struct {
 	user, provider, credentials, baseURL, institution, simURL, simName string
-	useSim, check                                                      bool
-	interval                                                           time.Duration
+	// credentialsFile is --credentials-file.
+	credentialsFile string
+	useSim, check   bool
+	interval        time.Duration
+	// stdin is where `--credentials -` reads; warn receives the warning
+	// about credentials given on the command line.
+	stdin io.Reader
+	warn  io.Writer
+}
+
+// maxCredentialsBytes bounds credentials read from a file or standard
+// input (a provider's JSON object is a few hundred bytes).
+const maxCredentialsBytes = 64 << 10
+
+// inlineCredentialsWarning is printed when credentials are given on the
+// command line.
+const inlineCredentialsWarning = "warning: --credentials JSON shows the credentials to every user of this machine " +
+	"(the process list) and in your shell's history; use --credentials-file PATH or --credentials - (standard input)\n"
+
+// readCredentials returns the credentials of --credentials-file PATH,
+// --credentials - (standard input) or --credentials JSON (with a warning:
+// the command line is visible in the process list); nil when none is
+// given.
+func (ac *addConnection) readCredentials() ([]byte, error) {
+	switch {
+	case ac.credentialsFile != "" && ac.credentials != "":
+		return nil, fmt.Errorf("give either --credentials or --credentials-file, not both")
+	case ac.credentialsFile != "":
+		f, err := os.Open(ac.credentialsFile)
+		if err != nil {
+			return nil, fmt.Errorf("--credentials-file: %w", err)
+		}
+		defer f.Close()
+		return readBounded("--credentials-file", f)
+	case ac.credentials == "-":
+		if ac.stdin == nil {
+			return nil, fmt.Errorf("--credentials -: no standard input")
+		}
+		return readBounded("--credentials -", ac.stdin)
+	case ac.credentials != "":
+		if ac.warn != nil {
+			fmt.Fprint(ac.warn, inlineCredentialsWarning)
+		}
+		return []byte(ac.credentials), nil
+	}
+	return nil, nil
+}
+
+// readBounded reads r whole, refusing more than maxCredentialsBytes, and
+// trims the surrounding white space (a file's final newline).
+func readBounded(flag string, r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxCredentialsBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	if len(b) > maxCredentialsBytes {
+		return nil, fmt.Errorf("%s: longer than %d KiB", flag, maxCredentialsBytes>>10)
+	}
+	return bytes.TrimSpace(b), nil
 }
 
 // build checks the flags and the credentials (against the provider's
@@ -95,7 +155,12 @@ func (ac *addConnection) build(ctx context.Context, a *app) (storage.NewConnecti
 		return nc, fmt.Errorf("--provider must be one of %s", names)
 	}
 	nc.Provider, nc.InstitutionName = ac.provider, ac.institution
-	creds := []byte(ac.credentials)
+	var creds []byte
+	if !ac.useSim {
+		if creds, err = ac.readCredentials(); err != nil {
+			return nc, err
+		}
+	}
 	switch {
 	case ac.useSim:
 		root := ac.simURL
@@ -110,8 +175,8 @@ func (ac *addConnection) build(ctx context.Context, a *app) (storage.NewConnecti
 			name = uuid.NewString()
 		}
 		creds, nc.BaseURL = allsim.Credentials(ac.provider, name), allsim.BaseURL(ac.provider, root)
-	case ac.credentials == "":
-		return nc, fmt.Errorf("--credentials (a JSON object) or --sim is required")
+	case len(creds) == 0:
+		return nc, fmt.Errorf("credentials are required: --credentials-file PATH, --credentials - (standard input) or --credentials JSON (a JSON object), or --sim")
 	default:
 		if err := desc.CheckCredentials(creds); err != nil {
 			return nc, fmt.Errorf("--credentials: %w", err)
@@ -200,6 +265,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 		Use:   "add",
 		Short: "Register a provider connection (credentials stored encrypted) and enqueue its first sync",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ac.stdin, ac.warn = cmd.InOrStdin(), a.errOut
 			nc, err := ac.build(cmd.Context(), a)
 			if err != nil {
 				return err
@@ -224,7 +290,9 @@ func (a *app) connectionsCmd() *cobra.Command {
 	f.StringVar(&ac.user, "user", "", "user id (required)")
 	names, creds, intervals := providerHelp(registry())
 	f.StringVar(&ac.provider, "provider", "", names+" (required)")
-	f.StringVar(&ac.credentials, "credentials", "", "provider credentials as a JSON object with the keys ("+creds+"; ? marks optional ones)")
+	f.StringVar(&ac.credentials, "credentials", "", "provider credentials as a JSON object with the keys ("+creds+"; ? marks optional ones); "+
+		"- reads them from standard input. Given inline, they show in the process list: prefer a file or standard input")
+	f.StringVar(&ac.credentialsFile, "credentials-file", "", "read the credentials (the JSON object of --credentials) from this file")
 	f.StringVar(&ac.baseURL, "base-url", "", "provider API base URL (default: the provider's production URL)")
 	f.StringVar(&ac.institution, "institution", "", "institution name")
 	f.BoolVar(&ac.useSim, "sim", false, "use credentials the simulator accepts")

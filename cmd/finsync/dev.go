@@ -81,6 +81,14 @@ func (a *app) devCmd() *cobra.Command {
 					return err
 				}
 			}
+			if a.cfg.PublicURL == "" {
+				// v1's links name this process's own API.
+				u, _, err := a.cfg.publicURL(addr)
+				if err != nil {
+					return err
+				}
+				a.cfg.PublicURL = u.String()
+			}
 			apiErr := make(chan error, 1)
 			g.Go(func() error { err := a.runAPI(gctx, st, addr, metricsAddr, reg); apiErr <- err; return err })
 			if err := waitHealthy(ctx, "http://"+addr+"/v2/health", apiErr); err != nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"time"
@@ -173,6 +174,12 @@ func (a *app) newAPI(ctx context.Context, st *storage.Store, reg prometheus.Regi
 	if err != nil {
 		return nil, err
 	}
+	var public *url.URL
+	if a.cfg.PublicURL != "" {
+		if public, err = parsePublicURL(a.cfg.PublicURL); err != nil {
+			return nil, err
+		}
+	}
 	var console *ops.Console
 	if token != "" {
 		if console, err = ops.New(ctx, ops.Config{Token: token, Store: st, Jobs: jobs, Log: a.logger()}); err != nil {
@@ -180,7 +187,7 @@ func (a *app) newAPI(ctx context.Context, st *storage.Store, reg prometheus.Regi
 		}
 	}
 	return api.New(api.Config{Store: st, Log: a.logger(), Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
-		TrustedProxies: proxies, Ops: console, Box: box, WebhookPolicy: policy})
+		TrustedProxies: proxies, Ops: console, Box: box, WebhookPolicy: policy, PublicURL: public})
 }
 
 // runAPI serves the API, and the ops endpoints with reg's metrics, until
@@ -189,6 +196,15 @@ func (a *app) runAPI(ctx context.Context, st *storage.Store, addr, metricsAddr s
 	log := a.logger()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
+	}
+	if a.cfg.PublicURL == "" {
+		u, _, err := a.cfg.publicURL(addr)
+		if err != nil {
+			return err
+		}
+		a.cfg.PublicURL = u.String()
+		log.Warn("FINSYNC_PUBLIC_URL is not set: v1's nextPage links name the listen address; set it to the URL clients reach the API at",
+			"public_url", a.cfg.PublicURL)
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	srv, err := a.newAPI(ctx, st, reg)

@@ -36,6 +36,72 @@ func TestCheckAddrRefusesNonPublicAddresses(t *testing.T) {
 	}
 }
 
+// TestCheckAddrRefusesIPv6FormsOfRefusedIPv4 checks every IPv6 form that
+// carries an IPv4 address, at registration (CheckURL on a literal) and at
+// dial time (Control on the dialled address): refused when the IPv4
+// address is, allowed when it is public (apart from IPv4-compatible
+// addresses, deprecated and refused whole).
+func TestCheckAddrRefusesIPv6FormsOfRefusedIPv4(t *testing.T) {
+	cases := []struct {
+		name, addr string
+		refused    bool
+	}{
+		{"mapped loopback", "::ffff:127.0.0.1", true},
+		{"mapped private", "::ffff:192.168.1.1", true},
+		{"mapped metadata", "::ffff:169.254.169.254", true},
+		{"mapped public", "::ffff:93.184.216.34", false},
+		{"compatible loopback", "::127.0.0.1", true},
+		{"compatible private", "::10.0.0.1", true},
+		{"compatible public (deprecated form)", "::8.8.8.8", true},
+		{"translated loopback", "::ffff:0:127.0.0.1", true},
+		{"translated public", "::ffff:0:8.8.8.8", false},
+		{"6to4 loopback", "2002:7f00:1::1", true},
+		{"6to4 private", "2002:c0a8:101::1", true},
+		{"6to4 metadata", "2002:a9fe:a9fe::", true},
+		{"6to4 CGNAT", "2002:6464:64c8::1", true},
+		{"6to4 public", "2002:5db8:d822::1", false},
+		{"NAT64 loopback", "64:ff9b::127.0.0.1", true},
+		{"NAT64 private", "64:ff9b::a00:1", true},
+		{"NAT64 unspecified", "64:ff9b::", true},
+		{"NAT64 public", "64:ff9b::93.184.216.34", false},
+		{"local-use NAT64", "64:ff9b:1::5db8:d822", true},
+		{"Teredo client loopback", "2001:0:4136:e378:8000:63bf:80ff:fffe", true},
+		{"Teredo server private", "2001:0:a00:1::1", true},
+		{"Teredo public", "2001:0:4136:e378:8000:63bf:3fff:fdd2", false},
+		{"ISATAP loopback", "2001:4860:1:1:0:5efe:7f00:1", true},
+		{"ISATAP private (universal)", "2001:4860:1:1:200:5efe:a00:1", true},
+		{"ISATAP public", "2001:4860:1:1:0:5efe:5db8:d822", false},
+		{"site-local", "fec0::1", true},
+		{"site-local top", "feff:ffff::1", true},
+		{"unique-local", "fd12:3456::1", true},
+		{"link-local", "fe80::1", true},
+		{"discard-only", "100::1", true},
+		{"public", "2606:4700:4700::1111", false},
+	}
+	var deny netguard.Policy
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			addr := netip.MustParseAddr(c.addr)
+			errs := map[string]error{
+				"CheckAddr": deny.CheckAddr(addr),
+				"CheckURL":  deny.CheckURL("https://[" + c.addr + "]:8443/hook"),
+				"Control":   deny.Control("tcp6", netip.AddrPortFrom(addr, 443).String(), nil),
+			}
+			for where, err := range errs {
+				if c.refused && !errors.Is(err, netguard.ErrRefused) {
+					t.Errorf("%s(%s): got %v, want a refusal", where, c.addr, err)
+				}
+				if !c.refused && err != nil {
+					t.Errorf("%s(%s): refused: %v", where, c.addr, err)
+				}
+			}
+			if err := (netguard.Policy{AllowPrivate: true}).CheckAddr(addr); err != nil {
+				t.Errorf("allow-private refused %s: %v", c.addr, err)
+			}
+		})
+	}
+}
+
 func TestCheckURL(t *testing.T) {
 	var deny netguard.Policy
 	allow := netguard.Policy{AllowPrivate: true}
