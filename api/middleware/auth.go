@@ -375,6 +375,17 @@ func (a *Authenticator) Authenticate(r Responder) gin.HandlerFunc {
 			return
 		}
 		ip := c.ClientIP()
+		if !wellFormed(secret) {
+			// Never a key: the address's budget alone, and no hashing of
+			// whatever length was sent.
+			if wait, blocked := a.isBlocked(ip, failLimit); blocked {
+				r.RateLimited(c, failLimit, wait)
+				c.Abort()
+				return
+			}
+			a.fail(c, r, ip, failLimit, ReasonInvalid)
+			return
+		}
 		var hash [32]byte
 		copy(hash[:], storage.HashSecret(secret))
 		known := knownBucket(ip, hash)
@@ -387,10 +398,6 @@ func (a *Authenticator) Authenticate(r Responder) gin.HandlerFunc {
 		if wait, blocked := a.isBlocked(ip, failLimit); blocked && !vouched {
 			r.RateLimited(c, failLimit, wait)
 			c.Abort()
-			return
-		}
-		if !wellFormed(secret) {
-			a.fail(c, r, ip, failLimit, ReasonInvalid)
 			return
 		}
 		p, err := a.lookup(c.Request.Context(), hash)
