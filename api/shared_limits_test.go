@@ -234,3 +234,127 @@ func TestAuthFailureThrottleHoldsAcrossProcesses(t *testing.T) {
 		t.Fatalf("%d failures reached the database across two processes (and %d were refused), want %d to %d", unauthorized, limited, burst, burst+2)
 	}
 }
+
+// authAttempt sends GET /v2/me with the key to url and returns the status
+// and the Retry-After header.
+func authAttempt(t *testing.T, url, key string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url+"/v2/me", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Retry-After")
+}
+
+// wrongKey is the i-th of many different well-formed keys that match none.
+func wrongKey(i int) string {
+	return "fin_" + strconv.Itoa(1_000_000+i) + "abcdefghijABCDEFGHIJ0123456789ab"
+}
+
+// TestAuthFailureThrottleSparesValidKeys: from one address, brute force
+// of keys (a different wrong key each time) against two API processes is
+// throttled for both together (429 with Retry-After on each, after about
+// one burst of 401s), while a valid key sent from the same address, in
+// between, keeps answering 200 on both.
+func TestAuthFailureThrottleSparesValidKeys(t *testing.T) {
+	f := newFleet(t)
+	a, _ := f.instance()
+	b, _ := f.instance()
+	urls := []string{a, b}
+	valid := f.fx.Key(f.fx.User(domain.PlanPro, true).ID, nil)
+	for _, u := range urls {
+		if st, _ := authAttempt(t, u, valid); st != http.StatusOK {
+			t.Fatalf("valid key before the attack: %d", st)
+		}
+	}
+	burst := middleware.DefaultAuthConfig().FailureBurst
+	unauthorized := 0
+	limitedOn := map[string]bool{}
+	for i := 0; i < 4*burst; i++ {
+		u := urls[i%2]
+		st, retry := authAttempt(t, u, wrongKey(i))
+		switch st {
+		case http.StatusUnauthorized:
+			unauthorized++
+		case http.StatusTooManyRequests:
+			if retry == "" {
+				t.Fatalf("attempt %d: 429 without Retry-After", i)
+			}
+			limitedOn[u] = true
+		default:
+			t.Fatalf("wrong key %d: status %d", i, st)
+		}
+		if st, _ := authAttempt(t, urls[(i+1)%2], valid); st != http.StatusOK {
+			t.Fatalf("valid key after %d wrong keys from its address: %d, want 200", i+1, st)
+		}
+	}
+	if unauthorized > burst+2 || unauthorized < burst {
+		t.Fatalf("%d wrong keys reached the database, want %d to %d", unauthorized, burst, burst+2)
+	}
+	if len(limitedOn) != 2 {
+		t.Fatalf("brute force throttled on %d of 2 processes", len(limitedOn))
+	}
+}
+
+// TestAuthFailureThrottleRevokedKeyOnItsOwn: a key disabled after use and
+// retried in a loop from one address is throttled (429 with Retry-After on
+// both processes, after about one burst), while another valid key and a
+// key never used before, from the same address, keep answering 200: the
+// revoked key spent its own budget, not its address's.
+func TestAuthFailureThrottleRevokedKeyOnItsOwn(t *testing.T) {
+	f := newFleet(t)
+	a, _ := f.instance()
+	b, _ := f.instance()
+	urls := []string{a, b}
+	user := f.fx.User(domain.PlanPro, true).ID
+	revokedID, revoked := f.fx.KeyWithID(user, nil, nil)
+	other := f.fx.Key(user, nil)
+	for _, u := range urls {
+		if st, _ := authAttempt(t, u, revoked); st != http.StatusOK {
+			t.Fatalf("key before revocation: %d", st)
+		}
+	}
+	if err := f.fx.St.DisableCredential(context.Background(), revokedID); err != nil {
+		t.Fatal(err)
+	}
+	burst := middleware.DefaultAuthConfig().FailureBurst
+	unauthorized := 0
+	limitedOn := map[string]bool{}
+	deadline := time.Now().Add(5 * time.Second)
+	for i := 0; i < 4*burst; i++ {
+		u := urls[i%2]
+		st, retry := authAttempt(t, u, revoked)
+		switch {
+		case st == http.StatusOK && time.Now().Before(deadline):
+			// Not yet seen by this process (within 2 s of the change).
+			i--
+			time.Sleep(20 * time.Millisecond)
+			continue
+		case st == http.StatusUnauthorized:
+			unauthorized++
+		case st == http.StatusTooManyRequests && retry != "":
+			limitedOn[u] = true
+		default:
+			t.Fatalf("revoked key, attempt %d: status %d, Retry-After %q", i, st, retry)
+		}
+		if st, _ := authAttempt(t, urls[(i+1)%2], other); st != http.StatusOK {
+			t.Fatalf("another key after %d attempts of a revoked one: %d, want 200", i+1, st)
+		}
+	}
+	if unauthorized > burst+2 || unauthorized < burst {
+		t.Fatalf("the revoked key failed %d times before being throttled, want %d to %d", unauthorized, burst, burst+2)
+	}
+	if len(limitedOn) != 2 {
+		t.Fatalf("the revoked key was throttled on %d of 2 processes", len(limitedOn))
+	}
+	fresh := f.fx.Key(user, nil)
+	for _, u := range urls {
+		if st, _ := authAttempt(t, u, fresh); st != http.StatusOK {
+			t.Fatalf("a key never used before, from the revoked key's address: %d, want 200", st)
+		}
+	}
+}

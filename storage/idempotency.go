@@ -22,7 +22,8 @@ type IdemKey struct {
 // IdemClaim asks for a key on behalf of one request.
 type IdemClaim struct {
 	IdemKey
-	// RequestHash identifies the request (method, path and raw body).
+	// RequestHash identifies the request (method, path, query and raw
+	// body).
 	RequestHash []byte
 	// Claim identifies this request's hold on the key; only it can
 	// complete or release the key.
@@ -43,11 +44,12 @@ const (
 	// claimer) and now belongs to the request.
 	IdemClaimed IdemState = iota
 	// IdemMismatch: the key was used for another request (another method,
-	// path or body).
+	// path, query or body).
 	IdemMismatch
 	// IdemInFlight: the same request holds the key and has not finished.
 	IdemInFlight
-	// IdemDone: the same request finished; its response is returned.
+	// IdemDone: the same request finished; its response is returned
+	// (with Dropped set when its body is not kept).
 	IdemDone
 )
 
@@ -56,6 +58,38 @@ type IdemResponse struct {
 	Status      int
 	ContentType string
 	Body        []byte
+	// Dropped, when not empty, says why the body is not kept for replay
+	// (IdemTooLarge or IdemEvicted): Body is then nil and Size says how
+	// large it was.
+	Dropped IdemDrop
+	Size    int
+}
+
+// IdemDrop says why a completed key keeps no answer to replay.
+type IdemDrop string
+
+// The reasons an answer is not kept.
+const (
+	// IdemKept: the answer is kept (the zero value).
+	IdemKept IdemDrop = ""
+	// IdemTooLarge: the answer was over the size kept for replay, so only
+	// its status and size were stored.
+	IdemTooLarge IdemDrop = "too_large"
+	// IdemEvicted: the answer was dropped to make room for newer answers
+	// of its credential (IdemBounds).
+	IdemEvicted IdemDrop = "evicted"
+)
+
+// IdemBounds bounds the answers one credential keeps for replay.
+type IdemBounds struct {
+	// MaxBody is the largest body kept; a larger one is stored as its
+	// status and size alone (IdemTooLarge).
+	MaxBody int
+	// MaxAnswers and MaxBytes bound the answers a credential keeps, in
+	// number and in total body size; past either, its oldest are dropped
+	// (IdemEvicted).
+	MaxAnswers int
+	MaxBytes   int64
 }
 
 // claimIdemSQL inserts the claim, or takes over a row that expired or
@@ -71,7 +105,8 @@ SELECT $1, $2, $3, $4, $5, clock_timestamp() + $6::float8 * interval '1 second',
 FROM off
 ON CONFLICT (user_id, credential_id, key) DO UPDATE SET
     request_hash = excluded.request_hash, claim = excluded.claim, locked_until = excluded.locked_until,
-    expires_at = excluded.expires_at, status = NULL, content_type = NULL, body = NULL, created_at = now()
+    expires_at = excluded.expires_at, status = NULL, content_type = NULL, body = NULL, body_bytes = NULL,
+    answer_dropped = NULL, created_at = now()
 WHERE k.expires_at <= clock_timestamp() OR (k.status IS NULL AND k.locked_until <= clock_timestamp())
 RETURNING true`
 
@@ -98,11 +133,13 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, c IdemClaim) (IdemState
 			status      *int
 			contentType *string
 			body        []byte
+			size        *int
+			dropped     *string
 		)
 		err = s.pool.QueryRow(ctx, `
-			SELECT request_hash, status, content_type, body FROM idempotency_keys
+			SELECT request_hash, status, content_type, body, body_bytes, answer_dropped FROM idempotency_keys
 			WHERE user_id = $1 AND credential_id = $2 AND key = $3`,
-			c.UserID, c.CredentialID, c.Key).Scan(&hash, &status, &contentType, &body)
+			c.UserID, c.CredentialID, c.Key).Scan(&hash, &status, &contentType, &body, &size, &dropped)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue
 		}
@@ -115,9 +152,15 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, c IdemClaim) (IdemState
 		case status == nil:
 			return IdemInFlight, IdemResponse{}, nil
 		}
-		r := IdemResponse{Status: *status, Body: body}
+		r := IdemResponse{Status: *status, Body: body, Size: len(body)}
 		if contentType != nil {
 			r.ContentType = *contentType
+		}
+		if size != nil {
+			r.Size = *size
+		}
+		if dropped != nil {
+			r.Dropped, r.Body = IdemDrop(*dropped), nil
 		}
 		return IdemDone, r, nil
 	}
@@ -125,24 +168,82 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, c IdemClaim) (IdemState
 }
 
 // CompleteIdempotencyKey stores the response of the request holding the
-// claim. It reports false when the claim was lost (taken over after its
-// lock passed), in which case nothing is stored. Caveat: it commits with
-// synchronous_commit off (visible to every process at once, one WAL flush
-// saved): should PostgreSQL itself crash within a fraction of a second
-// (3 × wal_writer_delay) after it, the stored response is lost, the key
-// reverts to its in-flight claim and, once the claim's lock passes, a
-// retry runs the handler again, as after a serve process that died between
-// the handler's commit and this call.
-func (s *Store) CompleteIdempotencyKey(ctx context.Context, k IdemKey, claim uuid.UUID, r IdemResponse) (bool, error) {
+// claim: its status, Content-Type and size always, its body only when it
+// is at most b.MaxBody bytes (otherwise the key is marked IdemTooLarge: it
+// still guards the request, but has nothing to replay). It reports false
+// when the claim was lost (taken over after its lock passed), in which
+// case nothing is stored. The credential's older answers past b's bounds
+// are dropped afterwards (TrimIdempotencyAnswers); a failure of that step
+// is returned wrapped in ErrIdemTrim, after the response was stored.
+// Caveat: it commits with synchronous_commit off (visible to every process
+// at once, one WAL flush saved): should PostgreSQL itself crash within a
+// fraction of a second (3 × wal_writer_delay) after it, the stored
+// response is lost, the key reverts to its in-flight claim and, once the
+// claim's lock passes, a retry runs the handler again, as after a serve
+// process that died between the handler's commit and this call.
+func (s *Store) CompleteIdempotencyKey(ctx context.Context, k IdemKey, claim uuid.UUID, r IdemResponse, b IdemBounds) (bool, error) {
+	body, dropped := r.Body, (*string)(nil)
+	if len(body) > b.MaxBody {
+		reason := string(IdemTooLarge)
+		body, dropped = nil, &reason
+	}
 	tag, err := s.pool.Exec(ctx, `
 		WITH off AS (SELECT set_config('synchronous_commit', 'off', true))
-		UPDATE idempotency_keys SET status = $5, content_type = $6, body = $7
+		UPDATE idempotency_keys SET status = $5, content_type = $6, body = $7, body_bytes = $8, answer_dropped = $9
 		FROM off WHERE user_id = $1 AND credential_id = $2 AND key = $3 AND claim = $4 AND status IS NULL`,
-		k.UserID, k.CredentialID, k.Key, claim, r.Status, r.ContentType, r.Body)
+		k.UserID, k.CredentialID, k.Key, claim, r.Status, r.ContentType, body, len(r.Body), dropped)
 	if err != nil {
 		return false, fmt.Errorf("complete idempotency key: %w", err)
 	}
-	return tag.RowsAffected() == 1, nil
+	if tag.RowsAffected() != 1 {
+		return false, nil
+	}
+	if dropped == nil {
+		if err := s.TrimIdempotencyAnswers(ctx, k.UserID, k.CredentialID, b); err != nil {
+			return true, fmt.Errorf("%w: %w", ErrIdemTrim, err)
+		}
+	}
+	return true, nil
+}
+
+// ErrIdemTrim wraps a failure to drop a credential's oldest answers after
+// a response was stored: the response is stored, the credential may keep
+// more answers than its bounds until its next completion.
+var ErrIdemTrim = errors.New("drop the oldest idempotent answers")
+
+// trimIdemSQL drops the bodies of a credential's kept answers beyond the
+// newest $3 or beyond $4 bytes in total (newest first), marking them
+// evicted. Rows another trim holds are skipped (it drops the same ones),
+// so concurrent trims neither wait on nor deadlock with each other.
+const trimIdemSQL = `
+WITH off AS (SELECT set_config('synchronous_commit', 'off', true)),
+ranked AS (
+    SELECT key, row_number() OVER w AS n, sum(body_bytes) OVER w AS running
+    FROM idempotency_keys
+    WHERE user_id = $1 AND credential_id = $2 AND status IS NOT NULL AND answer_dropped IS NULL
+      AND expires_at > clock_timestamp()
+    WINDOW w AS (ORDER BY created_at DESC, key)
+), victims AS (
+    SELECT k.key FROM idempotency_keys k
+    WHERE k.user_id = $1 AND k.credential_id = $2 AND k.answer_dropped IS NULL
+      AND k.key IN (SELECT key FROM ranked WHERE n > $3 OR running > $4)
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE idempotency_keys k SET body = NULL, answer_dropped = 'evicted'
+FROM victims, off
+WHERE k.user_id = $1 AND k.credential_id = $2 AND k.key = victims.key`
+
+// TrimIdempotencyAnswers drops the bodies of the credential's oldest kept
+// answers past b.MaxAnswers answers or b.MaxBytes bytes (its newest are
+// kept), marking their keys IdemEvicted: they still guard their requests.
+// Caveat: concurrent completions of one credential may each see the other
+// not yet committed, so the bounds may be passed by the answers completed
+// at the same moment, until the next completion trims them.
+func (s *Store) TrimIdempotencyAnswers(ctx context.Context, user, credential uuid.UUID, b IdemBounds) error {
+	if _, err := s.pool.Exec(ctx, trimIdemSQL, user, credential, b.MaxAnswers, b.MaxBytes); err != nil {
+		return fmt.Errorf("trim idempotent answers of credential %s: %w", credential, err)
+	}
+	return nil
 }
 
 // ReleaseIdempotencyKey deletes the claim, so the next request with the

@@ -2,22 +2,30 @@
 // retry with an Idempotency-Key header, with Stripe's semantics: the first
 // request with a key runs and its response (status, Content-Type and body)
 // is stored per credential for 24 hours in PostgreSQL; a retry with the
-// same key, method, path and body gets that response again with
+// same key, method, path, query and body gets that response again with
 // Idempotent-Replayed: true, without the handler running again.
 //
-// The same key with another method, path or body answers 422
+// The same key with another method, path, query or body answers 422
 // IDEMPOTENCY_KEY_REUSED. A request whose key is held by one still in
 // flight answers 409 CONFLICT at once (it does not wait); the in-flight
 // claim expires after Lock, so a process that died does not block the key
 // forever. Responses with a 5xx status, and requests that wrote no
 // response, are not stored: the claim is released and the client may
 // retry. 4xx responses are stored.
+//
+// Stored answers are bounded: a body over MaxAnswerBytes is not
+// kept, and a credential keeps at most MaxAnswersPerCredential answers and
+// MaxAnswerBytesPerCredential bytes of them, its oldest dropped first. A key
+// whose answer is not kept still guards its request: a retry answers 409
+// CONFLICT saying the request completed (and with which status), and the
+// handler does not run again.
 package idempotency
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -55,6 +63,26 @@ const MaxKeyLength = 255
 // TTL is how long a key and its response are kept.
 const TTL = 24 * time.Hour
 
+// Bounds of the answers kept for replay (docs/idempotency.md).
+const (
+	// MaxAnswerBytes is the largest body kept for replay (64 KiB); a
+	// larger answer keeps only its status and size.
+	MaxAnswerBytes = 64 << 10
+	// MaxAnswersPerCredential is how many answers one credential keeps;
+	// past it, its oldest are dropped.
+	MaxAnswersPerCredential = 1000
+	// MaxAnswerBytesPerCredential bounds the total size of one
+	// credential's kept answers (8 MiB); past it, its oldest are dropped.
+	MaxAnswerBytesPerCredential = 8 << 20
+)
+
+// bounds returns the bounds above, as storage takes them.
+func bounds() storage.IdemBounds {
+	return storage.IdemBounds{
+		MaxBody: MaxAnswerBytes, MaxAnswers: MaxAnswersPerCredential, MaxBytes: MaxAnswerBytesPerCredential,
+	}
+}
+
 // lockMargin is added to the request deadline to bound an in-flight claim.
 const lockMargin = 5 * time.Second
 
@@ -67,7 +95,7 @@ const (
 // Store is what the guard needs from storage.
 type Store interface {
 	ClaimIdempotencyKey(ctx context.Context, c storage.IdemClaim) (storage.IdemState, storage.IdemResponse, error)
-	CompleteIdempotencyKey(ctx context.Context, k storage.IdemKey, claim uuid.UUID, r storage.IdemResponse) (bool, error)
+	CompleteIdempotencyKey(ctx context.Context, k storage.IdemKey, claim uuid.UUID, r storage.IdemResponse, b storage.IdemBounds) (bool, error)
 	ReleaseIdempotencyKey(ctx context.Context, k storage.IdemKey, claim uuid.UUID) error
 	PurgeIdempotencyKeys(ctx context.Context, limit int) (int64, error)
 }
@@ -173,7 +201,7 @@ func (g *Guard) handler(r middleware.Responder, box Box) gin.HandlerFunc {
 		claim := uuid.New()
 		ctx := c.Request.Context()
 		state, stored, err := g.store.ClaimIdempotencyKey(ctx, storage.IdemClaim{
-			IdemKey: k, RequestHash: requestHash(c.Request.Method, c.Request.URL.EscapedPath(), raw),
+			IdemKey: k, RequestHash: requestHash(c.Request.Method, c.Request.URL.EscapedPath(), c.Request.URL.RawQuery, raw),
 			Claim: claim, Lock: g.lock, TTL: TTL,
 		})
 		if err != nil {
@@ -184,13 +212,17 @@ func (g *Guard) handler(r middleware.Responder, box Box) gin.HandlerFunc {
 		switch state {
 		case storage.IdemMismatch:
 			apierr.Fail(c, http.StatusUnprocessableEntity, CodeKeyReused,
-				"This Idempotency-Key was used with another request (method, path or body)")
+				"This Idempotency-Key was used with another request (method, path, query or body)")
 			return
 		case storage.IdemInFlight:
 			apierr.Fail(c, http.StatusConflict, CodeConflict,
 				"A request with this Idempotency-Key is in progress; retry later")
 			return
 		case storage.IdemDone:
+			if stored.Dropped != storage.IdemKept {
+				apierr.Fail(c, http.StatusConflict, CodeConflict, droppedMessage(stored))
+				return
+			}
 			body := stored.Body
 			if box != nil {
 				if body, err = box.Open(body); err != nil {
@@ -243,7 +275,12 @@ func (g *Guard) finish(ctx context.Context, c *gin.Context, k storage.IdemKey, c
 	defer cancel()
 	ok, err := g.store.CompleteIdempotencyKey(ctx, k, claim, storage.IdemResponse{
 		Status: status, ContentType: w.Header().Get("Content-Type"), Body: body,
-	})
+	}, bounds())
+	if errors.Is(err, storage.ErrIdemTrim) {
+		// The answer is stored; only older ones stay a while longer.
+		g.log.WarnContext(ctx, "drop oldest idempotent answers", "route", c.FullPath(), "error", err)
+		return
+	}
 	if err != nil {
 		g.log.WarnContext(ctx, "store idempotent response", "route", c.FullPath(), "error", err)
 		g.release(ctx, k, claim)
@@ -264,8 +301,25 @@ func (g *Guard) release(ctx context.Context, k storage.IdemKey, claim uuid.UUID)
 	}
 }
 
-// requestHash identifies a request by method, path and raw body.
-func requestHash(method, path string, body []byte) []byte {
+// droppedMessage explains a retry whose request completed but whose answer
+// is not kept.
+func droppedMessage(r storage.IdemResponse) string {
+	why := fmt.Sprintf("its answer (%d bytes) was larger than the %d bytes kept for replay", r.Size, MaxAnswerBytes)
+	if r.Dropped == storage.IdemEvicted {
+		why = fmt.Sprintf("its answer is no longer kept (each credential keeps its newest %d answers, %d MiB at most)",
+			MaxAnswersPerCredential, MaxAnswerBytesPerCredential>>20)
+	}
+	return fmt.Sprintf("A request with this Idempotency-Key already completed with status %d, but %s; it will not run again: read the resource, or send the request with a new key to run it again", r.Status, why)
+}
+
+// requestHash identifies a request by method, path, raw query and raw
+// body. A request without a query hashes as before queries counted
+// (method, path and body), so keys stored then still match; EscapedPath
+// never holds a '?', so "path?query" is unambiguous.
+func requestHash(method, path, query string, body []byte) []byte {
+	if query != "" {
+		path += "?" + query
+	}
 	h := sha256.New()
 	h.Write([]byte(method))
 	h.Write([]byte{0})

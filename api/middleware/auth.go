@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,10 +40,12 @@ type CredentialStore interface {
 	// until ctx ends or the connection fails, calling listening once
 	// listening and changed on every notification.
 	ListenCredentialChanges(ctx context.Context, listening, changed func()) (connected bool, err error)
-	// TakeAuthFailureToken spends one token of a client address's failed
-	// authentication budget, shared by every process; ok=false says none
-	// was left and how long until one is.
-	TakeAuthFailureToken(ctx context.Context, address string, perSecond float64, burst int) (wait time.Duration, ok bool, err error)
+	// TakeAuthFailureToken spends one token of a failed-authentication
+	// budget, shared by every process; ok=false says none was left and how
+	// long until one is. The budget is named by bucket: a client address
+	// (failures of unknown credentials) or an address and a credential's
+	// identity together (failures of a known one; see Authenticate).
+	TakeAuthFailureToken(ctx context.Context, bucket string, perSecond float64, burst int) (wait time.Duration, ok bool, err error)
 }
 
 // AuthConfig tunes an Authenticator.
@@ -59,9 +62,11 @@ type AuthConfig struct {
 	CacheSize int
 	// TouchEvery is how often last_used_at writes are flushed.
 	TouchEvery time.Duration
-	// FailuresPerMinute and FailureBurst throttle failed authentications per
-	// client address before they reach the database, for every process
-	// together.
+	// FailuresPerMinute and FailureBurst throttle failed authentications,
+	// for every process together, before they reach the database: each
+	// client address has one such budget for unknown credentials, and each
+	// pair of address and known credential (a disabled or expired key) one
+	// of its own (see Authenticate).
 	FailuresPerMinute float64
 	FailureBurst      int
 }
@@ -77,6 +82,15 @@ func DefaultAuthConfig() AuthConfig {
 		FailureBurst:      30,
 	}
 }
+
+// vouchTTL is how long a credential that authenticated stays vouched for
+// (refreshed by each success): a vouched credential is not refused by its
+// address's budget for unknown credentials.
+const vouchTTL = 24 * time.Hour
+
+// vouchRefresh is how old a vouch may get before a success renews it, so
+// most requests only read the vouch map.
+const vouchRefresh = time.Minute
 
 type cacheEntry struct {
 	p       storage.Principal
@@ -107,14 +121,20 @@ type Authenticator struct {
 	cfg      AuthConfig
 	log      *slog.Logger
 	failures *Limiters
-	// blocked remembers, per address, until when the shared failure
-	// budget refused it.
+	// blocked remembers, per budget (an address, or an address and a
+	// credential), until when the shared failure budget refused it.
 	blockMu   sync.Mutex
 	blocked   map[string]time.Time
 	lastPrune time.Time
 	// sharedDown is set while the shared failure budget cannot be reached,
 	// so that an outage is logged once, not once per failed attempt.
 	sharedDown atomic.Bool
+	// vouched holds, by secret hash, until when a credential that
+	// authenticated here is exempt from its address's budget for unknown
+	// credentials. Unlike cache it survives credential changes: it never
+	// authenticates, only lets a request reach the lookup.
+	vouchMu sync.RWMutex
+	vouched map[[32]byte]time.Time
 
 	mu        sync.RWMutex
 	cache     map[[32]byte]cacheEntry
@@ -139,6 +159,7 @@ func NewAuthenticator(store CredentialStore, cfg AuthConfig, log *slog.Logger) *
 		log:      log,
 		failures: NewLimiters(),
 		blocked:  make(map[string]time.Time),
+		vouched:  make(map[[32]byte]time.Time),
 		cache:    make(map[[32]byte]cacheEntry),
 		touched:  make(map[uuid.UUID]time.Time),
 	}
@@ -252,12 +273,10 @@ func (a *Authenticator) checkVersionOnce(ctx context.Context, every time.Duratio
 // errBadCredential is a lookup that found nothing usable.
 var errBadCredential = errors.New("bad credential")
 
-// lookup returns the principal for a secret, from the cache when it is
-// trustworthy.
-func (a *Authenticator) lookup(ctx context.Context, secret string) (storage.Principal, error) {
-	hash := storage.HashSecret(secret)
-	var key [32]byte
-	copy(key[:], hash)
+// lookup returns the principal for a secret of the given hash, from the
+// cache when it is trustworthy.
+func (a *Authenticator) lookup(ctx context.Context, key [32]byte) (storage.Principal, error) {
+	hash := key[:]
 	now := time.Now()
 	a.mu.RLock()
 	e, ok := a.cache[key]
@@ -324,8 +343,28 @@ func bearer(r *http.Request) (string, bool) {
 }
 
 // Authenticate resolves the Bearer credential and stores the principal in
-// the context; failures answer 401 through the responder. Failed attempts
-// are throttled per client address (429) before they reach the database.
+// the context; failures answer 401 through the responder.
+//
+// Failed attempts are throttled (429 with Retry-After) before they reach
+// the database, by two budgets shared by every process, so that the guilty
+// are refused and not their neighbours:
+//   - failures of unknown credentials (malformed, or matching no key) spend
+//     their client address's budget: guessing keys from one address is
+//     throttled however many different keys it tries. A credential that
+//     authenticated on this process within vouchTTL is not refused by that
+//     budget, so a valid key keeps working from an address (an office, a
+//     NAT, a proxy) where others send bad keys;
+//   - failures of a known credential (disabled, expired, or one that was
+//     vouched for and no longer matches) spend the budget of that address
+//     and that credential together: a revoked key retried in a loop is
+//     throttled without refusing other keys from its address.
+//
+// Caveat: the vouch is this process's memory; a valid key that has not
+// authenticated on this process within vouchTTL, sent from an address
+// whose budget for unknown credentials is spent, is refused like an
+// unknown one until the budget refills (one token per minute ÷
+// FailuresPerMinute). Checking it against the database instead would
+// let that address test keys at will.
 func (a *Authenticator) Authenticate(r Responder) gin.HandlerFunc {
 	failLimit := LimitInfo{Name: "auth-failures", Count: int(a.cfg.FailuresPerMinute), Period: time.Minute}
 	return func(c *gin.Context) {
@@ -336,55 +375,136 @@ func (a *Authenticator) Authenticate(r Responder) gin.HandlerFunc {
 			return
 		}
 		ip := c.ClientIP()
-		if wait, blocked := a.isBlocked(ip, failLimit); blocked {
+		if !wellFormed(secret) {
+			// Never a key: the address's budget alone, and no hashing of
+			// whatever length was sent.
+			if wait, blocked := a.isBlocked(ip, failLimit); blocked {
+				r.RateLimited(c, failLimit, wait)
+				c.Abort()
+				return
+			}
+			a.fail(c, r, ip, failLimit, ReasonInvalid)
+			return
+		}
+		var hash [32]byte
+		copy(hash[:], storage.HashSecret(secret))
+		known := knownBucket(ip, hash)
+		vouched := a.isVouched(hash)
+		if wait, blocked := a.isBlocked(known, failLimit); blocked {
 			r.RateLimited(c, failLimit, wait)
 			c.Abort()
 			return
 		}
-		if !wellFormed(secret) {
-			a.fail(c, r, ip, failLimit, ReasonInvalid)
+		if wait, blocked := a.isBlocked(ip, failLimit); blocked && !vouched {
+			r.RateLimited(c, failLimit, wait)
+			c.Abort()
 			return
 		}
-		p, err := a.lookup(c.Request.Context(), secret)
+		p, err := a.lookup(c.Request.Context(), hash)
 		if errors.Is(err, errBadCredential) {
-			a.fail(c, r, ip, failLimit, ReasonInvalid)
+			bucket := ip
+			if vouched {
+				// It authenticated before: a known credential gone.
+				a.unvouch(hash)
+				bucket = known
+			}
+			a.fail(c, r, bucket, failLimit, ReasonInvalid)
 			return
 		}
 		if err != nil {
 			ServerError(c, r, a.log, fmt.Errorf("credential lookup: %w", err))
 			return
 		}
-		if !p.Enabled {
-			a.fail(c, r, ip, failLimit, ReasonDisabled)
+		if reason, bad := refused(p); bad {
+			a.unvouch(hash)
+			a.fail(c, r, known, failLimit, reason)
 			return
 		}
-		if p.ExpiresAt != nil && !time.Now().Before(*p.ExpiresAt) {
-			a.fail(c, r, ip, failLimit, ReasonExpired)
-			return
-		}
+		a.vouch(hash)
 		a.touch(p.CredentialID)
 		c.Set(principalKey, &p)
 		c.Next()
 	}
 }
 
-func (a *Authenticator) fail(c *gin.Context, r Responder, ip string, limit LimitInfo, reason Reason) {
-	a.failures.Spend(ip, limit, a.cfg.FailureBurst)
-	a.spendShared(c.Request.Context(), ip)
+// refused says why a known credential may not authenticate, if it may not.
+func refused(p storage.Principal) (Reason, bool) {
+	if !p.Enabled {
+		return ReasonDisabled, true
+	}
+	if p.ExpiresAt != nil && !time.Now().Before(*p.ExpiresAt) {
+		return ReasonExpired, true
+	}
+	return 0, false
+}
+
+// knownBucket names the failure budget of one credential (by the hash of
+// its secret: the first 16 bytes, in hex) from one address.
+func knownBucket(ip string, hash [32]byte) string {
+	return ip + " credential " + hex.EncodeToString(hash[:16])
+}
+
+// fail spends a token of the failure budget named bucket, in this process
+// and in the shared one, and answers 401.
+func (a *Authenticator) fail(c *gin.Context, r Responder, bucket string, limit LimitInfo, reason Reason) {
+	a.failures.Spend(bucket, limit, a.cfg.FailureBurst)
+	a.spendShared(c.Request.Context(), bucket)
 	r.Unauthorized(c, reason)
 	c.Abort()
 }
 
-// spendShared spends one token of the address's failure budget shared by
-// every process (FailureBurst deep, refilled at FailuresPerMinute) and, when
-// none was left, refuses the address here until one is. Caveat: a process
-// that has not yet seen a refused address lets one more attempt through
-// before it learns of the refusal, so N processes allow at most N extra
-// attempts; when the database cannot be reached, only this process's own
-// count holds.
-func (a *Authenticator) spendShared(ctx context.Context, ip string) {
+// isVouched reports whether the credential authenticated on this process
+// within vouchTTL.
+func (a *Authenticator) isVouched(hash [32]byte) bool {
+	a.vouchMu.RLock()
+	until, ok := a.vouched[hash]
+	a.vouchMu.RUnlock()
+	return ok && time.Now().Before(until)
+}
+
+// vouch records that the credential authenticated, renewing a vouch older
+// than vouchRefresh. The map is bounded by CacheSize: when full, expired
+// vouches go, and if none had, all of them (as the cache does).
+func (a *Authenticator) vouch(hash [32]byte) {
+	now := time.Now()
+	a.vouchMu.RLock()
+	until, ok := a.vouched[hash]
+	a.vouchMu.RUnlock()
+	if ok && until.Sub(now) > vouchTTL-vouchRefresh {
+		return
+	}
+	a.vouchMu.Lock()
+	defer a.vouchMu.Unlock()
+	if len(a.vouched) >= max(a.cfg.CacheSize, 1) {
+		for k, u := range a.vouched {
+			if !now.Before(u) {
+				delete(a.vouched, k)
+			}
+		}
+		if len(a.vouched) >= max(a.cfg.CacheSize, 1) {
+			a.vouched = make(map[[32]byte]time.Time)
+		}
+	}
+	a.vouched[hash] = now.Add(vouchTTL)
+}
+
+// unvouch forgets a credential that failed.
+func (a *Authenticator) unvouch(hash [32]byte) {
+	a.vouchMu.Lock()
+	delete(a.vouched, hash)
+	a.vouchMu.Unlock()
+}
+
+// spendShared spends one token of the failure budget named bucket, shared
+// by every process (FailureBurst deep, refilled at FailuresPerMinute) and,
+// when none was left, refuses the bucket here until one is. Caveat: a
+// process that has not yet seen a refused bucket lets one more attempt
+// through before it learns of the refusal, so N processes allow at most N
+// extra attempts; when the database cannot be reached, only this
+// process's own count holds.
+func (a *Authenticator) spendShared(ctx context.Context, bucket string) {
 	perSecond := max(a.cfg.FailuresPerMinute, 1) / 60
-	wait, ok, err := a.store.TakeAuthFailureToken(ctx, ip, perSecond, max(a.cfg.FailureBurst, 1))
+	wait, ok, err := a.store.TakeAuthFailureToken(ctx, bucket, perSecond, max(a.cfg.FailureBurst, 1))
 	if err != nil {
 		if !a.sharedDown.Swap(true) {
 			a.log.WarnContext(ctx, "shared authentication failure budget unavailable; this process's count holds alone until it is back", "error", err)
@@ -400,7 +520,7 @@ func (a *Authenticator) spendShared(ctx context.Context, ip string) {
 	now := time.Now()
 	a.blockMu.Lock()
 	defer a.blockMu.Unlock()
-	a.blocked[ip] = now.Add(max(wait, 100*time.Millisecond))
+	a.blocked[bucket] = now.Add(max(wait, 100*time.Millisecond))
 	if now.Sub(a.lastPrune) > DefaultSweepEvery {
 		for k, until := range a.blocked {
 			if !now.Before(until) {
@@ -411,14 +531,15 @@ func (a *Authenticator) spendShared(ctx context.Context, ip string) {
 	}
 }
 
-// isBlocked reports whether the address is refused, by this process's own
-// count or by the shared budget's last refusal, and for how long.
-func (a *Authenticator) isBlocked(ip string, local LimitInfo) (time.Duration, bool) {
-	if wait, blocked := a.failures.Blocked(ip, local); blocked {
+// isBlocked reports whether the failure budget named bucket is refused,
+// by this process's own count or by the shared budget's last refusal, and
+// for how long.
+func (a *Authenticator) isBlocked(bucket string, local LimitInfo) (time.Duration, bool) {
+	if wait, blocked := a.failures.Blocked(bucket, local); blocked {
 		return wait, true
 	}
 	a.blockMu.Lock()
-	until, ok := a.blocked[ip]
+	until, ok := a.blocked[bucket]
 	a.blockMu.Unlock()
 	if wait := time.Until(until); ok && wait > 0 {
 		return wait, true

@@ -14,10 +14,12 @@ const (
 // document's description.
 const idempotencyText = "A key of 1 to 255 characters making the request safe to retry: the first request " +
 	"with a key runs and its response is kept for 24 hours for the credential (API key or OAuth token) that " +
-	"sent it; a retry with the same key, method, path and body gets the same status and body with " +
+	"sent it; a retry with the same key, method, path, query and body gets the same status and body with " +
 	"Idempotent-Replayed: true, without running again. The same key with another request answers 422 " +
 	"IDEMPOTENCY_KEY_REUSED; while the first request is in flight, the same key answers 409 CONFLICT (retry " +
-	"later). 5xx responses are not kept, so their retries run."
+	"later). 5xx responses are not kept, so their retries run. Answers over 64 KiB, and a credential's " +
+	"oldest answers past 1,000 or 8 MiB, are not kept: a retry of such a key answers 409 CONFLICT saying the " +
+	"request completed (with its status) and does not run again."
 
 // idempotencyParam is the optional Idempotency-Key request header.
 func idempotencyParam() Obj {
@@ -47,9 +49,10 @@ func v2IdempotencyErrorCodes() []string { return []string{"CONFLICT", "IDEMPOTEN
 // v2IdempotencyResponses are the reusable Idempotency-Key responses.
 func v2IdempotencyResponses() Obj {
 	return Obj{
-		{"Conflict", jsonResponse("A request with the same Idempotency-Key is still in flight; retry later "+
-			"(our addition to the spec's codes).", errorEnvelope([]string{"CONFLICT"}), responseHeaders(limited))},
-		{"IdempotencyKeyReused", jsonResponse("The Idempotency-Key was used with another method, path or body "+
+		{"Conflict", jsonResponse("A request with the same Idempotency-Key is still in flight (retry later), or "+
+			"completed but its answer is not kept for replay (over 64 KiB, or dropped past the credential's "+
+			"1,000 answers or 8 MiB): it does not run again (our addition to the spec's codes).", errorEnvelope([]string{"CONFLICT"}), responseHeaders(limited))},
+		{"IdempotencyKeyReused", jsonResponse("The Idempotency-Key was used with another method, path, query or body "+
 			"(our addition to the spec's codes).", errorEnvelope([]string{"IDEMPOTENCY_KEY_REUSED"}),
 			responseHeaders(limited))},
 	}

@@ -32,7 +32,7 @@ func v2RulePreviewRoutes() []route {
 			body:   ref("RuleCreate"),
 			status: http.StatusOK, respDesc: "How many stored transactions the rule would change, and a page of them.",
 			schema: ref("RulePreview"),
-			errors: authErrors("BadRequest", "PayloadTooLarge"),
+			errors: bodyErrors(),
 		}},
 	}
 }
