@@ -121,7 +121,7 @@ func newestFirst(changes []PreviewChange, n int) []PreviewChange {
 // previewSet compiles the user's active rules and the previewed one,
 // created after all of them, and returns the set and the previewed rule.
 func previewSet(ctx context.Context, st *Store, sc Scope, def []byte, allowed []uuid.UUID) (*rules.Set, *rules.Rule, error) {
-	stored, err := activeRules(ctx, st.pool, sc.UserID)
+	stored, err := activeRules(ctx, st.reader(ctx), sc.UserID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("preview rule: %w", err)
 	}

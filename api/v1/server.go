@@ -55,6 +55,9 @@ type Config struct {
 	// pages their transactions); a provider missing here is shown with its
 	// name capitalised and paged by offset.
 	Providers []domain.ProviderProfile
+	// Expensive caps each credential's concurrent expensive requests
+	// (middleware.Concurrency's Handler); nil caps none.
+	Expensive gin.HandlerFunc
 }
 
 // Server holds the version 1 handlers.
@@ -96,6 +99,9 @@ func Register(e *gin.Engine, cfg Config) *Server {
 		middleware.RequirePlan(resp, domain.PlanPro, domain.PlanTrial),
 		middleware.RateLimit(cfg.Limits, resp, s.limit),
 	)
+	if cfg.Expensive != nil {
+		authed.Use(cfg.Expensive)
+	}
 	if cfg.Store.Replica() != nil {
 		authed.Use(middleware.ReadRouting(cfg.Store, cfg.Log))
 	}
