@@ -132,6 +132,8 @@ func TestExpensiveCapAcrossInstances(t *testing.T) {
 		t.Fatalf("held listing: %d %s", r.status, r.body)
 	}
 	waitHeld(t, f, u.ID, 0, cred)
+	// b refused the credential a moment ago, and remembers it that long.
+	time.Sleep(middleware.ConcurrencyConfig{}.Defaults().RefusalMemory)
 	for _, url := range []string{b, a} {
 		if r := getWith(t, url+large, key); r.status != http.StatusOK {
 			t.Fatalf("large listing after the slot came back, on %s: %d %s", url, r.status, r.body)

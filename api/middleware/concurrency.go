@@ -53,6 +53,11 @@ type ConcurrencyConfig struct {
 	// OutageBackoff is how long the local fallback is used after the
 	// store failed (default 1 s).
 	OutageBackoff time.Duration
+	// RefusalMemory is how long a process answers a credential's
+	// expensive requests 429 from memory after the store found all its
+	// slots held (default 100 ms), so that a client hammering past the
+	// cap does not reach the database per request.
+	RefusalMemory time.Duration
 }
 
 func (c ConcurrencyConfig) withDefaults() ConcurrencyConfig {
@@ -65,6 +70,7 @@ func (c ConcurrencyConfig) withDefaults() ConcurrencyConfig {
 	def(&c.RetryAfter, time.Second)
 	def(&c.StoreTimeout, time.Second)
 	def(&c.OutageBackoff, time.Second)
+	def(&c.RefusalMemory, 100*time.Millisecond)
 	if c.PerCredential <= 0 {
 		c.PerCredential = DefaultExpensivePerCredential
 	}
@@ -99,8 +105,13 @@ const (
 // the request runs, besides the request's own; a slot is renewed every
 // third of its TTL while its request runs.
 //
+// A refusal is remembered for RefusalMemory (100 ms): the process answers
+// the credential's expensive requests 429 from memory meanwhile, so a
+// client hammering past the cap does not reach the database per request.
+//
 // Guarantee: a credential never runs more than PerCredential expensive
-// requests at once across the fleet. Caveats: a process that dies keeps
+// requests at once across the fleet. Caveats: a slot freed on another
+// process may be seen up to RefusalMemory late; a process that dies keeps
 // its requests' slots until their TTL (15 s) runs out; while PostgreSQL
 // cannot be reached each process caps the credential in its own memory, so
 // N processes may then allow N times the cap; the cap is per credential,
@@ -114,6 +125,7 @@ type Concurrency struct {
 	mu        sync.Mutex
 	downUntil time.Time
 	local     map[uuid.UUID]int // in-flight requests per credential, when the store is down
+	refused   map[uuid.UUID]time.Time
 }
 
 // NewConcurrency returns the cap over store; log receives store failures
@@ -122,11 +134,8 @@ func NewConcurrency(store SlotStore, cfg ConcurrencyConfig, log *slog.Logger) *C
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Concurrency{store: store, cfg: cfg.withDefaults(), holder: uuid.New(), log: log, local: map[uuid.UUID]int{}}
+	return &Concurrency{store: store, cfg: cfg.withDefaults(), holder: uuid.New(), log: log, local: map[uuid.UUID]int{}, refused: map[uuid.UUID]time.Time{}}
 }
-
-// Config returns the settings in force, defaults applied.
-func (k *Concurrency) Config() ConcurrencyConfig { return k.cfg }
 
 // Handler caps the authenticated credential's requests to the routes
 // listed (by c.FullPath()) that are expensive, answering 429 through r
@@ -170,6 +179,9 @@ func (k *Concurrency) expensive(c *gin.Context, routes ExpensiveRoutes) bool {
 // acquire takes a slot for the principal's credential, in the store or,
 // while it is down, in memory; release frees it.
 func (k *Concurrency) acquire(ctx context.Context, p *storage.Principal) (release func(), ok bool) {
+	if k.recentlyRefused(p.CredentialID) {
+		return nil, false
+	}
 	if !k.storeDown() {
 		sctx, cancel := context.WithTimeout(ctx, k.cfg.StoreTimeout)
 		slot, ok, err := k.store.AcquireSlot(sctx, storage.SlotClaim{
@@ -178,6 +190,7 @@ func (k *Concurrency) acquire(ctx context.Context, p *storage.Principal) (releas
 		cancel()
 		if err == nil {
 			if !ok {
+				k.remember(p.CredentialID)
 				return nil, false
 			}
 			return k.hold(ctx, slot), true
@@ -220,12 +233,47 @@ func (k *Concurrency) hold(ctx context.Context, slot storage.Slot) func() {
 		<-done
 		rctx, cancel := context.WithTimeout(bg, k.cfg.StoreTimeout)
 		defer cancel()
-		if err := k.store.ReleaseSlot(rctx, slot); err != nil {
+		err := k.store.ReleaseSlot(rctx, slot)
+		k.forget(slot.CredentialID)
+		if err != nil {
 			// The slot frees itself at its expiry.
 			k.log.WarnContext(bg, "concurrency slot not released; it frees itself when it expires",
 				"credential_id", slot.CredentialID, "slot", slot.Number, "error", err)
 		}
 	}
+}
+
+// recentlyRefused reports whether the store found all the credential's
+// slots held less than RefusalMemory ago.
+func (k *Concurrency) recentlyRefused(credentialID uuid.UUID) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	until, ok := k.refused[credentialID]
+	return ok && time.Now().Before(until)
+}
+
+// remember records a refusal by the store; memory stays bounded by the
+// credentials refused within RefusalMemory.
+func (k *Concurrency) remember(credentialID uuid.UUID) {
+	now := time.Now()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.refused) >= 1024 {
+		for id, until := range k.refused {
+			if !now.Before(until) {
+				delete(k.refused, id)
+			}
+		}
+	}
+	k.refused[credentialID] = now.Add(k.cfg.RefusalMemory)
+}
+
+// forget drops a remembered refusal of the credential (this process has
+// just freed one of its slots).
+func (k *Concurrency) forget(credentialID uuid.UUID) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.refused, credentialID)
 }
 
 // storeDown reports whether the store is in its outage backoff.
@@ -275,3 +323,6 @@ func (k *Concurrency) Run(ctx context.Context) {
 		}
 	}
 }
+
+// Defaults returns c with its zero fields set to the defaults.
+func (c ConcurrencyConfig) Defaults() ConcurrencyConfig { return c.withDefaults() }
