@@ -62,6 +62,10 @@ type Config struct {
 	// RateLimits tunes the per-user limits shared by every API process
 	// through PostgreSQL (docs/rate-limits.md); zero uses the defaults.
 	RateLimits middleware.SharedConfig
+	// Expensive tunes the per-credential cap on concurrent expensive
+	// requests (ExpensiveRoutes), shared by every API process through
+	// PostgreSQL (docs/rate-limits.md); zero uses the defaults.
+	Expensive middleware.ConcurrencyConfig
 	// Providers are what the adapters declare (providers.Registry's
 	// Profiles): v1 needs their capitalised names and paging, and the
 	// OpenAPI documents' Provider enums list them, in their order. The API
@@ -87,6 +91,7 @@ type API struct {
 	Handler http.Handler
 	auth    *middleware.Authenticator
 	limits  *middleware.SharedLimits
+	costly  *middleware.Concurrency
 	idem    *idempotency.Guard
 	store   *storage.Store
 }
@@ -144,6 +149,7 @@ func New(cfg Config) (*API, error) {
 	e.Use(middleware.Logger(cfg.Log), limitBody, middleware.Deadline(deadline))
 	limits := middleware.NewSharedLimits(cfg.Store, cfg.RateLimits, cfg.Log)
 	idem := idempotency.New(cfg.Store, deadline, cfg.Log)
+	costly := middleware.NewConcurrency(cfg.Store, cfg.Expensive, cfg.Log)
 	v2.Register(e, v2.Config{
 		Store:   cfg.Store,
 		Cursors: cursor.NewCodec(cfg.CursorKey, cfg.PreviousCursorKeys...),
@@ -157,6 +163,7 @@ func New(cfg Config) (*API, error) {
 		Idempotency:   idem,
 		Box:           cfg.Box,
 		WebhookPolicy: cfg.WebhookPolicy,
+		Expensive:     costly.Handler(v2.Responder{}, expensiveRoutes()),
 	})
 	v1.Register(e, v1.Config{
 		Store:     cfg.Store,
@@ -166,6 +173,7 @@ func New(cfg Config) (*API, error) {
 		OpenAPI:   v1Doc,
 		Providers: cfg.Providers,
 		PublicURL: cfg.PublicURL,
+		Expensive: costly.Handler(v1.Responder{}, expensiveRoutes()),
 	})
 	if cfg.Ops != nil {
 		cfg.Ops.Register(e)
@@ -193,12 +201,26 @@ func New(cfg Config) (*API, error) {
 		}
 		v2.Fail(c, http.StatusMethodNotAllowed, v2.CodeMethodNotAllowed, msg)
 	})
-	return &API{Handler: e, auth: auth, limits: limits, idem: idem, store: cfg.Store}, nil
+	return &API{Handler: e, auth: auth, limits: limits, costly: costly, idem: idem, store: cfg.Store}, nil
+}
+
+// expensiveRoutes are the requests capped per credential (Config.Expensive):
+// rule previews, and the transaction listings of both versions asked for
+// more than ConcurrencyConfig.LargeListing rows (100 by default) a page.
+func expensiveRoutes() middleware.ExpensiveRoutes {
+	return middleware.ExpensiveRoutes{
+		"/v2/rules/preview":           middleware.Always,
+		"/v2/transactions":            middleware.Listing,
+		"/v2/investment-transactions": middleware.Listing,
+		"/v1/transactions":            middleware.Listing,
+		"/v1/investment-transactions": middleware.Listing,
+	}
 }
 
 // Run keeps the API's background work going (credential change listener
 // and version checks, last-used flushes, giving back idle rate-limit
-// leases, purging expired idempotency keys) until ctx ends.
+// leases, purging expired idempotency keys and concurrency slots) until
+// ctx ends.
 func (a *API) Run(ctx context.Context) {
 	done := make(chan struct{})
 	go func() {
@@ -210,9 +232,15 @@ func (a *API) Run(ctx context.Context) {
 		defer close(idemDone)
 		a.idem.Run(ctx)
 	}()
+	costlyDone := make(chan struct{})
+	go func() {
+		defer close(costlyDone)
+		a.costly.Run(ctx)
+	}()
 	a.auth.Run(ctx)
 	<-done
 	<-idemDone
+	<-costlyDone
 }
 
 // isV1 reports whether the request is for version 1 of the API.

@@ -43,13 +43,15 @@ type PoolStats struct {
 	// EmptyAcquires counts, since the pool opened, acquires that had to
 	// wait for a connection.
 	EmptyAcquires int64
+	// Max is the pool's size (FINSYNC_DB_MAX_CONNS or the command's default).
+	Max int32
 }
 
 // PoolStats returns the primary pool's statistics; the fields are read one
 // after another, so they need not add up exactly under load.
 func (s *Store) PoolStats() PoolStats {
 	st := s.pool.Stat()
-	return PoolStats{Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Total: st.TotalConns(), EmptyAcquires: st.EmptyAcquireCount()}
+	return PoolStats{Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Total: st.TotalConns(), EmptyAcquires: st.EmptyAcquireCount(), Max: st.MaxConns()}
 }
 
 // ValidateURL reports whether s is a PostgreSQL connection string (URL or
@@ -61,12 +63,13 @@ func ValidateURL(s string) error {
 	return nil
 }
 
-// ConnectReplica opens a lazily connecting pool (Open's settings) on the
+// ConnectReplica opens a lazily connecting pool (Open's settings, of
+// opts.MaxConns connections) on the
 // streaming replica at url and watches it against the store's primary; its
 // Run must be running for reads ever to go to it. The caller closes it
 // with the replica's Close after the stores using it are done.
 func (s *Store) ConnectReplica(ctx context.Context, url string, opts ReplicaOptions) (*Replica, error) {
-	pool, err := Open(ctx, url, Options{Lazy: true})
+	pool, err := Open(ctx, url, Options{Lazy: true, MaxConns: opts.MaxConns})
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,9 @@ type ReplicaOptions struct {
 	Interval time.Duration
 	// StaleAfter: with no good probe for this long the replica is bypassed.
 	StaleAfter time.Duration
+	// MaxConns caps the replica's pool (Store.ConnectReplica); 0 keeps
+	// pgx's default.
+	MaxConns int32
 	// Log receives state changes; nil discards them.
 	Log *slog.Logger
 }
@@ -367,6 +370,28 @@ func (r fallbackRow) Scan(dest ...any) error {
 	err := r.f.s.replica.pool.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
 	if r.f.retry(err) {
 		return r.f.s.pool.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...)
+	}
+	return err
+}
+
+// readTx runs fn in one read-only transaction of the given isolation on
+// the replica when ctx was marked by RouteRead, else on the primary. fn
+// must only read: when the replica cannot be reached, or cancels the
+// transaction for a recovery conflict, fn runs again, whole, on the
+// primary (and an unreachable replica is marked unusable until its next
+// good probe). Caveat: on the replica a repeatable read sees the
+// replica's snapshot, within the lag bound and past the user's own
+// writes, like every routed read.
+func (s *Store) readTx(ctx context.Context, iso pgx.TxIsoLevel, fn func(pgx.Tx) error) error {
+	opts := pgx.TxOptions{IsoLevel: iso, AccessMode: pgx.ReadOnly}
+	if s.replica == nil || ctx.Value(replicaKey{}) == nil {
+		s.primaryReads.Add(1)
+		return pgx.BeginTxFunc(ctx, s.pool, opts, fn)
+	}
+	s.replicaReads.Add(1)
+	err := pgx.BeginTxFunc(ctx, s.replica.pool, opts, fn)
+	if ctx.Err() == nil && (fallbackQuerier{s: s}).retry(err) {
+		return pgx.BeginTxFunc(ctx, s.pool, opts, fn)
 	}
 	return err
 }

@@ -128,7 +128,7 @@ func newestFirst(changes []PreviewChange, n int) []PreviewChange {
 // cache) and joins the previewed rule, already compiled, as if created
 // after all of them; it returns the set and the previewed rule.
 func previewSet(ctx context.Context, st *Store, sc Scope, rule *rules.Rule, allowed []uuid.UUID, cache *rules.Cache) (*rules.Set, *rules.Rule, error) {
-	stored, err := activeRules(ctx, st.pool, sc.UserID)
+	stored, err := activeRules(ctx, st.reader(ctx), sc.UserID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("preview rule: %w", err)
 	}

@@ -77,10 +77,11 @@ func previewCompiled(ctx context.Context, st *Store, sc Scope, rule *rules.Rule,
 	return out, nil
 }
 
-// previewOnce runs previewIn in one read-only snapshot.
+// previewOnce runs previewIn in one read-only snapshot, on the read
+// replica when ctx was routed there (Store.RouteRead).
 func previewOnce(ctx context.Context, st *Store, sc Scope, set *rules.Set, rule *rules.Rule, after Keyset, limit int, inDatabase bool) (Preview, error) {
 	var out Preview
-	err := pgx.BeginTxFunc(ctx, st.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := st.readTx(ctx, pgx.RepeatableRead, func(tx pgx.Tx) error {
 		var err error
 		out, err = previewIn(ctx, tx, sc, set, rule, after, limit, inDatabase)
 		return err

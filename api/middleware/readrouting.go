@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -28,14 +29,18 @@ type ReadRouter interface {
 // recording fails (the primary went away just after the write) the answer
 // is still sent and the failure logged; that user's reads may then reach a
 // replica that has not replayed the write, for at most the lag bound.
-func ReadRouting(rr ReadRouter, log *slog.Logger) gin.HandlerFunc {
+//
+// readOnly lists routes (Gin route templates, such as "/v2/rules/preview")
+// that are read like a GET whatever their method: they must write nothing
+// the user can read back, and they record no write position.
+func ReadRouting(rr ReadRouter, log *slog.Logger, readOnly ...string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		p := GetPrincipal(c)
 		if p == nil {
 			c.Next()
 			return
 		}
-		if m := c.Request.Method; m == http.MethodGet || m == http.MethodHead {
+		if m := c.Request.Method; m == http.MethodGet || m == http.MethodHead || slices.Contains(readOnly, c.FullPath()) {
 			c.Request = c.Request.WithContext(rr.RouteRead(c.Request.Context(), p.UserID))
 			c.Next()
 			return

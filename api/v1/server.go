@@ -60,6 +60,9 @@ type Config struct {
 	// (FINSYNC_PUBLIC_URL): the base of the nextPage links. nil uses
 	// DefaultPublicURL.
 	PublicURL *url.URL
+	// Expensive caps each credential's concurrent expensive requests
+	// (middleware.Concurrency's Handler); nil caps none.
+	Expensive gin.HandlerFunc
 }
 
 // Server holds the version 1 handlers.
@@ -101,6 +104,9 @@ func Register(e *gin.Engine, cfg Config) *Server {
 		middleware.RequirePlan(resp, domain.PlanPro, domain.PlanTrial),
 		middleware.RateLimit(cfg.Limits, resp, s.limit),
 	)
+	if cfg.Expensive != nil {
+		authed.Use(cfg.Expensive)
+	}
 	if cfg.Store.Replica() != nil {
 		authed.Use(middleware.ReadRouting(cfg.Store, cfg.Log))
 	}

@@ -106,6 +106,9 @@ func (Responder) Internal(c *gin.Context) {
 }
 
 func limitMessage(l middleware.LimitInfo) string {
+	if l.Name == middleware.ConcurrentLimitName {
+		return fmt.Sprintf("Too many expensive requests at once: %d at a time per API key (rule previews and large listings); retry when one has finished", l.Count)
+	}
 	per := "minute"
 	if l.Period == time.Hour {
 		per = "hour"

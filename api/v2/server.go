@@ -56,6 +56,9 @@ type Config struct {
 	// WebhookPolicy decides which webhook URLs are accepted (a literal
 	// private address or plain http is refused unless it allows them).
 	WebhookPolicy netguard.Policy
+	// Expensive caps each credential's concurrent expensive requests
+	// (middleware.Concurrency's Handler); nil caps none.
+	Expensive gin.HandlerFunc
 }
 
 // Sealer encrypts a secret for storage at rest and opens it again
@@ -90,8 +93,13 @@ func Register(e *gin.Engine, cfg Config) *Server {
 		middleware.RequireStorageMode(resp),
 		middleware.RateLimit(cfg.Limits, resp, s.generalLimit),
 	)
+	if cfg.Expensive != nil {
+		authed.Use(cfg.Expensive)
+	}
 	if cfg.Store.Replica() != nil {
-		authed.Use(middleware.ReadRouting(cfg.Store, cfg.Log))
+		// A preview writes nothing: it reads like a GET, on the replica
+		// when the user's writes have reached it.
+		authed.Use(middleware.ReadRouting(cfg.Store, cfg.Log, "/v2/rules/preview"))
 	}
 	// idem runs last before the handler: after authentication (keys are
 	// per credential) and rate limits (a replay spends budget like any

@@ -76,7 +76,33 @@ type config struct {
 	// links. Empty: http://<the --addr listen address>, with a warning
 	// (publicURL); `finsync dev` sets its own.
 	PublicURL string
+	// DBMaxConns is FINSYNC_DB_MAX_CONNS as given: the size of each
+	// database pool the process opens (the primary's and a read
+	// replica's); empty: the command's own default (defaultServeConns,
+	// defaultWorkerConns, both summed for dev).
+	DBMaxConns string
 }
+
+// Database pool sizes when FINSYNC_DB_MAX_CONNS is not set (pgx's own
+// default, max(4, CPUs), is 4 on a small machine: a few slow statements
+// then queue every other request behind them).
+const (
+	// defaultServeConns: an API request holds a connection for one short
+	// statement at a time, and an expensive one (a rule preview, a large
+	// listing) for up to its 8 s budget, at most one per credential at
+	// once (middleware.DefaultExpensivePerCredential). 16 leaves a dozen
+	// connections for short reads while a few tenants preview.
+	defaultServeConns = 16
+	// defaultWorkerConns: River's own connections (its notifier's LISTEN,
+	// the producers' fetches and completions: about 3) plus one per job
+	// holding a connection: sync sessions (4 workers) and rule jobs (2),
+	// and the default queue (2). Webhook deliveries wait on HTTP, not on
+	// the pool, and share what is left.
+	defaultWorkerConns = 12
+	// maxDBConns bounds FINSYNC_DB_MAX_CONNS: PostgreSQL's default
+	// max_connections is 100 for the whole fleet.
+	maxDBConns = 1000
+)
 
 // defaultSyncWriteRate is the shared sync write budget when
 // FINSYNC_SYNC_WRITE_RATE is not set, in rows a second: about a quarter of
@@ -101,6 +127,7 @@ func configFromEnv() config {
 		OpsToken:             os.Getenv("FINSYNC_OPS_TOKEN"),
 		WebhookAllowPrivate:  os.Getenv(netguard.EnvAllowPrivate),
 		PublicURL:            os.Getenv("FINSYNC_PUBLIC_URL"),
+		DBMaxConns:           os.Getenv("FINSYNC_DB_MAX_CONNS"),
 	}
 	return c
 }
@@ -143,6 +170,8 @@ func (c *config) check() error {
 		_, err = parsePublicURL(c.PublicURL)
 		errs = append(errs, err)
 	}
+	_, err = c.dbMaxConns(defaultServeConns)
+	errs = append(errs, err)
 	if c.GOGC != "" && c.GOGC != "off" {
 		if n, err := strconv.Atoi(c.GOGC); err != nil || n < 0 {
 			errs = append(errs, fmt.Errorf("GOGC: %q is not a percentage or off", c.GOGC))
@@ -285,6 +314,19 @@ func (c config) readMaxLag() (time.Duration, error) {
 		return 0, fmt.Errorf("FINSYNC_READ_MAX_LAG: %q is not a positive duration such as 5s", c.ReadMaxLag)
 	}
 	return d, nil
+}
+
+// dbMaxConns parses FINSYNC_DB_MAX_CONNS: a whole number of connections
+// per pool, 1 to maxDBConns; empty yields def, the command's default.
+func (c config) dbMaxConns(def int32) (int32, error) {
+	if c.DBMaxConns == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(c.DBMaxConns))
+	if err != nil || n < 1 || n > maxDBConns {
+		return 0, fmt.Errorf("FINSYNC_DB_MAX_CONNS: %q is not a whole number of connections from 1 to %d", c.DBMaxConns, maxDBConns)
+	}
+	return int32(n), nil
 }
 
 // syncWriteRate parses FINSYNC_SYNC_WRITE_RATE: a whole number of rows a

@@ -45,7 +45,12 @@ func (a *app) devCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := storage.Connect(ctx, dbURL, storage.Options{})
+			// One pool serves the API and the worker of this process.
+			conns, err := a.cfg.dbMaxConns(defaultServeConns + defaultWorkerConns)
+			if err != nil {
+				return err
+			}
+			st, err := storage.Connect(ctx, dbURL, storage.Options{MaxConns: conns})
 			if err != nil {
 				return err
 			}

@@ -57,12 +57,16 @@ func (a *app) serveCmd() *cobra.Command {
 			if _, err := a.cfg.opsToken(); err != nil {
 				return err
 			}
-			primary, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
+			conns, err := a.cfg.dbMaxConns(defaultServeConns)
+			if err != nil {
+				return err
+			}
+			primary, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{MaxConns: conns}, a.logger())
 			if err != nil {
 				return err
 			}
 			defer primary.Close()
-			st, rep, err := a.readReplica(ctx, primary)
+			st, rep, err := a.readReplica(ctx, primary, conns)
 			if err != nil {
 				return err
 			}
@@ -82,8 +86,9 @@ func (a *app) serveCmd() *cobra.Command {
 
 // readReplica opens the read replica named by FINSYNC_READ_DATABASE_URL,
 // if any, and returns the store to serve with. The replica need not be up:
-// its pool connects lazily and, while it is down, reads go to the primary.
-func (a *app) readReplica(ctx context.Context, primary *storage.Store) (*storage.Store, *storage.Replica, error) {
+// its pool (of conns connections) connects lazily and, while it is down,
+// reads go to the primary.
+func (a *app) readReplica(ctx context.Context, primary *storage.Store, conns int32) (*storage.Store, *storage.Replica, error) {
 	if a.cfg.ReadDatabaseURL == "" {
 		return primary, nil, nil
 	}
@@ -91,7 +96,7 @@ func (a *app) readReplica(ctx context.Context, primary *storage.Store) (*storage
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err := primary.ConnectReplica(ctx, a.cfg.ReadDatabaseURL, storage.ReplicaOptions{MaxLag: maxLag, Log: a.logger()})
+	rep, err := primary.ConnectReplica(ctx, a.cfg.ReadDatabaseURL, storage.ReplicaOptions{MaxLag: maxLag, MaxConns: conns, Log: a.logger()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("FINSYNC_READ_DATABASE_URL: %w", err)
 	}
@@ -245,8 +250,8 @@ func opsHandler(st *storage.Store, reg *prometheus.Registry) http.Handler {
 
 // poolCollector exports the database pool's statistics.
 type poolCollector struct {
-	st                          *storage.Store
-	acquired, idle, total, wait *prometheus.Desc
+	st                               *storage.Store
+	acquired, idle, total, wait, max *prometheus.Desc
 }
 
 func newPoolCollector(st *storage.Store) *poolCollector {
@@ -258,6 +263,7 @@ func newPoolCollector(st *storage.Store) *poolCollector {
 		idle:     d("idle_conns", "Idle connections."),
 		total:    d("total_conns", "All open connections."),
 		wait:     d("empty_acquire_total", "Acquires that had to wait for a connection."),
+		max:      d("max_conns", "The pool's size (FINSYNC_DB_MAX_CONNS or the command's default)."),
 	}
 }
 
@@ -267,6 +273,7 @@ func (p *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- p.idle
 	ch <- p.total
 	ch <- p.wait
+	ch <- p.max
 }
 
 // Collect implements prometheus.Collector.
@@ -276,6 +283,7 @@ func (p *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(p.idle, prometheus.GaugeValue, float64(s.Idle))
 	ch <- prometheus.MustNewConstMetric(p.total, prometheus.GaugeValue, float64(s.Total))
 	ch <- prometheus.MustNewConstMetric(p.wait, prometheus.CounterValue, float64(s.EmptyAcquires))
+	ch <- prometheus.MustNewConstMetric(p.max, prometheus.GaugeValue, float64(s.Max))
 }
 
 // replicaCollector exports where reads went and the read replica's state.

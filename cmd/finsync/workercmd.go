@@ -151,7 +151,11 @@ func (a *app) workerCmd() *cobra.Command {
 			if _, err := a.cfg.syncWriteRate(); err != nil {
 				return err
 			}
-			st, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{}, a.logger())
+			conns, err := a.cfg.dbMaxConns(defaultWorkerConns)
+			if err != nil {
+				return err
+			}
+			st, err := awaitDatabase(ctx, a.cfg.databaseURL(), storage.Options{MaxConns: conns}, a.logger())
 			if err != nil {
 				return err
 			}
