@@ -184,6 +184,34 @@ func TestOpsFailuresThrottledPerAddressAcrossInstances(t *testing.T) {
 	}
 }
 
+// TestOpsIPv6AddressesThrottledPerNetwork: IPv6 clients are budgeted per
+// /64 (a guesser holding one has 2^64 addresses), and an IPv4-mapped IPv6
+// address counts as its IPv4 address.
+func TestOpsIPv6AddressesThrottledPerNetwork(t *testing.T) {
+	f := newOpsFleet(t)
+	base := f.instance(ops.Config{Throttle: ops.Throttle{PerAddressBurst: 2, PerAddressPerMinute: slowRefill, GlobalBurst: 1000, GlobalPerMinute: slowRefill}})
+	try := func(addr, token string) int {
+		return opsSend(t, base, http.MethodGet, "/ops", nil, from(addr), bearer(token)).status
+	}
+	for _, c := range []struct {
+		addr, token string
+		want        int
+	}{
+		{"2001:db8:1:2::1", otherOpsToken, http.StatusUnauthorized},
+		{"2001:db8:1:2:ffff:ffff:ffff:fffe", otherOpsToken, http.StatusUnauthorized},
+		{"2001:db8:1:2::77", testOpsToken, http.StatusTooManyRequests},
+		{"2001:db8:1:3::1", testOpsToken, http.StatusOK},
+		{"203.0.113.50", otherOpsToken, http.StatusUnauthorized},
+		{"::ffff:203.0.113.50", otherOpsToken, http.StatusUnauthorized},
+		{"203.0.113.50", testOpsToken, http.StatusTooManyRequests},
+		{"203.0.113.51", testOpsToken, http.StatusOK},
+	} {
+		if got := try(c.addr, c.token); got != c.want {
+			t.Errorf("from %s: %d, want %d", c.addr, got, c.want)
+		}
+	}
+}
+
 // TestOpsGlobalThrottleHoldsForManyAddresses: wrong tokens spread over
 // many addresses, each far below its own budget, exhaust the global
 // budget on both instances: then every token check answers 429, from any

@@ -162,7 +162,8 @@ func Routes() []string {
 
 // Unrouted answers a request under /ops that no route serves (status is
 // 404 for an unknown path, 405 for a method the path does not allow): 401
-// without the credential, like every ops route, else status.
+// without the credential (429 past a failure budget), like every ops
+// route, else status; with the security headers of every ops answer.
 func (c *Console) Unrouted(ctx *gin.Context, status int) {
 	securityHeaders(ctx)
 	if _, _, ok := c.authenticate(ctx); !ok {
