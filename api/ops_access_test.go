@@ -319,12 +319,19 @@ func TestOpsNewTokenEndsEverySession(t *testing.T) {
 }
 
 // TestOpsExpiredSessionsPurged: a session past its 12 hours is refused,
-// and its row deleted by the console's purge.
+// and its row deleted by the console's purge, like failure budgets idle
+// for longer than their refill.
 func TestOpsExpiredSessionsPurged(t *testing.T) {
 	f := newOpsFleet(t)
 	var skew atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	base := f.instance(ops.Config{Now: now, PurgeEvery: 50 * time.Millisecond})
+	// Budgets full again 0.1 s (per address) and 1 s (global) after a failure.
+	base := f.instance(ops.Config{Now: now, PurgeEvery: 50 * time.Millisecond,
+		Throttle: ops.Throttle{PerAddressBurst: 1, PerAddressPerMinute: 600, GlobalBurst: 1000, GlobalPerMinute: 60_000}})
+	if r := opsSend(t, base, http.MethodGet, "/ops", nil, bearer(otherOpsToken)); r.status != http.StatusUnauthorized {
+		t.Fatalf("a wrong token: %d", r.status)
+	}
+	waitRows(t, f.pool, `SELECT count(*) FROM provider_rate_buckets WHERE service = 'ops.auth-failures'`, "failure budgets")
 	session := signIn(t, base, "198.51.100.20", testOpsToken)
 	if r := opsSend(t, base, http.MethodGet, "/ops", nil, cookie(session)); r.status != http.StatusOK {
 		t.Fatalf("a fresh session: %d", r.status)
@@ -333,17 +340,39 @@ func TestOpsExpiredSessionsPurged(t *testing.T) {
 	if r := opsSend(t, base, http.MethodGet, "/ops", nil, cookie(session)); r.status != http.StatusUnauthorized {
 		t.Fatalf("a session past 12 hours: %d, want 401", r.status)
 	}
+	waitRows(t, f.pool, `SELECT count(*) FROM ops_sessions`, "sessions")
+}
+
+// waitRows waits up to 10 s for a count query to read 0.
+func waitRows(t *testing.T, pool *pgxpool.Pool, count, what string) {
+	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		var n int
-		if err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM ops_sessions`).Scan(&n); err != nil {
+		if err := pool.QueryRow(context.Background(), count).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d session rows left 10 s after their expiry", n)
+			t.Fatalf("%d rows of %s left 10 s after they could go", n, what)
 		}
+	}
+}
+
+// TestOpsDefaultThrottleStopsTheReviewsGuessing: the review's 80 wrong
+// tokens from one address, with the production budgets, get 10 answers
+// of 401 and then 429s.
+func TestOpsDefaultThrottleStopsTheReviewsGuessing(t *testing.T) {
+	f := newOpsFleet(t)
+	a, b := f.instance(ops.Config{}), f.instance(ops.Config{})
+	counts := map[int]int{}
+	for i := 0; i < 80; i++ {
+		r := opsSend(t, []string{a, b}[i%2], http.MethodPost, "/ops/sign-in", url.Values{"token": {otherOpsToken}}, from("203.0.113.80"))
+		counts[r.status]++
+	}
+	if counts[http.StatusUnauthorized] != ops.DefaultThrottle().PerAddressBurst || counts[http.StatusTooManyRequests] != 80-ops.DefaultThrottle().PerAddressBurst {
+		t.Fatalf("80 wrong tokens answered %v, want %d × 401 then 429s", counts, ops.DefaultThrottle().PerAddressBurst)
 	}
 }
 
