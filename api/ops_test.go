@@ -15,28 +15,40 @@ import (
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
 
-// testOpsToken is the operator token of the tests' consoles.
-const testOpsToken = "ops-token-for-tests-0123456789abcdef"
+// testOpsToken is the operator token of the tests' consoles: 32 random
+// bytes in hex, as `finsync keys generate` makes.
+const testOpsToken = "31800b35e3f9875e7133788adb3ad6e5e30294152a7bf876cf4beec9314be367"
 
-// withOps mounts the ops console with testOpsToken.
+// withOps mounts the ops console with testOpsToken and failure budgets
+// large enough that the tests sending many wrong credentials on purpose
+// see every refusal as a 401 (the budgets have tests of their own).
 func withOps(t *testing.T) envOption {
 	return func(c *api.Config) {
-		jobs, err := worker.NewInsertClient(c.Store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		console, err := ops.New(ctx, ops.Config{Token: testOpsToken, Store: c.Store, Jobs: jobs,
-			Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Ops = console
+		c.Ops = newConsole(t, c.Store, ops.Config{Token: testOpsToken,
+			Throttle: ops.Throttle{PerAddressBurst: 100_000, PerAddressPerMinute: 1, GlobalBurst: 100_000, GlobalPerMinute: 1}})
 	}
+}
+
+// newConsole builds an ops console over st from cfg (its Store, Jobs and
+// Log filled in), ending its background work with the test.
+func newConsole(t *testing.T, st *storage.Store, cfg ops.Config) *ops.Console {
+	t.Helper()
+	jobs, err := worker.NewInsertClient(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cfg.Store, cfg.Jobs, cfg.Log = st, jobs, slog.New(slog.NewTextHandler(io.Discard, nil))
+	console, err := ops.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return console
 }
 
 // opsRequest is one request to an ops route.

@@ -48,6 +48,9 @@ var referenceTables = map[string]string{
 	// One counter of credential changes (migration 00009), bumped by
 	// triggers on the reference tables credentials and users.
 	"credentials_version": "coordinator",
+	// Sessions of the ops console (migration 00020): the operators', not a
+	// user's.
+	"ops_sessions": "coordinator",
 }
 
 // distributionColumn is the column user-owned tables are distributed by.

@@ -1,36 +1,20 @@
 package ops
 
 import (
+	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/finsync/finsync/storage"
 )
-
-// MinTokenLength is the shortest operator token accepted.
-const MinTokenLength = 32
-
-// ValidateToken reports whether token may be the operator credential: at
-// least MinTokenLength characters, no white space, not one repeated
-// character. It does not judge where the token came from.
-func ValidateToken(token string) error {
-	if len(token) < MinTokenLength {
-		return fmt.Errorf("must be at least %d characters (make one with `openssl rand -hex 32`)", MinTokenLength)
-	}
-	if strings.ContainsAny(token, " \t\r\n") {
-		return errors.New("must not contain white space")
-	}
-	if strings.Count(token, token[:1]) == len(token) {
-		return errors.New("must not be one character repeated")
-	}
-	return nil
-}
 
 // Cookie and form names.
 const (
@@ -42,13 +26,28 @@ const (
 // sessionTTL is how long a sign-in lasts.
 const sessionTTL = 12 * time.Hour
 
+// sessionIDBytes is the size of a session id; the cookie holds it in
+// unpadded base64url.
+const sessionIDBytes = 32
+
 // authenticator checks the operator credential. The session cookie holds
-// an expiry and an HMAC of it keyed by the token, never the token: every
-// serve process with the same token accepts it, and changing the token
-// ends every session.
+// a random id, never the token; the session itself is a row of
+// ops_sessions (storage), read on every request by every serve process,
+// so a sign-out anywhere ends it everywhere at once, and a session counts
+// only under the token it was made with.
 type authenticator struct {
 	token []byte
-	now   func() time.Time
+	// fingerprint binds sessions to the token: an HMAC of a fixed text
+	// keyed by the token, which reveals nothing of it.
+	fingerprint []byte
+	store       *storage.Store
+	now         func() time.Time
+}
+
+func newAuthenticator(token string, store *storage.Store, now func() time.Time) *authenticator {
+	a := &authenticator{token: []byte(token), store: store, now: now}
+	a.fingerprint = a.macBytes("finsync ops session token fingerprint")
+	return a
 }
 
 // how says how a request proved itself.
@@ -60,12 +59,14 @@ const (
 	bySession
 )
 
-// mac is the HMAC-SHA256 of msg keyed by the token, in hex.
-func (a *authenticator) mac(msg string) string {
+func (a *authenticator) macBytes(msg string) []byte {
 	h := hmac.New(sha256.New, a.token)
 	h.Write([]byte(msg))
-	return hex.EncodeToString(h.Sum(nil))
+	return h.Sum(nil)
 }
+
+// mac is the HMAC-SHA256 of msg keyed by the token, in hex.
+func (a *authenticator) mac(msg string) string { return hex.EncodeToString(a.macBytes(msg)) }
 
 // tokenMatches compares a presented token with the operator token in
 // constant time (over their digests, so lengths leak nothing either).
@@ -74,41 +75,64 @@ func (a *authenticator) tokenMatches(given string) bool {
 	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
 
-// newSession returns a session cookie value valid for sessionTTL.
-func (a *authenticator) newSession() string {
-	exp := strconv.FormatInt(a.now().Add(sessionTTL).Unix(), 10)
-	return exp + "." + a.mac("session|"+exp)
+// bearerToken returns the token of an Authorization header and whether
+// the request carries one at all (any scheme: a wrong scheme is a failed
+// attempt, not an absent one).
+func bearerToken(r *http.Request) (token string, present bool) {
+	authz := r.Header.Get("Authorization")
+	if authz == "" {
+		return "", false
+	}
+	scheme, tok, _ := strings.Cut(authz, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", true
+	}
+	return strings.TrimSpace(tok), true
 }
 
-// validSession reports whether a session cookie value is one of ours and
-// not expired.
-func (a *authenticator) validSession(v string) bool {
-	exp, sig, ok := strings.Cut(v, ".")
+// sessionHash parses a cookie value into the stored hash of its id; ok is
+// false when it cannot be one of ours (no database read then).
+func sessionHash(v string) ([]byte, bool) {
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(v)
+	if err != nil || len(raw) != sessionIDBytes {
+		return nil, false
+	}
+	h := sha256.Sum256(raw)
+	return h[:], true
+}
+
+// newSession records a session valid for sessionTTL and returns its
+// cookie value.
+func (a *authenticator) newSession(ctx context.Context) (string, error) {
+	id := make([]byte, sessionIDBytes)
+	if _, err := rand.Read(id); err != nil {
+		return "", fmt.Errorf("make ops session id: %w", err)
+	}
+	v := base64.RawURLEncoding.EncodeToString(id)
+	h, _ := sessionHash(v)
+	if err := a.store.CreateOpsSession(ctx, h, a.fingerprint, a.now().Add(sessionTTL)); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
+// validSession reports whether a session cookie value names a live
+// session of this token.
+func (a *authenticator) validSession(ctx context.Context, v string) (bool, error) {
+	h, ok := sessionHash(v)
 	if !ok {
-		return false
+		return false, nil
 	}
-	if !hmac.Equal([]byte(sig), []byte(a.mac("session|"+exp))) {
-		return false
-	}
-	unix, err := strconv.ParseInt(exp, 10, 64)
-	return err == nil && a.now().Before(time.Unix(unix, 0))
+	return a.store.OpsSessionValid(ctx, h, a.fingerprint, a.now())
 }
 
-// check says how r is authenticated: a bearer token first, else the
-// session cookie.
-func (a *authenticator) check(r *http.Request) (how, string) {
-	if authz := r.Header.Get("Authorization"); authz != "" {
-		scheme, tok, _ := strings.Cut(authz, " ")
-		if strings.EqualFold(scheme, "Bearer") && a.tokenMatches(strings.TrimSpace(tok)) {
-			return byBearer, ""
-		}
-		return unauthenticated, ""
+// endSession revokes the session of a cookie value.
+func (a *authenticator) endSession(ctx context.Context, v string) error {
+	h, ok := sessionHash(v)
+	if !ok {
+		return nil
 	}
-	c, err := r.Cookie(sessionCookie)
-	if err == nil && a.validSession(c.Value) {
-		return bySession, c.Value
-	}
-	return unauthenticated, ""
+	return a.store.RevokeOpsSession(ctx, h)
 }
 
 // csrfFor is the form token of a session: an HMAC of the session value,

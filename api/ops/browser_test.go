@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +33,9 @@ import (
 	"github.com/finsync/finsync/worker"
 )
 
-const browserToken = "browser-test-operator-token-0123456789"
+// browserToken is the operator token of these tests: 32 random bytes in
+// hex, as `finsync keys generate` makes.
+const browserToken = "69d76aa0731ca7183a8f4faa6ec72e79c6d6fbefc949fb5d4f94c7f2f61f6212"
 
 // chromium finds a Chromium binary: FINSYNC_CHROMIUM, else the usual names
 // on PATH.
@@ -191,7 +194,8 @@ func navigating(err error) bool {
 // TestOpsConsoleInBrowser drives headless Chromium through /ops and
 // /ops/jobs: sign in, the synced connections, Sync now and its job
 // finishing in River's UI, then a provider outage and the failed job's
-// error on both pages.
+// error on both pages — all under the console's Content-Security-Policy,
+// which no page may break.
 func TestOpsConsoleInBrowser(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
@@ -209,6 +213,30 @@ func TestOpsConsoleInBrowser(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
 	defer cancel()
+	// Whatever the pages try that their Content-Security-Policy blocks,
+	// the browser reports on the console; River's UI must need none of it.
+	var cspMu sync.Mutex
+	var violations []string
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if strings.Contains(m.Text, "Content Security Policy") {
+				cspMu.Lock()
+				violations = append(violations, m.Text)
+				cspMu.Unlock()
+			}
+		}
+	}()
+	defer func() {
+		cspMu.Lock()
+		defer cspMu.Unlock()
+		if len(violations) > 0 {
+			t.Errorf("the pages broke their Content-Security-Policy:\n%s", strings.Join(violations, "\n"))
+		}
+	}()
 	do := func(step string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {

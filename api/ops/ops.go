@@ -3,7 +3,9 @@
 // actions sync now, disable and enable, and River's own UI at /ops/jobs.
 // Every route needs the operator token (FINSYNC_OPS_TOKEN), as a bearer
 // token or through a sign-in that sets a session cookie; without a token
-// configured the routes do not exist.
+// configured the routes do not exist. Failed token checks are throttled per
+// client address and globally, sessions live in PostgreSQL (sign-out and a
+// new token end them), and every response forbids framing (docs/ops.md).
 package ops
 
 import (
@@ -52,6 +54,11 @@ type Config struct {
 	Log  *slog.Logger
 	// Now is the clock of sessions; nil means time.Now.
 	Now func() time.Time
+	// Throttle bounds failed token checks; zero means DefaultThrottle.
+	Throttle Throttle
+	// PurgeEvery is how often expired sessions and idle failure budgets
+	// are deleted; zero means 10 minutes.
+	PurgeEvery time.Duration
 }
 
 // Console serves the ops routes. Build it with New; it is safe for
@@ -59,12 +66,14 @@ type Config struct {
 type Console struct {
 	cfg   Config
 	auth  *authenticator
+	guard *guard
 	jobs  http.Handler
 	pages *template.Template
 }
 
-// New builds the console and starts River's UI background work, which ends
-// with ctx.
+// New builds the console and starts its background work, which ends with
+// ctx: River's UI's, and the purge of expired sessions and idle failure
+// budgets.
 func New(ctx context.Context, cfg Config) (*Console, error) {
 	if err := ValidateToken(cfg.Token); err != nil {
 		return nil, fmt.Errorf("FINSYNC_OPS_TOKEN %w", err)
@@ -74,6 +83,12 @@ func New(ctx context.Context, cfg Config) (*Console, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Throttle == (Throttle{}) {
+		cfg.Throttle = DefaultThrottle()
+	}
+	if cfg.PurgeEvery <= 0 {
+		cfg.PurgeEvery = 10 * time.Minute
 	}
 	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
 		Endpoints: riverui.NewEndpoints(cfg.Jobs, nil),
@@ -90,14 +105,39 @@ func New(ctx context.Context, cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ops templates: %w", err)
 	}
-	return &Console{cfg: cfg, auth: &authenticator{token: []byte(cfg.Token), now: cfg.Now}, jobs: ui, pages: pages}, nil
+	c := &Console{cfg: cfg, auth: newAuthenticator(cfg.Token, cfg.Store, cfg.Now), guard: newGuard(cfg.Store, cfg.Throttle),
+		jobs: ui, pages: pages}
+	go c.purge(ctx)
+	return c, nil
+}
+
+// purge deletes expired sessions and failure budgets idle long enough to
+// be full again, every PurgeEvery until ctx ends. Every process purges;
+// the deletes are idempotent.
+func (c *Console) purge(ctx context.Context) {
+	t := time.NewTicker(c.cfg.PurgeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := c.cfg.Now()
+		if _, err := c.cfg.Store.PurgeOpsSessions(ctx, now); err != nil && ctx.Err() == nil {
+			c.cfg.Log.WarnContext(ctx, "purge ops sessions", "error", err)
+		}
+		if _, err := c.cfg.Store.PurgeOpsFailureBudgets(ctx, time.Now().Add(-c.guard.fullAfter())); err != nil && ctx.Err() == nil {
+			c.cfg.Log.WarnContext(ctx, "purge ops failure budgets", "error", err)
+		}
+	}
 }
 
 // Register mounts every ops route on e, each behind the operator
 // credential, and each turning a panic into a logged 500 (as /v1 and /v2
 // do).
 func (c *Console) Register(e *gin.Engine) {
-	g := e.Group(Prefix, middleware.Recover(c.cfg.Log, responder{}))
+	g := e.Group(Prefix, securityHeaders, middleware.Recover(c.cfg.Log, responder{}))
 	g.POST("/sign-in", c.signIn)
 	g.Use(c.require)
 	g.GET("", c.page)
@@ -122,10 +162,11 @@ func Routes() []string {
 
 // Unrouted answers a request under /ops that no route serves (status is
 // 404 for an unknown path, 405 for a method the path does not allow): 401
-// without the credential, like every ops route, else status.
+// without the credential (429 past a failure budget), like every ops
+// route, else status; with the security headers of every ops answer.
 func (c *Console) Unrouted(ctx *gin.Context, status int) {
-	if h, _ := c.auth.check(ctx.Request); h == unauthenticated {
-		c.unauthorized(ctx, "")
+	securityHeaders(ctx)
+	if _, _, ok := c.authenticate(ctx); !ok {
 		return
 	}
 	ctx.String(status, "%s", http.StatusText(status))
@@ -145,9 +186,8 @@ const (
 // something and is authenticated by the session cookie must come from the
 // same origin (sameOrigin), else it gets 403.
 func (c *Console) require(ctx *gin.Context) {
-	h, session := c.auth.check(ctx.Request)
-	if h == unauthenticated {
-		c.unauthorized(ctx, "")
+	h, session, ok := c.authenticate(ctx)
+	if !ok {
 		return
 	}
 	if h == bySession && !safeMethod(ctx.Request.Method) && !sameOrigin(ctx.Request) {
@@ -158,6 +198,64 @@ func (c *Console) require(ctx *gin.Context) {
 	ctx.Set(authKey, h)
 	ctx.Set(sessionKey, session)
 	ctx.Next()
+}
+
+// authenticate says how the request is authenticated — a bearer token
+// first (checked under the failure budgets of the client address, as
+// gin's ClientIP reads it with the trusted proxies), else the session
+// cookie — and answers 401, 429 or 503 itself when it is not (ok false).
+func (c *Console) authenticate(ctx *gin.Context) (h how, session string, ok bool) {
+	rctx := ctx.Request.Context()
+	if tok, present := bearerToken(ctx.Request); present {
+		v, wait, err := c.guard.check(rctx, ctx.ClientIP(), func() bool { return c.auth.tokenMatches(tok) })
+		switch {
+		case err != nil:
+			c.unavailable(ctx, err)
+		case v == limited:
+			c.tooMany(ctx, wait)
+		case v == refused:
+			c.unauthorized(ctx, "")
+		default:
+			return byBearer, "", true
+		}
+		return unauthenticated, "", false
+	}
+	if ck, err := ctx.Request.Cookie(sessionCookie); err == nil {
+		valid, err := c.auth.validSession(rctx, ck.Value)
+		if err != nil {
+			c.unavailable(ctx, err)
+			return unauthenticated, "", false
+		}
+		if valid {
+			return bySession, ck.Value, true
+		}
+	}
+	c.unauthorized(ctx, "")
+	return unauthenticated, "", false
+}
+
+// unavailable answers 503 when the credential cannot be checked (the
+// database unreachable): the console refuses rather than guess.
+func (c *Console) unavailable(ctx *gin.Context, err error) {
+	c.cfg.Log.ErrorContext(ctx.Request.Context(), "ops authentication", "error", err)
+	ctx.Header("Cache-Control", "no-store")
+	ctx.Header("Retry-After", "5")
+	ctx.AbortWithStatusJSON(http.StatusServiceUnavailable, gin.H{"error": "the operator credential cannot be checked right now; try again shortly"})
+}
+
+// tooMany answers 429 with Retry-After (whole seconds, rounded up): too
+// many failed token checks from this address, or from all of them.
+func (c *Console) tooMany(ctx *gin.Context, wait time.Duration) {
+	secs := max(int((wait+time.Second-1)/time.Second), 1)
+	ctx.Header("Retry-After", strconv.Itoa(secs))
+	ctx.Header("Cache-Control", "no-store")
+	msg := fmt.Sprintf("Too many failed attempts with the operator token; try again in %d s.", secs)
+	if ctx.Request.URL.Path == Prefix+"/sign-in" || ctx.Request.Method == http.MethodGet && ctx.Request.URL.Path == Prefix {
+		c.render(ctx, http.StatusTooManyRequests, "signin.html", map[string]any{"Error": msg})
+		ctx.Abort()
+		return
+	}
+	ctx.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": msg})
 }
 
 // safeMethod reports a method that changes nothing (GET, HEAD, OPTIONS).
@@ -198,18 +296,42 @@ func (c *Console) unauthorized(ctx *gin.Context, message string) {
 	ctx.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "the operator token is required (Authorization: Bearer, or sign in at /ops)"})
 }
 
+// signIn checks the posted token under the failure budgets and starts a
+// session.
 func (c *Console) signIn(ctx *gin.Context) {
-	if !c.auth.tokenMatches(ctx.PostForm(tokenField)) {
+	given := ctx.PostForm(tokenField)
+	v, wait, err := c.guard.check(ctx.Request.Context(), ctx.ClientIP(), func() bool { return c.auth.tokenMatches(given) })
+	switch {
+	case err != nil:
+		c.unavailable(ctx, err)
+		return
+	case v == limited:
+		c.tooMany(ctx, wait)
+		return
+	case v == refused:
 		c.unauthorized(ctx, "That is not the operator token.")
 		return
 	}
-	setSession(ctx.Writer, c.auth.newSession(), int(sessionTTL.Seconds()))
+	session, err := c.auth.newSession(ctx.Request.Context())
+	if err != nil {
+		c.unavailable(ctx, err)
+		return
+	}
+	setSession(ctx.Writer, session, int(sessionTTL.Seconds()))
 	ctx.Redirect(http.StatusSeeOther, Prefix)
 }
 
+// signOut ends the session for good (on every process) and clears the
+// cookie.
 func (c *Console) signOut(ctx *gin.Context) {
 	if !c.csrfOK(ctx) {
 		return
+	}
+	if session := ctx.GetString(sessionKey); session != "" {
+		if err := c.auth.endSession(ctx.Request.Context(), session); err != nil {
+			c.fail(ctx, err)
+			return
+		}
 	}
 	setSession(ctx.Writer, "", -1)
 	ctx.Redirect(http.StatusSeeOther, Prefix)
@@ -329,13 +451,12 @@ func (c *Console) setEnabled(enabled bool) gin.HandlerFunc {
 	}
 }
 
-// render writes a template as an HTML page that no one may frame or cache.
+// render writes a template as an HTML page that no one may cache (nor
+// frame: securityHeaders).
 func (c *Console) render(ctx *gin.Context, status int, name string, data any) {
 	h := ctx.Writer.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	ctx.Status(status)
 	if err := c.pages.ExecuteTemplate(ctx.Writer, name, data); err != nil {
 		c.cfg.Log.ErrorContext(ctx.Request.Context(), "render ops page", "template", name, "error", err)

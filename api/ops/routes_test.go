@@ -2,6 +2,9 @@ package ops_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/http"
@@ -62,15 +65,67 @@ func TestRoutesListsEveryRoute(t *testing.T) {
 	}
 }
 
-// TestValidateToken: short, spaced or trivial tokens are refused.
+// TestValidateToken: hex or base64 of at least 32 random bytes is
+// accepted; short, spaced, non-encoded, low-entropy and patterned tokens
+// are refused, each for its reason.
 func TestValidateToken(t *testing.T) {
-	for _, bad := range []string{"", "short", strings.Repeat("x", 64), "has a space but is long enough to pass 32"} {
-		if ops.ValidateToken(bad) == nil {
-			t.Errorf("token %q accepted", bad)
+	for _, c := range []struct {
+		name, token, refusal string
+	}{
+		{"hex of 32 random bytes", browserToken, ""},
+		{"upper-case hex", strings.ToUpper(browserToken), ""},
+		{"hex of 48 random bytes", "3cbad89a031d3fffecaa45cb8d736dbeba72a6d439790eb3d0a1a5fa7a7872f458e2ffcbbf324adcc630c699b4613fab", ""},
+		{"base64url of 32 random bytes, unpadded", "RmVeAtLD3H_dlRZooZ808UBFc6SFgm0n-EOVOBfYuw8", ""},
+		{"base64url of 32 random bytes, padded", "RmVeAtLD3H_dlRZooZ808UBFc6SFgm0n-EOVOBfYuw8=", ""},
+		{"base64 of 48 random bytes", "SKg14TSuedW6gPFPbkadsxaalTY9SzvdabA1U+8tWEilYam2mNIyEFwSV/NIa7ng", ""},
+		{"empty", "", "empty"},
+		{"short", "short", "hex or base64"},
+		{"hex of 16 bytes", browserToken[:32], "at least 32 random bytes"},
+		{"hex of 31 bytes", browserToken[:62], "encodes 31"},
+		{"odd hex", browserToken[:63], "odd"},
+		{"44 hex digits (33 bytes as base64, 22 as hex)", browserToken[:44], "encodes 22"},
+		{"base64 of 31 bytes", "RmVeAtLD3H_dlRZooZ808UBFc6SFgm0n-EOVOBfYuw", "encodes 31"},
+		{"white space", browserToken[:32] + " " + browserToken[32:], "white space"},
+		{"trailing newline", browserToken + "\n", "white space"},
+		{"non-ASCII", browserToken + "é", "non-ASCII"},
+		{"one character repeated", strings.Repeat("a", 64), "does not look random"},
+		{"zero bytes in base64", strings.Repeat("A", 43) + "=", "does not look random"},
+		{"two hex digits alternating", strings.Repeat("0f", 32), "does not look random"},
+		{"a repeated hex block", strings.Repeat("0123456789abcdef", 4), "does not look random"},
+		{"random hex whose first 4 bytes recur", browserToken[:56] + browserToken[:8], "repeats"},
+		{"a repeated base64 block", strings.Repeat("Xy3-Qz9_Ab7K", 4), "does not look random"},
+		{"a 32-character phrase", "correct horse battery staple ok!", "white space"},
+		{"a 32-character phrase without spaces", "correcthorsebatterystaplefinsync", "at least 32 random bytes"},
+		{"a long lower-case phrase", "correcthorsebatterystaplecorrecthorsebattery", "does not look random"},
+		{"the tests' former token", "ops-token-for-tests-0123456789abcdef", "at least 32 random bytes"},
+		{"punctuation", "!!" + browserToken, "hex or base64"},
+	} {
+		err := ops.ValidateToken(c.token)
+		switch {
+		case c.refusal == "" && err != nil:
+			t.Errorf("%s (%q) refused: %v", c.name, c.token, err)
+		case c.refusal != "" && err == nil:
+			t.Errorf("%s (%q) accepted", c.name, c.token)
+		case c.refusal != "" && !strings.Contains(err.Error(), c.refusal):
+			t.Errorf("%s (%q): %v, want a refusal saying %q", c.name, c.token, err, c.refusal)
 		}
 	}
-	if err := ops.ValidateToken(browserToken); err != nil {
-		t.Errorf("token %q refused: %v", browserToken, err)
+}
+
+// TestRandomTokensPass: tokens drawn at random, in every accepted
+// encoding, pass (the randomness checks refuse about one in ten million
+// random tokens; a thousand draws never hit one).
+func TestRandomTokensPass(t *testing.T) {
+	for i := 0; i < 1000; i++ {
+		b := make([]byte, 32+i%33)
+		if _, err := rand.Read(b); err != nil {
+			t.Fatal(err)
+		}
+		for _, tok := range []string{hex.EncodeToString(b), base64.StdEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b)} {
+			if err := ops.ValidateToken(tok); err != nil {
+				t.Fatalf("random token %q refused: %v", tok, err)
+			}
+		}
 	}
 }
 

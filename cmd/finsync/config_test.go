@@ -104,7 +104,8 @@ func TestValidSettingsPass(t *testing.T) {
 func TestServeRefusesAWeakOpsToken(t *testing.T) {
 	t.Setenv("FINSYNC_ENCRYPTION_KEY", strings.Repeat("0a", 32))
 	t.Setenv("FINSYNC_CURSOR_KEY", strings.Repeat("0b", 32))
-	for _, bad := range []string{"short", strings.Repeat("a", 40), "a token with spaces in it, long enough"} {
+	for _, bad := range []string{"short", strings.Repeat("a", 64), "a token with spaces in it, long enough",
+		strings.Repeat("5f", 16), "ops-token-for-tests-0123456789abcdef"} {
 		t.Setenv("FINSYNC_OPS_TOKEN", bad)
 		var out, errOut syncBuffer
 		root := newRoot(&out, &errOut)
@@ -113,7 +114,7 @@ func TestServeRefusesAWeakOpsToken(t *testing.T) {
 			t.Fatalf("serve with FINSYNC_OPS_TOKEN=%q: %v, want a refusal naming it", bad, err)
 		}
 	}
-	for _, good := range []string{"", strings.Repeat("5f", 16)} {
+	for _, good := range []string{"", "31800b35e3f9875e7133788adb3ad6e5e30294152a7bf876cf4beec9314be367"} {
 		t.Setenv("FINSYNC_OPS_TOKEN", good)
 		if _, err := configFromEnv().opsToken(); err != nil {
 			t.Fatalf("FINSYNC_OPS_TOKEN=%q: %v", good, err)

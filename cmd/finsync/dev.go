@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/finsync/finsync/api"
+	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/worker"
@@ -233,13 +234,19 @@ Press Ctrl-C to stop.
 `, base, demoEmail, d.UserID, d.Key, simRoot, a.cfg.OpsToken, metrics)
 }
 
-// newOpsToken makes a random operator token for the demo's ops console.
+// newOpsToken makes a random operator token for the demo's ops console:
+// 32 random bytes in hex, drawn again in the rare case (about one in ten
+// million) that they fail ops.ValidateToken's randomness checks.
 func newOpsToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("make ops token: %w", err)
+	for {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return "", fmt.Errorf("make ops token: %w", err)
+		}
+		if t := hex.EncodeToString(b); ops.ValidateToken(t) == nil {
+			return t, nil
+		}
 	}
-	return hex.EncodeToString(b), nil
 }
 
 // waitHealthy polls the health URL until it answers 200, the server fails,

@@ -13,7 +13,7 @@ import (
 func TestDevTextOutputNamesEveryURL(t *testing.T) {
 	var out bytes.Buffer
 	a := &app{out: &out}
-	a.cfg.OpsToken = "ops-token-for-the-dev-output-test"
+	a.cfg.OpsToken = "69d76aa0731ca7183a8f4faa6ec72e79c6d6fbefc949fb5d4f94c7f2f61f6212"
 	d := demo{UserID: uuid.New(), Key: "fsk_test", MetricsURL: "http://127.0.0.1:9090/metrics"}
 	a.printDemo("127.0.0.1:8080", "http://127.0.0.1:8181", "postgres://x", d)
 	for _, want := range []string{

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 )
@@ -23,13 +24,15 @@ func (a *app) serviceKeyCmds() []*cobra.Command {
 func (a *app) generateKeyCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "generate",
-		Short: "Print a new random key for FINSYNC_ENCRYPTION_KEY or FINSYNC_CURSOR_KEY",
+		Short: "Print a new random key for FINSYNC_ENCRYPTION_KEY, FINSYNC_CURSOR_KEY or FINSYNC_OPS_TOKEN",
 		Long: `Print a new random 32-byte key as 64 hex characters, and its id (the id
 names the key in error messages and sealed values without revealing it).
-To rotate, put the new key first in the comma-separated list; see README.`,
+To rotate, put the new key first in the comma-separated list; see README.
+Every key printed passes serve's check of FINSYNC_OPS_TOKEN, so it also
+serves as the ops console's operator token (use a key of its own there).`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			key, err := secrets.Generate()
+			key, err := opsSuitableKey()
 			if err != nil {
 				return err
 			}
@@ -40,6 +43,21 @@ To rotate, put the new key first in the comma-separated list; see README.`,
 			id := box.KeyIDs()[0]
 			return a.print(map[string]any{"key": key, "keyId": id}, key+"\n(key id "+id+"; keep the key secret)")
 		},
+	}
+}
+
+// opsSuitableKey returns a new random key that also passes
+// ops.ValidateToken, drawing again in the rare case (about one in ten
+// million) that random bytes fail its randomness checks.
+func opsSuitableKey() (string, error) {
+	for {
+		key, err := secrets.Generate()
+		if err != nil {
+			return "", err
+		}
+		if ops.ValidateToken(key) == nil {
+			return key, nil
+		}
 	}
 }
 

@@ -87,9 +87,17 @@ func TestKeysGenerate(t *testing.T) {
 	}
 	t.Setenv("FINSYNC_ENCRYPTION_KEY", got.Key)
 	t.Setenv("FINSYNC_CURSOR_KEY", got.Key)
+	t.Setenv("FINSYNC_OPS_TOKEN", got.Key)
 	a := &app{cfg: configFromEnv()}
 	if _, err := a.requireKeys(); err != nil {
 		t.Fatalf("a generated key is refused: %v", err)
+	}
+	if _, err := a.cfg.opsToken(); err != nil {
+		t.Fatalf("a generated key is refused as FINSYNC_OPS_TOKEN: %v", err)
+	}
+	cmd, _, err := newRoot(io.Discard, io.Discard).Find([]string{"keys", "generate"})
+	if err != nil || !strings.Contains(cmd.Short, "FINSYNC_OPS_TOKEN") || !strings.Contains(cmd.Long, "FINSYNC_OPS_TOKEN") {
+		t.Fatalf("keys generate's help does not name FINSYNC_OPS_TOKEN (%v)", err)
 	}
 }
 
