@@ -130,11 +130,19 @@ func (s *Server) readRule(c *gin.Context) (storage.Scope, storage.RuleInput, *ru
 // accepts, refused before it is read whole.
 var errRuleTooLarge = badf("body: a rule is at most %d bytes (the limit on a rule document's size)", rules.MaxRuleBytes)
 
+// generalBodyLimit is the router's limit on every body (api.MaxBodyBytes),
+// past which a body answers 413 whatever the endpoint.
+const generalBodyLimit = 1 << 20
+
 // readRuleBody is readBody for a rule document: a body announced or found
 // longer than rules.MaxRuleBytes is refused with a 400 naming the limit,
-// having read at most that many bytes (well below the router's 1 MiB).
+// having read at most that many bytes (well below the router's 1 MiB); one
+// announced over the router's limit answers 413 as on every endpoint.
 func readRuleBody(c *gin.Context) ([]byte, error) {
-	if c.Request.ContentLength > rules.MaxRuleBytes {
+	switch {
+	case c.Request.ContentLength > generalBodyLimit:
+		return nil, errTooLarge
+	case c.Request.ContentLength > rules.MaxRuleBytes:
 		return nil, errRuleTooLarge
 	}
 	if c.Request.Body != nil {
