@@ -45,7 +45,7 @@ func Validate(def Definition, opts Options) (*Rule, error) {
 // every cheap check of the whole rule. Errors are *ValidationError, or
 // ctx's error when ctx ends between two regular expressions.
 func ValidateContext(ctx context.Context, def Definition, opts Options) (*Rule, error) {
-	return build(ctx, &def, opts, Meta{})
+	return build(ctx, &def, opts, Meta{}, clientLimits())
 }
 
 // ValidateJSON is ValidateJSONContext without a context.
@@ -65,7 +65,7 @@ func ValidateJSONContext(ctx context.Context, raw []byte, opts Options) (Definit
 	if err != nil {
 		return Definition{}, nil, err
 	}
-	r, err := build(ctx, &def, opts, Meta{})
+	r, err := build(ctx, &def, opts, Meta{}, clientLimits())
 	if err != nil {
 		return Definition{}, nil, err
 	}
@@ -73,9 +73,10 @@ func ValidateJSONContext(ctx context.Context, raw []byte, opts Options) (Definit
 }
 
 // Compile validates def (without scope: a stored rule's reach is set by
-// meta.AllowedAccountIDs) and compiles it with its identity.
+// meta.AllowedAccountIDs, and without the count limits, as
+// CompileJSONContext) and compiles it with its identity.
 func Compile(def Definition, meta Meta) (*Rule, error) {
-	return build(context.Background(), &def, Options{}, meta)
+	return build(context.Background(), &def, Options{}, meta, storedLimits())
 }
 
 // CompileJSON is CompileJSONContext without a context.
@@ -84,15 +85,16 @@ func CompileJSON(raw []byte, meta Meta) (*Rule, error) {
 }
 
 // CompileJSONContext decodes a stored rule's JSON and compiles it,
-// stopping between regular expressions when ctx ends. A stored rule obeys
-// the limits of the time it was saved; one over today's limits (saved
-// before they existed) is refused like any invalid rule.
+// stopping between regular expressions when ctx ends. A stored rule is
+// not held to the count limits (conditions, values, document size, the
+// rule's total program size): one saved before they existed keeps
+// running. The limits of each regular expression hold.
 func CompileJSONContext(ctx context.Context, raw []byte, meta Meta) (*Rule, error) {
-	def, err := DecodeDefinition(raw)
+	def, err := decodeStored(raw)
 	if err != nil {
 		return nil, fmt.Errorf("decode rule %s: %w", meta.ID, err)
 	}
-	r, err := build(ctx, &def, Options{}, meta)
+	r, err := build(ctx, &def, Options{}, meta, storedLimits())
 	if err != nil {
 		return nil, fmt.Errorf("compile rule %s: %w", meta.ID, err)
 	}
@@ -101,7 +103,7 @@ func CompileJSONContext(ctx context.Context, raw []byte, meta Meta) (*Rule, erro
 
 // build validates and compiles def; the first problem found is returned.
 // Every check runs before the first regular expression is compiled.
-func build(ctx context.Context, def *Definition, opts Options, meta Meta) (*Rule, error) {
+func build(ctx context.Context, def *Definition, opts Options, meta Meta, lim sizeLimits) (*Rule, error) {
 	if def.rootIssue != "" {
 		return nil, invalid("", def.rootIssue)
 	}
@@ -110,10 +112,10 @@ func build(ctx context.Context, def *Definition, opts Options, meta Meta) (*Rule
 		createdAt: meta.CreatedAt,
 		allowed:   cloneIDs(meta.AllowedAccountIDs),
 	}
-	if err := r.buildConditions(def, opts.Scope); err != nil {
+	if err := r.buildConditions(def, opts.Scope, lim); err != nil {
 		return nil, err
 	}
-	if err := r.buildOutcomes(def); err != nil {
+	if err := r.buildOutcomes(def, lim); err != nil {
 		return nil, err
 	}
 	if def.priorityIssue != "" {
@@ -123,7 +125,7 @@ func build(ctx context.Context, def *Definition, opts Options, meta Meta) (*Rule
 		return nil, invalid("priority", "must be between 1 and 100")
 	}
 	r.priority = def.Priority
-	if err := r.compilePatterns(ctx); err != nil {
+	if err := r.compilePatterns(ctx, lim.ruleInsts); err != nil {
 		return nil, err
 	}
 	// Cheap conditions first, so that a failing rule exits early.
@@ -135,7 +137,7 @@ func build(ctx context.Context, def *Definition, opts Options, meta Meta) (*Rule
 // compilePatterns checks the total size of the rule's regular expressions
 // and compiles each, in the order of the conditions, watching ctx between
 // two.
-func (r *Rule) compilePatterns(ctx context.Context) error {
+func (r *Rule) compilePatterns(ctx context.Context, maxInsts int) error {
 	total, first := 0, -1
 	for i := range r.conds {
 		if r.conds[i].kind == opTextMatches {
@@ -145,7 +147,7 @@ func (r *Rule) compilePatterns(ctx context.Context) error {
 			}
 		}
 	}
-	if total > MaxRuleInsts {
+	if total > maxInsts {
 		return invalid("conditions", fmt.Sprintf("the rule's regular expressions are too complex together: "+
 			"their compiled programs would exceed %d instructions (the limit per rule)", MaxRuleInsts))
 	}
@@ -186,19 +188,19 @@ func cleanDefinition(def *Definition) Definition {
 	return out
 }
 
-func (r *Rule) buildConditions(def *Definition, scope []uuid.UUID) error {
+func (r *Rule) buildConditions(def *Definition, scope []uuid.UUID, lim sizeLimits) error {
 	if def.conditionsIssue != "" {
 		return invalid("conditions", def.conditionsIssue)
 	}
 	if len(def.Conditions) == 0 {
 		return invalid("conditions", "must have at least 1 item")
 	}
-	if len(def.Conditions) > MaxConditions {
+	if len(def.Conditions) > lim.conditions {
 		return invalid("conditions", fmt.Sprintf("has more than %d items: a rule has at most %d conditions", MaxConditions, MaxConditions))
 	}
 	for i, c := range def.Conditions {
 		path := fmt.Sprintf("conditions[%d]", i)
-		cc, err := compileCondition(c, path, scope)
+		cc, err := compileCondition(c, path, scope, lim.listValues)
 		if err != nil {
 			return err
 		}
@@ -219,7 +221,7 @@ func appendUnique(list []uuid.UUID, ids ...uuid.UUID) []uuid.UUID {
 }
 
 // compileCondition validates one condition and compiles it.
-func compileCondition(c Condition, path string, scope []uuid.UUID) (cond, error) {
+func compileCondition(c Condition, path string, scope []uuid.UUID, maxValues int) (cond, error) {
 	if c.issue != nil {
 		return cond{}, invalid(joinPath(path, c.issue.Path), c.issue.Message)
 	}
@@ -232,9 +234,9 @@ func compileCondition(c Condition, path string, scope []uuid.UUID) (cond, error)
 	)
 	switch c.Field {
 	case FieldSummary, FieldOriginalDescription, FieldMerchantName:
-		cc, err = compileText(c, path)
+		cc, err = compileText(c, path, maxValues)
 	case FieldAccount:
-		cc, err = compileAccount(c, path, scope)
+		cc, err = compileAccount(c, path, scope, maxValues)
 	case FieldAmount:
 		cc, err = compileAmount(c, path)
 	case FieldTransactionDay:
@@ -297,7 +299,7 @@ func textFieldIndex(field string) uint8 {
 	}
 }
 
-func compileText(c Condition, path string) (cond, *ValidationError) {
+func compileText(c Condition, path string, maxValues int) (cond, *ValidationError) {
 	kind, known := textOp(c.Operator)
 	if err := checkOperator(c, path, known, textOpList); err != nil {
 		return cond{}, err
@@ -306,7 +308,7 @@ func compileText(c Condition, path string) (cond, *ValidationError) {
 	vpath := path + ".value"
 	switch kind {
 	case opTextOneOf:
-		items, err := stringList(c.Value, vpath)
+		items, err := stringList(c.Value, vpath, maxValues)
 		if err != nil {
 			return cond{}, err
 		}
@@ -396,8 +398,8 @@ func repeatTooLarge(expr string) bool {
 }
 
 // stringList decodes a non-empty JSON array of strings.
-func stringList(raw json.RawMessage, vpath string) ([]string, *ValidationError) {
-	items, ok, over := arrayItemsAtMost(raw, MaxListValues)
+func stringList(raw json.RawMessage, vpath string, maxValues int) ([]string, *ValidationError) {
+	items, ok, over := arrayItemsAtMost(raw, maxValues)
 	if over {
 		return nil, invalid(vpath, fmt.Sprintf("has more than %d items: a oneOf condition has at most %d values", MaxListValues, MaxListValues))
 	}
@@ -418,7 +420,7 @@ func stringList(raw json.RawMessage, vpath string) ([]string, *ValidationError) 
 	return out, nil
 }
 
-func compileAccount(c Condition, path string, scope []uuid.UUID) (cond, *ValidationError) {
+func compileAccount(c Condition, path string, scope []uuid.UUID, maxValues int) (cond, *ValidationError) {
 	kind, known := opAccountIs, true
 	switch c.Operator {
 	case OpIs:
@@ -442,7 +444,7 @@ func compileAccount(c Condition, path string, scope []uuid.UUID) (cond, *Validat
 		cc.accounts = []uuid.UUID{id}
 		return cc, nil
 	}
-	items, ok, over := arrayItemsAtMost(c.Value, MaxListValues)
+	items, ok, over := arrayItemsAtMost(c.Value, maxValues)
 	if over {
 		return cond{}, invalid(vpath, fmt.Sprintf("has more than %d items: a oneOf condition has at most %d values", MaxListValues, MaxListValues))
 	}
@@ -596,14 +598,14 @@ func parseDay(raw json.RawMessage, path string) (int, *ValidationError) {
 	return int(d.IntPart()), nil
 }
 
-func (r *Rule) buildOutcomes(def *Definition) error {
+func (r *Rule) buildOutcomes(def *Definition, lim sizeLimits) error {
 	if def.outcomesIssue != "" {
 		return invalid("outcomes", def.outcomesIssue)
 	}
 	if len(def.Outcomes) == 0 {
 		return invalid("outcomes", "must have at least 1 item")
 	}
-	if len(def.Outcomes) > MaxOutcomes {
+	if len(def.Outcomes) > lim.outcomes {
 		return invalid("outcomes", fmt.Sprintf("has more than %d items: a rule has at most %d outcomes", MaxOutcomes, MaxOutcomes))
 	}
 	setBy := map[string]int{}

@@ -63,7 +63,7 @@ type Outcome struct {
 // to check the contents. Errors are *ValidationError.
 func DecodeDefinition(raw []byte) (Definition, error) {
 	if len(raw) > MaxRuleBytes {
-		return Definition{}, invalid("", fmt.Sprintf("a rule document is at most %d bytes", MaxRuleBytes))
+		return Definition{}, invalid("", fmt.Sprintf("a rule document is at most %d bytes (the limit on a rule document's size)", MaxRuleBytes))
 	}
 	var def Definition
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -89,8 +89,28 @@ func decodeError(err error) error {
 	return invalid("", "invalid JSON: "+err.Error())
 }
 
-// UnmarshalJSON decodes a rule object, keeping problems for Validate.
+// decodeStored decodes a stored rule's document (one JSON object, as
+// DecodeDefinition checks it) without the count limits: a rule saved
+// before a limit existed keeps running.
+func decodeStored(raw []byte) (Definition, error) {
+	var def Definition
+	if err := def.decode(raw, storedLimits()); err != nil {
+		return Definition{}, decodeError(err)
+	}
+	if len(def.unknownKeys) > 0 {
+		return Definition{}, invalid("", fmt.Sprintf("unknown key %q", def.unknownKeys[0]))
+	}
+	return def, nil
+}
+
+// UnmarshalJSON decodes a rule object, keeping problems for Validate. It
+// holds the rule to the limits on a rule a client sends.
 func (d *Definition) UnmarshalJSON(b []byte) error {
+	return d.decode(b, clientLimits())
+}
+
+// decode is UnmarshalJSON with the given count limits.
+func (d *Definition) decode(b []byte, lim sizeLimits) error {
 	*d = Definition{}
 	members, ok := objectMembers(b)
 	if !ok {
@@ -105,9 +125,9 @@ func (d *Definition) UnmarshalJSON(b []byte) error {
 		seen[m.key] = true
 		switch m.key {
 		case "conditions":
-			d.decodeConditions(m.raw)
+			d.decodeConditions(m.raw, lim.conditions)
 		case "outcomes":
-			d.decodeOutcomes(m.raw)
+			d.decodeOutcomes(m.raw, lim.outcomes)
 		case "priority":
 			d.decodePriority(m.raw)
 		default:
@@ -126,8 +146,8 @@ func (d *Definition) setRootIssue(msg string) {
 	}
 }
 
-func (d *Definition) decodeConditions(raw json.RawMessage) {
-	items, ok, over := arrayItemsAtMost(raw, MaxConditions)
+func (d *Definition) decodeConditions(raw json.RawMessage, limit int) {
+	items, ok, over := arrayItemsAtMost(raw, limit)
 	if over {
 		d.conditionsIssue = fmt.Sprintf("has more than %d items: a rule has at most %d conditions", MaxConditions, MaxConditions)
 		return
@@ -142,8 +162,8 @@ func (d *Definition) decodeConditions(raw json.RawMessage) {
 	}
 }
 
-func (d *Definition) decodeOutcomes(raw json.RawMessage) {
-	items, ok, over := arrayItemsAtMost(raw, MaxOutcomes)
+func (d *Definition) decodeOutcomes(raw json.RawMessage, limit int) {
+	items, ok, over := arrayItemsAtMost(raw, limit)
 	if over {
 		d.outcomesIssue = fmt.Sprintf("has more than %d items: a rule has at most %d outcomes", MaxOutcomes, MaxOutcomes)
 		return

@@ -59,7 +59,7 @@ func TestRuleLimits(t *testing.T) {
 		{"counted repetition of a group", withCond(matches(`(abc){1,999}`)),
 			"conditions[0].value: regular expression is too complex: its compiled program would exceed 2000 instructions (the limit per pattern)"},
 		{"document over the size limit", doc(conds(1, ruleCond("is", strings.Repeat("x", MaxRuleBytes))), "["+okOutcome+"]", "1"),
-			"a rule document is at most 65536 bytes"},
+			"a rule document is at most 65536 bytes (the limit on a rule document's size)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +76,30 @@ func TestRuleLimits(t *testing.T) {
 				t.Fatalf("error = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestStoredRulesKeepTheirCounts checks that a stored rule saved before
+// the count limits existed still compiles (the rule job and previews must
+// not stop for its user), while a client's rule is held to them, and
+// that the limits of each regular expression hold for both.
+func TestStoredRulesKeepTheirCounts(t *testing.T) {
+	oneOf := `{"field":"Summary","operator":"oneOf","value":[` + strings.TrimSuffix(strings.Repeat(`"v",`, 300), ",") + `]}`
+	heavy := ruleCond("matches", `[a-z]{1,900}x`)
+	old := doc(conds(80, okCond)[:len(conds(80, okCond))-1]+","+oneOf+","+conds(3, heavy)[1:], "["+okOutcome+"]", "1")
+	if _, _, err := ValidateJSON([]byte(old), Options{}); err == nil {
+		t.Fatal("a client's rule over the count limits was accepted")
+	}
+	r, err := CompileJSON([]byte(old), Meta{ID: uuid.New()})
+	if err != nil {
+		t.Fatalf("a stored rule over the count limits: %v", err)
+	}
+	p := Prepare(Input{Summary: "x"})
+	if r.Matches(&p) {
+		t.Fatal("the stored rule matched without its oneOf")
+	}
+	if _, err := CompileJSON([]byte(withCond(ruleCond("matches", `(abc){1,999}`))), Meta{}); err == nil {
+		t.Fatal("a stored pattern over the per-pattern limit compiled")
 	}
 }
 

@@ -1,5 +1,7 @@
 package rules
 
+import "math"
+
 // Condition fields.
 const (
 	// FieldAccount matches the transaction's account id.
@@ -92,6 +94,23 @@ const (
 	// have; archived rules do not count.
 	MaxRulesPerUser = 500
 )
+
+// sizeLimits are the count limits a rule is held to: today's for a rule a
+// client sends, none for a stored rule (saved under the limits of its
+// day, it must keep running; the per-pattern limits, older, hold for both).
+type sizeLimits struct {
+	bytes, conditions, outcomes, listValues, ruleInsts int
+}
+
+// clientLimits are the limits on a rule a client sends.
+func clientLimits() sizeLimits {
+	return sizeLimits{MaxRuleBytes, MaxConditions, MaxOutcomes, MaxListValues, MaxRuleInsts}
+}
+
+// storedLimits are the (absent) count limits on a stored rule.
+func storedLimits() sizeLimits {
+	return sizeLimits{math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt}
+}
 
 const (
 	fieldList     = "Account, Summary, OriginalDescription, MerchantName, Amount, transactionDay"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -130,21 +131,58 @@ func (s *Server) readRule(c *gin.Context) (storage.Scope, storage.RuleInput, *ru
 // accepts, refused before it is read whole.
 var errRuleTooLarge = badf("body: a rule is at most %d bytes (the limit on a rule document's size)", rules.MaxRuleBytes)
 
-// readRuleBody is readBody for a rule document: a body announced or found
-// longer than rules.MaxRuleBytes is refused with a 400 naming the limit,
-// having read at most that many bytes (well below the router's 1 MiB).
+// generalBodyLimit is the router's limit on every body (api.MaxBodyBytes),
+// past which a body answers 413 whatever the endpoint.
+const generalBodyLimit = 1 << 20
+
+// readRuleBody is readBody for a rule document: a body longer than
+// rules.MaxRuleBytes is refused with a 400 naming the limit, keeping at
+// most that many bytes (the rest of a streamed body is read and
+// discarded, so that one past the router's 1 MiB answers 413 as on every
+// endpoint); a Content-Length past either limit is refused unread.
 func readRuleBody(c *gin.Context) ([]byte, error) {
-	if c.Request.ContentLength > rules.MaxRuleBytes {
+	switch {
+	case c.Request.ContentLength > generalBodyLimit:
+		return nil, errTooLarge
+	case c.Request.ContentLength > rules.MaxRuleBytes:
 		return nil, errRuleTooLarge
 	}
 	if c.Request.Body != nil {
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, rules.MaxRuleBytes)
+		c.Request.Body = &cappedBody{ReadCloser: c.Request.Body, left: rules.MaxRuleBytes}
 	}
 	raw, err := readBody(c)
-	if errors.Is(err, errTooLarge) {
+	if errors.Is(err, errRuleTooLarge) {
 		return nil, errRuleTooLarge
 	}
 	return raw, err
+}
+
+// cappedBody passes on at most left bytes of a body; past them it reads
+// the rest into io.Discard and fails with errRuleTooLarge, or with the
+// body's own error (the router's *http.MaxBytesError past 1 MiB).
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left > 0 {
+		n, err := b.ReadCloser.Read(p[:min(int64(len(p)), b.left)])
+		b.left -= int64(n)
+		return n, err
+	}
+	var one [1]byte
+	n, err := io.ReadFull(b.ReadCloser, one[:])
+	if n == 0 {
+		if errors.Is(err, io.EOF) {
+			return 0, io.EOF
+		}
+		return 0, err
+	}
+	if _, err := io.Copy(io.Discard, b.ReadCloser); err != nil {
+		return 0, err
+	}
+	return 0, errRuleTooLarge
 }
 
 // ruleError turns the rule engine's *ValidationError into a 400.
