@@ -103,12 +103,12 @@ func refill(b storage.FailureBudget) time.Duration {
 }
 
 // check runs matches for a request from addr (an IPv6 address counts for
-// its /64, clientKey) unless a budget is spent:
-// a refused address, or a spent global budget, gets limited without the
-// token being compared, so a guesser learns nothing while throttled. A
-// failure spends one token of both budgets. Caveat: concurrent failures
-// that all passed the read before any spent may each be answered 401, the
-// last ones 429 — the budgets still count every one.
+// its /64, clientKey) unless a budget is spent: a refused address, or a
+// spent global budget, gets limited without the token being compared, so
+// a guesser learns nothing while throttled. A failure spends one token of
+// both budgets. Caveat: concurrent failures that all passed the read
+// before any spent may each be answered 401, the last ones 429 — the
+// budgets still count every one.
 func (g *guard) check(ctx context.Context, addr string, matches func() bool) (verdict, time.Duration, error) {
 	addr = clientKey(addr)
 	if wait := g.remembered(addr); wait > 0 {

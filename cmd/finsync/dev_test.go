@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/finsync/finsync/api/ops"
 )
 
 // TestDevTextOutputNamesEveryURL: the text output of finsync dev names the
@@ -31,5 +33,19 @@ func TestDevTextOutputNamesEveryURL(t *testing.T) {
 	a.printDemo("127.0.0.1:8080", "http://127.0.0.1:8181", "postgres://x", d)
 	if !strings.Contains(out.String(), "Metrics:    none") {
 		t.Errorf("dev output without metrics:\n%s", out.String())
+	}
+}
+
+// TestDevOpsTokenPassesTheTokenRule: the operator token finsync dev makes
+// when none is configured is one serve accepts.
+func TestDevOpsTokenPassesTheTokenRule(t *testing.T) {
+	for i := 0; i < 200; i++ {
+		tok, err := newOpsToken()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ops.ValidateToken(tok); err != nil {
+			t.Fatalf("dev's token %q refused: %v", tok, err)
+		}
 	}
 }
