@@ -76,12 +76,13 @@ func (s *Store) ApplyRulesFrom(ctx context.Context, userID uuid.UUID, batchSize 
 
 // applyRulesTx applies the user's active rules to the given transactions
 // inside the caller's database transaction (the sync calls it for the
-// transactions of the page it just stored).
-func applyRulesTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error {
+// transactions of the page it just stored), compiling them through cache
+// (nil: no cache).
+func applyRulesTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionIDs []uuid.UUID, cache *rules.Cache) error {
 	if len(transactionIDs) == 0 {
 		return nil
 	}
-	set, err := prepareRules(ctx, tx, userID, nil)
+	set, err := prepareRules(ctx, tx, userID, cache)
 	if err != nil {
 		return err
 	}

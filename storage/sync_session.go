@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/rules"
 )
 
 // SyncRules runs a user's rules on the transactions a sync batch inserted
@@ -16,9 +17,21 @@ import (
 // on a fresh copy), and tx is valid only during the call.
 type SyncRules func(ctx context.Context, tx *Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error
 
-// ApplyRulesIn is applyRulesTx inside a *Tx: the SyncRules a worker uses.
+// ApplyRulesIn is applyRulesTx inside a *Tx, compiling the user's rules
+// afresh on every call; ApplyRulesCached is the one a worker uses.
 func ApplyRulesIn(ctx context.Context, tx *Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error {
-	return applyRulesTx(ctx, tx.tx, userID, transactionIDs)
+	return applyRulesTx(ctx, tx.tx, userID, transactionIDs, nil)
+}
+
+// ApplyRulesCached returns the SyncRules a worker uses: ApplyRulesIn with
+// the user's stored rules compiled through cache, so that a rule is
+// compiled once per version however many pages and syncs run it. Caveat:
+// the cache is the caller's, one per process; it holds at most its size in
+// compiled rules.
+func ApplyRulesCached(cache *rules.Cache) SyncRules {
+	return func(ctx context.Context, tx *Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error {
+		return applyRulesTx(ctx, tx.tx, userID, transactionIDs, cache)
+	}
 }
 
 // SyncSessionOptions configure a SyncSession.

@@ -21,6 +21,7 @@ import (
 	"github.com/finsync/finsync/destinations"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/rules"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
@@ -119,7 +120,7 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: storage.ApplyRulesIn, WriteRate: rate,
+	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: storage.ApplyRulesCached(rules.NewCache(rules.DefaultCacheSize)), WriteRate: rate,
 		Metrics: metrics}
 	cfg := worker.Config{Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
 		Destinations: &worker.Destinations{Box: box, Metrics: metrics,
