@@ -287,3 +287,43 @@ func waitHeld(t *testing.T, f *fleet, userID uuid.UUID, n int, creds ...uuid.UUI
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestExpensiveCapPerProcess: a process runs at most PerProcess expensive
+// requests at once of all credentials together, so tenants each within
+// their own cap cannot take its whole pool: with one held open on a, the
+// next tenant's large listing on a answers 429 with Retry-After; once it
+// ends, that tenant is served on both processes.
+func TestExpensiveCapPerProcess(t *testing.T) {
+	f := newFleet(t)
+	u1, u2 := f.fx.User(domain.PlanPro, true), f.fx.User(domain.PlanPro, true)
+	cred1, key1 := f.fx.KeyWithID(u1.ID, nil, nil)
+	key2 := f.fx.Key(u2.ID, nil)
+	cfg := middleware.ConcurrencyConfig{PerCredential: 1, PerProcess: 1}
+	a, b := f.cappedInstance(cfg), f.cappedInstance(cfg)
+	large := "/v2/transactions?limit=250"
+
+	ctx := context.Background()
+	lock, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(ctx)
+	if _, err := lock.Exec(ctx, `LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan capResult, 1)
+	go func() { held <- getWith(t, a+large, key1) }()
+	waitHeld(t, f, u1.ID, 1, cred1)
+	wantCapped(t, "another tenant's large listing on the busy process", getWith(t, a+large, key2), false)
+	if err := lock.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-held; r.status != http.StatusOK {
+		t.Fatalf("held listing: %d %s", r.status, r.body)
+	}
+	for _, url := range []string{b, a} {
+		if r := getWith(t, url+large, key2); r.status != http.StatusOK {
+			t.Fatalf("large listing on %s once the process is free: %d %s", url, r.status, r.body)
+		}
+	}
+}

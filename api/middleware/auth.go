@@ -1,12 +1,14 @@
 package middleware
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"golang.org/x/time/rate"
 
 	"github.com/finsync/finsync/storage"
 )
@@ -69,17 +72,27 @@ type AuthConfig struct {
 	// of its own (see Authenticate).
 	FailuresPerMinute float64
 	FailureBurst      int
+	// BlockedLookupsPerSecond bounds, per process, the lookups of
+	// well-formed secrets that arrive from addresses whose budget for
+	// unknown credentials is spent and that this process has not seen
+	// authenticate: such a secret is still looked up, so a valid key sent
+	// from an address where others fail (an office, a NAT) works on every
+	// process, while an unknown one gets 429. Past this rate they get 429
+	// unread, so a flood from blocked addresses costs the database at most
+	// this many lookups a second per process. Zero means 50.
+	BlockedLookupsPerSecond float64
 }
 
 // DefaultAuthConfig returns the production tuning.
 func DefaultAuthConfig() AuthConfig {
 	return AuthConfig{
-		CacheTTL:          5 * time.Minute,
-		VersionCheckEvery: time.Second,
-		CacheSize:         100_000,
-		TouchEvery:        30 * time.Second,
-		FailuresPerMinute: 60,
-		FailureBurst:      30,
+		CacheTTL:                5 * time.Minute,
+		VersionCheckEvery:       time.Second,
+		CacheSize:               100_000,
+		TouchEvery:              30 * time.Second,
+		FailuresPerMinute:       60,
+		FailureBurst:            30,
+		BlockedLookupsPerSecond: 50,
 	}
 }
 
@@ -121,6 +134,9 @@ type Authenticator struct {
 	cfg      AuthConfig
 	log      *slog.Logger
 	failures *Limiters
+	// blockedLookups paces lookups from blocked addresses
+	// (AuthConfig.BlockedLookupsPerSecond).
+	blockedLookups *rate.Limiter
 	// blocked remembers, per budget (an address, or an address and a
 	// credential), until when the shared failure budget refused it.
 	blockMu   sync.Mutex
@@ -158,10 +174,12 @@ func NewAuthenticator(store CredentialStore, cfg AuthConfig, log *slog.Logger) *
 		cfg:      cfg,
 		log:      log,
 		failures: NewLimiters(),
-		blocked:  make(map[string]time.Time),
-		vouched:  make(map[[32]byte]time.Time),
-		cache:    make(map[[32]byte]cacheEntry),
-		touched:  make(map[uuid.UUID]time.Time),
+		blockedLookups: rate.NewLimiter(rate.Limit(cmp.Or(cfg.BlockedLookupsPerSecond, 50)),
+			int(max(cmp.Or(cfg.BlockedLookupsPerSecond, 50), 1))),
+		blocked: make(map[string]time.Time),
+		vouched: make(map[[32]byte]time.Time),
+		cache:   make(map[[32]byte]cacheEntry),
+		touched: make(map[uuid.UUID]time.Time),
 	}
 }
 
@@ -374,7 +392,7 @@ func (a *Authenticator) Authenticate(r Responder) gin.HandlerFunc {
 			c.Abort()
 			return
 		}
-		ip := c.ClientIP()
+		ip := ClientNetwork(c.ClientIP())
 		if !wellFormed(secret) {
 			// Never a key: the address's budget alone, and no hashing of
 			// whatever length was sent.
@@ -396,8 +414,7 @@ func (a *Authenticator) Authenticate(r Responder) gin.HandlerFunc {
 			return
 		}
 		if wait, blocked := a.isBlocked(ip, failLimit); blocked && !vouched {
-			r.RateLimited(c, failLimit, wait)
-			c.Abort()
+			a.authenticateBlocked(c, r, hash, failLimit, wait)
 			return
 		}
 		p, err := a.lookup(c.Request.Context(), hash)
@@ -425,6 +442,35 @@ func (a *Authenticator) Authenticate(r Responder) gin.HandlerFunc {
 		c.Set(principalKey, &p)
 		c.Next()
 	}
+}
+
+// authenticateBlocked handles a well-formed secret, not vouched for here,
+// from an address whose budget for unknown credentials is spent: within
+// the process's pace of such lookups it is looked up, and a valid key
+// goes on (and is vouched for); anything else is refused 429, as the
+// address is, without spending more of any budget (the address is already
+// refused, and a known credential's failures are counted when its address
+// is not).
+func (a *Authenticator) authenticateBlocked(c *gin.Context, r Responder, hash [32]byte, limit LimitInfo, wait time.Duration) {
+	if !a.blockedLookups.Allow() {
+		r.RateLimited(c, limit, wait)
+		c.Abort()
+		return
+	}
+	p, err := a.lookup(c.Request.Context(), hash)
+	if err != nil && !errors.Is(err, errBadCredential) {
+		ServerError(c, r, a.log, fmt.Errorf("credential lookup: %w", err))
+		return
+	}
+	if _, bad := refused(p); err != nil || bad {
+		r.RateLimited(c, limit, wait)
+		c.Abort()
+		return
+	}
+	a.vouch(hash)
+	a.touch(p.CredentialID)
+	c.Set(principalKey, &p)
+	c.Next()
 }
 
 // refused says why a known credential may not authenticate, if it may not.
@@ -577,4 +623,21 @@ func (a *Authenticator) flushOnce(ctx context.Context) {
 	if err := a.store.TouchCredentials(ctx, batch); err != nil {
 		a.log.WarnContext(ctx, "record credential use", "error", err)
 	}
+}
+
+// ClientNetwork names the network a client address stands for in failure
+// budgets: an IPv4 address (an IPv4-mapped IPv6 one unmapped) itself, an
+// IPv6 address its /64, since one subscriber usually holds a whole /64 and
+// could otherwise spend a fresh budget per address. Caveat: clients sharing
+// a /64 share a budget; a string that is not an address is kept as it is.
+func ClientNetwork(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	return netip.PrefixFrom(ip.WithZone(""), 64).Masked().String()
 }

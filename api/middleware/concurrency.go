@@ -29,6 +29,10 @@ const (
 	// database server a preview's CPU is felt by every tenant, so a
 	// credential's second concurrent preview would double its share.
 	DefaultExpensivePerCredential = 1
+	// DefaultExpensivePerProcess is how many expensive requests one
+	// process runs at once, of all credentials together: half of serve's
+	// default pool (16 connections), leaving the rest to short reads.
+	DefaultExpensivePerProcess = 8
 	// DefaultLargeListing is the page size above which a listing counts
 	// as expensive (the default pages, 50 and 100, do not).
 	DefaultLargeListing = 100
@@ -53,6 +57,12 @@ type ConcurrencyConfig struct {
 	// OutageBackoff is how long the local fallback is used after the
 	// store failed (default 1 s).
 	OutageBackoff time.Duration
+	// PerProcess caps the expensive requests one process runs at once,
+	// whatever their credentials (default DefaultExpensivePerProcess), so
+	// that many tenants each within their own cap cannot take every
+	// connection of the process's pool together. It is a bound on this
+	// process's own resources, so it holds per process by design.
+	PerProcess int
 	// RefusalMemory is how long a process answers a credential's
 	// expensive requests 429 from memory after the store found all its
 	// slots held (default 100 ms), so that a client hammering past the
@@ -76,6 +86,9 @@ func (c ConcurrencyConfig) withDefaults() ConcurrencyConfig {
 	}
 	if c.LargeListing <= 0 {
 		c.LargeListing = DefaultLargeListing
+	}
+	if c.PerProcess <= 0 {
+		c.PerProcess = DefaultExpensivePerProcess
 	}
 	return c
 }
@@ -110,7 +123,8 @@ const (
 // client hammering past the cap does not reach the database per request.
 //
 // Guarantee: a credential never runs more than PerCredential expensive
-// requests at once across the fleet. Caveats: a slot freed on another
+// requests at once across the fleet, and a process never more than
+// PerProcess of all credentials together. Caveats: a slot freed on another
 // process may be seen up to RefusalMemory late; a process that dies keeps
 // its requests' slots until their TTL (15 s) runs out; while PostgreSQL
 // cannot be reached each process caps the credential in its own memory, so
@@ -121,6 +135,10 @@ type Concurrency struct {
 	cfg    ConcurrencyConfig
 	holder uuid.UUID
 	log    *slog.Logger
+
+	// running holds a token per expensive request this process runs
+	// (ConcurrencyConfig.PerProcess).
+	running chan struct{}
 
 	mu        sync.Mutex
 	downUntil time.Time
@@ -134,7 +152,9 @@ func NewConcurrency(store SlotStore, cfg ConcurrencyConfig, log *slog.Logger) *C
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Concurrency{store: store, cfg: cfg.withDefaults(), holder: uuid.New(), log: log, local: map[uuid.UUID]int{}, refused: map[uuid.UUID]time.Time{}}
+	cfg = cfg.withDefaults()
+	return &Concurrency{store: store, cfg: cfg, holder: uuid.New(), log: log, running: make(chan struct{}, cfg.PerProcess),
+		local: map[uuid.UUID]int{}, refused: map[uuid.UUID]time.Time{}}
 }
 
 // Handler caps the authenticated credential's requests to the routes
@@ -145,6 +165,14 @@ func (k *Concurrency) Handler(r Responder, routes ExpensiveRoutes) gin.HandlerFu
 		p := GetPrincipal(c)
 		if p == nil || !k.expensive(c, routes) {
 			c.Next()
+			return
+		}
+		select {
+		case k.running <- struct{}{}:
+			defer func() { <-k.running }()
+		default:
+			r.RateLimited(c, LimitInfo{Name: ConcurrentLimitName, Count: k.cfg.PerProcess}, k.cfg.RetryAfter)
+			c.Abort()
 			return
 		}
 		release, ok := k.acquire(c.Request.Context(), p)

@@ -2,10 +2,10 @@ package ops
 
 import (
 	"context"
-	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -67,22 +67,6 @@ func newGuard(store *storage.Store, cfg Throttle) *guard {
 	return &guard{store: store, cfg: cfg, blocked: make(map[string]time.Time)}
 }
 
-// clientKey is the client a per-address budget belongs to: an IPv4
-// address (an IPv4-mapped IPv6 one unmapped) whole, an IPv6 address's /64
-// (one subscriber's network hands out a whole /64, so a guesser holding
-// one would otherwise have 2^64 budgets). Anything else is used as it is.
-func clientKey(addr string) string {
-	ip, err := netip.ParseAddr(addr)
-	if err != nil {
-		return addr
-	}
-	ip = ip.Unmap()
-	if ip.Is4() {
-		return ip.String()
-	}
-	return netip.PrefixFrom(ip.WithZone(""), 64).Masked().String()
-}
-
 func (g *guard) budgets(client string) (address, global storage.FailureBudget) {
 	return storage.FailureBudget{Bucket: "address:" + client, Burst: max(g.cfg.PerAddressBurst, 1), PerSecond: g.cfg.PerAddressPerMinute / 60},
 		storage.FailureBudget{Bucket: globalBucket, Burst: max(g.cfg.GlobalBurst, 1), PerSecond: g.cfg.GlobalPerMinute / 60}
@@ -103,14 +87,14 @@ func refill(b storage.FailureBudget) time.Duration {
 }
 
 // check runs matches for a request from addr (an IPv6 address counts for
-// its /64, clientKey) unless a budget is spent: a refused address, or a
+// its /64, middleware.ClientNetwork) unless a budget is spent: a refused address, or a
 // spent global budget, gets limited without the token being compared, so
 // a guesser learns nothing while throttled. A failure spends one token of
 // both budgets. Caveat: concurrent failures that all passed the read
 // before any spent may each be answered 401, the last ones 429 — the
 // budgets still count every one.
 func (g *guard) check(ctx context.Context, addr string, matches func() bool) (verdict, time.Duration, error) {
-	addr = clientKey(addr)
+	addr = middleware.ClientNetwork(addr)
 	if wait := g.remembered(addr); wait > 0 {
 		return limited, wait, nil
 	}
