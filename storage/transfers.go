@@ -22,6 +22,7 @@ var ErrTransferConflict = errors.New("transaction already paired")
 // message is for the API client.
 type TransferInvalidError struct{ Msg string }
 
+// Error returns the message for the client.
 func (e *TransferInvalidError) Error() string { return e.Msg }
 
 // Transfer listing filters: whether a transaction listing includes the
