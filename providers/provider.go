@@ -51,6 +51,12 @@ type AccountSet struct {
 	// spent quota or a 429 (Account.BalancesUnknown) can be fetched again:
 	// the next full sync should not be scheduled before it.
 	NextAllowedAt time.Time
+	// ConsentExpiresAt, when not zero, is when the user's consent to this
+	// connection ends (a PSD2 session's valid_until): after it, calls fail
+	// with ReauthRequired until the user links the bank again. Caveat: the
+	// core does not store it yet; it is reported for the connection's
+	// lifecycle (reminders before the end).
+	ConsentExpiresAt time.Time
 }
 
 // CategoryRef is a provider's category for a transaction.

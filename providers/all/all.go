@@ -6,6 +6,7 @@ package all
 
 import (
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/enablebanking"
 	"github.com/finsync/finsync/providers/gocardless"
 	"github.com/finsync/finsync/providers/mercury"
 	"github.com/finsync/finsync/providers/plaid"
@@ -28,6 +29,9 @@ func NewRegistry() *providers.Registry {
 	})
 	r.Register(simplefin.Describe(), func(d providers.Deps) providers.Provider {
 		return simplefin.New(d.HTTPClient, simplefin.WithClock(d.Now))
+	})
+	r.Register(enablebanking.Describe(), func(d providers.Deps) providers.Provider {
+		return enablebanking.New(d.HTTPClient, enablebanking.WithClock(d.Now), enablebanking.WithQuotas(d.Quotas))
 	})
 	return r
 }
