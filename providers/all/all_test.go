@@ -1,6 +1,9 @@
 package all_test
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/finsync/finsync/providers"
@@ -9,7 +12,7 @@ import (
 
 func TestRegistryHoldsEveryProvider(t *testing.T) {
 	r := all.NewRegistry()
-	want := []string{"gocardless", "mercury", "plaid", "simplefin", "stripe"}
+	want := adapterFolders(t)
 	got := r.Names()
 	if len(got) != len(want) {
 		t.Fatalf("names = %v, want %v", got, want)
@@ -36,4 +39,30 @@ func TestRegistryHoldsEveryProvider(t *testing.T) {
 	if _, err := r.New("nope", providers.Deps{}); err == nil {
 		t.Error("unknown provider built")
 	}
+}
+
+// frameworkFolders are the folders under providers/ that hold no adapter.
+var frameworkFolders = map[string]bool{"all": true, "internal": true, "providertest": true, "sim": true}
+
+// adapterFolders lists the adapters' folders under providers/, sorted:
+// each is one provider, named as its folder, which the registry must hold
+// (so a provider added without its registration line fails, and no test
+// keeps a list of providers by hand).
+func adapterFolders(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(moduleRoot(t), "providers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && !frameworkFolders[e.Name()] {
+			out = append(out, e.Name())
+		}
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		t.Fatal("no adapter folders under providers/")
+	}
+	return out
 }
