@@ -166,7 +166,8 @@ func mapAccount(uid string, d details) providers.Account {
 
 // applyBalances picks current (CLBD ?? XPCD ?? ITBD ?? OPBD) and available
 // (CLAV ?? ITAV ?? FWAV ?? XPCD). On credit and loan accounts the bank's
-// negative balance becomes the positive amount owed.
+// negative current balance becomes the positive amount owed; their
+// available balance is the credit left, as the bank gives it.
 func applyBalances(acc *providers.Account, bals []balance) {
 	byType := map[string]balance{}
 	for _, b := range bals {
@@ -174,11 +175,11 @@ func applyBalances(acc *providers.Account, bals []balance) {
 			byType[b.BalanceType] = b
 		}
 	}
-	pick := func(types ...string) *domain.Money {
+	pick := func(owed bool, types ...string) *domain.Money {
 		for _, t := range types {
 			if b, ok := byType[t]; ok {
 				m := domain.MoneyFromDecimal(b.BalanceAmount.Amount)
-				if acc.Type == "credit" || acc.Type == "loan" {
+				if owed && (acc.Type == "credit" || acc.Type == "loan") {
 					m = m.Neg()
 				}
 				acc.Currency = cmp.Or(acc.Currency, strings.ToUpper(b.BalanceAmount.Currency))
@@ -187,6 +188,6 @@ func applyBalances(acc *providers.Account, bals []balance) {
 		}
 		return nil
 	}
-	acc.CurrentBalance = pick("CLBD", "XPCD", "ITBD", "OPBD")
-	acc.AvailableBalance = pick("CLAV", "ITAV", "FWAV", "XPCD")
+	acc.CurrentBalance = pick(true, "CLBD", "XPCD", "ITBD", "OPBD")
+	acc.AvailableBalance = pick(false, "CLAV", "ITAV", "FWAV")
 }
