@@ -207,3 +207,18 @@ type Provider interface {
 	// inclusive; ErrNotSupported where the provider has none.
 	InvestmentTransactions(ctx context.Context, conn Connection, start, end domain.Date) (InvestmentTransactions, error)
 }
+
+// NoInvestments is embedded by an adapter whose provider offers no
+// investments: its Holdings and InvestmentTransactions return
+// ErrNotSupported, as the contract asks.
+type NoInvestments struct{}
+
+// Holdings returns ErrNotSupported.
+func (NoInvestments) Holdings(context.Context, Connection) (Holdings, error) {
+	return Holdings{}, ErrNotSupported
+}
+
+// InvestmentTransactions returns ErrNotSupported.
+func (NoInvestments) InvestmentTransactions(context.Context, Connection, domain.Date, domain.Date) (InvestmentTransactions, error) {
+	return InvestmentTransactions{}, ErrNotSupported
+}

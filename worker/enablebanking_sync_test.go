@@ -172,7 +172,7 @@ func TestEnableBankingWeekNeverExceedsTheDailyQuota(t *testing.T) {
 	t.Cleanup(srv.Close)
 	e.root = srv.URL
 	st := storage.New(pool)
-	adapter := enablebanking.New(srv.Client(), enablebanking.WithClock(e.sim.WallNow), enablebanking.WithQuotas(st))
+	adapter := enablebanking.New(providers.Deps{HTTPClient: srv.Client(), Now: e.sim.WallNow, Quotas: st})
 	e.syncer.Providers = map[string]providers.Provider{
 		enablebanking.Name: providers.NewResilient(adapter, resilience.Config{Limits: &resilience.Limits{}}),
 	}

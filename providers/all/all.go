@@ -30,8 +30,6 @@ func NewRegistry() *providers.Registry {
 	r.Register(simplefin.Describe(), func(d providers.Deps) providers.Provider {
 		return simplefin.New(d.HTTPClient, simplefin.WithClock(d.Now))
 	})
-	r.Register(enablebanking.Describe(), func(d providers.Deps) providers.Provider {
-		return enablebanking.New(d.HTTPClient, enablebanking.WithClock(d.Now), enablebanking.WithQuotas(d.Quotas))
-	})
+	r.Register(enablebanking.Describe(), enablebanking.New)
 	return r
 }

@@ -12,7 +12,7 @@ import (
 func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Suite{
 		Provider:   enablebanking.Name,
-		New:        func(c *http.Client) providers.Provider { return enablebanking.New(c) },
+		New:        func(c *http.Client) providers.Provider { return enablebanking.New(providers.Deps{HTTPClient: c}) },
 		BaseURL:    func(root string) string { return root + "/enablebanking" },
 		LoginCodes: []string{"EXPIRED_SESSION"},
 	})
