@@ -13,12 +13,12 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/finsync/finsync/domain"
-	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/enablebanking"
 	"github.com/finsync/finsync/providers/sim"
-	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
+	"github.com/finsync/finsync/worker"
 )
 
 // pendingIDs lists the connection's stored pending provider ids.
@@ -171,12 +171,13 @@ func TestEnableBankingWeekNeverExceedsTheDailyQuota(t *testing.T) {
 	srv := httptest.NewServer(watch)
 	t.Cleanup(srv.Close)
 	e.root = srv.URL
-	st := storage.New(pool)
-	adapter := enablebanking.New(providers.Deps{HTTPClient: srv.Client(), Now: e.sim.WallNow, Quotas: st})
-	e.syncer.Providers = map[string]providers.Provider{
-		enablebanking.Name: providers.NewResilient(adapter, resilience.Config{Limits: &resilience.Limits{}}),
+	// One clock, the simulator's, for the Syncer's "today" and the
+	// adapters' windows and quota days; quotas counted in PostgreSQL.
+	provs, err := worker.NewProviders(all.NewRegistry(), worker.ProviderOptions{Unlimited: true, Quotas: storage.New(pool), Now: e.sim.WallNow})
+	if err != nil {
+		t.Fatal(err)
 	}
-	e.syncer.Now = e.sim.WallNow
+	e.syncer.Providers, e.syncer.Now = provs, e.sim.WallNow
 	c := e.connect("enablebanking", "week")
 	for range 7 {
 		for range 5 {
