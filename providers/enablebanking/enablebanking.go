@@ -44,8 +44,7 @@ func Describe() providers.Description {
 			{Key: "private_key", Required: true, Doc: "the application's RSA private key, PEM"},
 			{Key: "session_id", Required: true, Doc: "the session the user authorised (POST /sessions)"},
 		},
-		// No API-wide rate is published; the banks' quota is DailyQuota.
-		Limits: providers.Limits{Provider: providers.PerSecond(10, 20)},
+		// No Limits: none is published; the banks' quota is DailyQuota.
 	}
 }
 
