@@ -103,7 +103,9 @@ type TransactionRequest struct {
 	// Next, or "" for the first sync.
 	Cursor string
 	// PendingIDs are the provider ids of stored pending transactions, for
-	// providers that must re-check them (Stripe).
+	// providers that must re-check them (Stripe). They are given on the
+	// first page of a sync only (Cursor as the last sync left it); later
+	// pages of the same sync carry none.
 	PendingIDs []string
 	// Today is the current UTC date, used for date windows.
 	Today domain.Date
@@ -118,7 +120,10 @@ type TransactionPage struct {
 	// ReplacePendingFor, when non-empty, says that the pending transactions
 	// in Upserts are the complete pending set for these provider account ids:
 	// any other stored pending transaction of those accounts has vanished and
-	// becomes deleted (GoCardless signals removals this way).
+	// becomes deleted (GoCardless signals removals this way). The set must
+	// be whole in this one page: an adapter whose provider pages an
+	// account's rows (a continuation key) reads every page of that account
+	// before returning it (Enable Banking does).
 	ReplacePendingFor []string
 	// Next is the opaque cursor to store with this page and resume from.
 	Next string
