@@ -51,6 +51,12 @@ type AccountSet struct {
 	// spent quota or a 429 (Account.BalancesUnknown) can be fetched again:
 	// the next full sync should not be scheduled before it.
 	NextAllowedAt time.Time
+	// ConsentExpiresAt, when not zero, is when the user's consent to this
+	// connection ends (a PSD2 session's valid_until): after it, calls fail
+	// with ReauthRequired until the user links the bank again. Caveat: the
+	// core does not store it yet; it is reported for the connection's
+	// lifecycle (reminders before the end).
+	ConsentExpiresAt time.Time
 }
 
 // CategoryRef is a provider's category for a transaction.
@@ -97,7 +103,9 @@ type TransactionRequest struct {
 	// Next, or "" for the first sync.
 	Cursor string
 	// PendingIDs are the provider ids of stored pending transactions, for
-	// providers that must re-check them (Stripe).
+	// providers that must re-check them (Stripe). They are given on the
+	// first page of a sync only (Cursor as the last sync left it); later
+	// pages of the same sync carry none.
 	PendingIDs []string
 	// Today is the current UTC date, used for date windows.
 	Today domain.Date
@@ -112,7 +120,10 @@ type TransactionPage struct {
 	// ReplacePendingFor, when non-empty, says that the pending transactions
 	// in Upserts are the complete pending set for these provider account ids:
 	// any other stored pending transaction of those accounts has vanished and
-	// becomes deleted (GoCardless signals removals this way).
+	// becomes deleted (GoCardless signals removals this way). The set must
+	// be whole in this one page: an adapter whose provider pages an
+	// account's rows (a continuation key) reads every page of that account
+	// before returning it (Enable Banking does).
 	ReplacePendingFor []string
 	// Next is the opaque cursor to store with this page and resume from.
 	Next string
@@ -200,4 +211,19 @@ type Provider interface {
 	// InvestmentTransactions fetches investment events between two dates,
 	// inclusive; ErrNotSupported where the provider has none.
 	InvestmentTransactions(ctx context.Context, conn Connection, start, end domain.Date) (InvestmentTransactions, error)
+}
+
+// NoInvestments is embedded by an adapter whose provider offers no
+// investments: its Holdings and InvestmentTransactions return
+// ErrNotSupported, as the contract asks.
+type NoInvestments struct{}
+
+// Holdings returns ErrNotSupported.
+func (NoInvestments) Holdings(context.Context, Connection) (Holdings, error) {
+	return Holdings{}, ErrNotSupported
+}
+
+// InvestmentTransactions returns ErrNotSupported.
+func (NoInvestments) InvestmentTransactions(context.Context, Connection, domain.Date, domain.Date) (InvestmentTransactions, error) {
+	return InvestmentTransactions{}, ErrNotSupported
 }

@@ -241,3 +241,33 @@ func TestMemoryQuotasLowerCountWins(t *testing.T) {
 		t.Fatalf("quota = %d %v %v %v, want 3 left until %v", left, gotReset, known, err, reset)
 	}
 }
+
+// TestMemoryQuotasSpendCountsToTheLimit: a counted quota gives exactly its
+// limit per window on the caller's clock, refuses beyond it, starts anew
+// once the window is over, and a noted 429 (nothing left) stops spending.
+func TestMemoryQuotasSpendCountsToTheLimit(t *testing.T) {
+	ctx := context.Background()
+	q := resilience.NewMemoryQuotas()
+	now := time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
+	reset := now.Add(14 * time.Hour)
+	spent := 0
+	for range 6 {
+		if ok, err := q.SpendProviderQuota(ctx, "acme", "a1", "tx", 4, reset, now); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			spent++
+		}
+	}
+	if spent != 4 {
+		t.Fatalf("spent %d of a quota of 4", spent)
+	}
+	if ok, _ := q.SpendProviderQuota(ctx, "acme", "a1", "tx", 4, reset.Add(24*time.Hour), reset); !ok {
+		t.Fatal("the next window did not start anew")
+	}
+	if err := q.NoteProviderQuota(ctx, "acme", "a2", "tx", 0, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := q.SpendProviderQuota(ctx, "acme", "a2", "tx", 4, time.Now().Add(24*time.Hour), time.Now()); ok {
+		t.Fatal("spent a quota noted as exhausted")
+	}
+}

@@ -28,6 +28,15 @@ type QuotaStore interface {
 	// NoteProviderQuota records a quota the provider reported; within one
 	// quota window the lower count wins.
 	NoteProviderQuota(ctx context.Context, provider, resource, endpoint string, remaining int, reset time.Time) error
+	// SpendProviderQuota spends one call of a quota the caller counts
+	// itself (the provider reports none): limit calls per window ending at
+	// reset. It reports ok=false, spending nothing, when the window current
+	// at now (the caller's clock) has none left; a window whose reset is not
+	// after now is over, and a new one starts with limit calls. Checking and
+	// spending are one atomic step for every process sharing the store.
+	// Caveat: a call spent and then failed is not given back, so the count
+	// errs on the side of calls never made.
+	SpendProviderQuota(ctx context.Context, provider, resource, endpoint string, limit int, reset, now time.Time) (ok bool, err error)
 }
 
 // MemoryQuotas is a QuotaStore in one process's memory: for unit tests and
@@ -78,6 +87,23 @@ func (q *MemoryQuotas) NoteProviderQuota(_ context.Context, provider, resource, 
 	}
 	q.m[k] = memoryQuota{remaining: remaining, reset: reset}
 	return nil
+}
+
+// SpendProviderQuota spends one call of a counted quota (see QuotaStore).
+func (q *MemoryQuotas) SpendProviderQuota(_ context.Context, provider, resource, endpoint string, limit int, reset, now time.Time) (bool, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	k := [3]string{provider, resource, endpoint}
+	v, ok := q.m[k]
+	if !ok || !v.reset.After(now) {
+		v = memoryQuota{remaining: limit, reset: reset}
+	}
+	if v.remaining <= 0 {
+		return false, nil
+	}
+	v.remaining--
+	q.m[k] = v
+	return true, nil
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -100,3 +100,37 @@ ON CONFLICT (provider, resource, endpoint) DO UPDATE SET
 	}
 	return nil
 }
+
+// spendProviderQuotaSQL spends one call of a counted quota in one
+// statement: a window not reset by $7 (the caller's now) loses one call if
+// it has one left, an ended or missing one starts anew with $4 calls. It
+// returns no row when nothing is left.
+const spendProviderQuotaSQL = `
+INSERT INTO provider_quotas AS q (provider, resource, endpoint, remaining, reset_at, updated_at)
+VALUES ($1, $2, $3, $4::int - 1, $5, now())
+ON CONFLICT (provider, resource, endpoint) DO UPDATE SET
+    remaining = CASE WHEN q.reset_at > $6 THEN q.remaining - 1 ELSE EXCLUDED.remaining END,
+    reset_at = CASE WHEN q.reset_at > $6 THEN q.reset_at ELSE EXCLUDED.reset_at END,
+    updated_at = now()
+WHERE q.reset_at <= $6 OR q.remaining > 0
+RETURNING remaining`
+
+// SpendProviderQuota spends one call of a quota the caller counts itself
+// (limit calls per window ending at reset), atomically for every process;
+// ok=false says the window current at now has none left. Windows are
+// judged on the caller's clock now, not the database's, so that an adapter
+// and the provider agree on the day. Caveat: limit below 1 never spends.
+func (s *Store) SpendProviderQuota(ctx context.Context, provider, resource, endpoint string, limit int, reset, now time.Time) (bool, error) {
+	if limit < 1 {
+		return false, nil
+	}
+	var left int
+	err := s.pool.QueryRow(ctx, spendProviderQuotaSQL, provider, resource, endpoint, limit, reset, now).Scan(&left)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("spend %s quota of %s/%s: %w", provider, resource, endpoint, err)
+	}
+	return true, nil
+}

@@ -150,3 +150,47 @@ func BenchmarkLeaseRateTokens(b *testing.B) {
 		}
 	}
 }
+
+// TestSpendProviderQuotaIsAtomic: workers spending one counted quota
+// concurrently get exactly its limit per window, and a window over on the
+// caller's clock starts anew.
+func TestSpendProviderQuotaIsAtomic(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	st := storage.New(pool)
+	ctx := context.Background()
+	now := time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
+	reset := now.Truncate(24 * time.Hour).Add(24 * time.Hour)
+	var spent atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				ok, err := st.SpendProviderQuota(ctx, "acme", "acct-1", "transactions", 4, reset, now)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					spent.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if spent.Load() != 4 {
+		t.Fatalf("spent %d calls of a quota of 4", spent.Load())
+	}
+	if ok, err := st.SpendProviderQuota(ctx, "acme", "acct-2", "transactions", 4, reset, now); err != nil || !ok {
+		t.Fatalf("another resource's quota: ok=%v err=%v", ok, err)
+	}
+	next := reset.Add(time.Hour)
+	if ok, err := st.SpendProviderQuota(ctx, "acme", "acct-1", "transactions", 4, reset.Add(24*time.Hour), next); err != nil || !ok {
+		t.Fatalf("the next day's window: ok=%v err=%v", ok, err)
+	}
+	rem, _, known, err := st.ProviderQuota(ctx, "acme", "acct-1", "transactions")
+	if err != nil || !known || rem != 3 {
+		t.Fatalf("after one call of a new window: remaining %d known %v err %v, want 3", rem, known, err)
+	}
+}

@@ -25,6 +25,10 @@ type ProviderOptions struct {
 	Quotas providers.QuotaStore
 	// Metrics records every call to a provider; nil records none.
 	Metrics *Metrics
+	// Now is the adapters' clock (date windows, quota days); give the
+	// Syncer's Now too, so that "today" is one day for both (a simulator's
+	// clock in tests and demos). Nil means time.Now.
+	Now func() time.Time
 }
 
 // NewProviders builds every registered adapter behind the shared resilience
@@ -38,7 +42,7 @@ func NewProviders(reg *providers.Registry, opts ProviderOptions) (map[string]pro
 	}
 	out := make(map[string]providers.Provider)
 	for _, name := range reg.Names() {
-		p, err := reg.New(name, providers.Deps{HTTPClient: client, Quotas: opts.Quotas})
+		p, err := reg.New(name, providers.Deps{HTTPClient: client, Quotas: opts.Quotas, Now: opts.Now})
 		if err != nil {
 			return nil, fmt.Errorf("build %s adapter: %w", name, err)
 		}

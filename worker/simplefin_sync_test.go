@@ -11,6 +11,7 @@ import (
 // incremental sync after time advances posts the pending rows it saw.
 func TestSimpleFINSyncThroughTheWorker(t *testing.T) {
 	e := newSyncEnv(t)
+	e.syncer.Now = e.sim.WallNow // "today" is the simulator's, as the adapter's windows must see it
 	c := e.connect("simplefin", "worker")
 	e.mustSync(c)
 	ctx := context.Background()

@@ -143,3 +143,54 @@ func TestConnectionsAddClaimsASetupToken(t *testing.T) {
 		t.Fatalf("%d connections after the spent token, want 1", conns)
 	}
 }
+
+// TestConnectionsAddEnableBanking: --sim --check adds an Enable Banking
+// connection the simulator accepts, its private key sealed with the rest;
+// a minted application with a session it does not own is refused by
+// --check, nothing stored.
+func TestConnectionsAddEnableBanking(t *testing.T) {
+	key := strings.Repeat("0b", 32)
+	t.Setenv("FINSYNC_ENCRYPTION_KEY", key)
+	pool, dbURL := storagetest.NewDB(t)
+	s := httptest.NewServer(allsim.New(sim.Options{Seed: 5}))
+	defer s.Close()
+	uid := run(t, dbURL, "users", "create", "--email", "eb@example.com", "--plan", "standard")["id"].(string)
+	add := []string{"connections", "add", "--user", uid, "--provider", "enablebanking", "--sim-url", s.URL, "--check"}
+	if c := run(t, dbURL, append(add, "--sim")...); c["status"] != "active" {
+		t.Fatalf("connection %v", c)
+	}
+	var sealed []byte
+	if err := pool.QueryRow(context.Background(), `SELECT credentials_encrypted FROM bank_connections`).Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(sealed, []byte("PRIVATE KEY")) {
+		t.Fatal("the private key is stored in the clear")
+	}
+	box, err := secrets.FromHex(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := box.Open(sealed)
+	var stored map[string]string
+	if err != nil || json.Unmarshal(plain, &stored) != nil || stored["session_id"] == "" || !strings.Contains(stored["private_key"], "PRIVATE KEY") {
+		t.Fatalf("stored credentials do not open to the three keys: %v", err)
+	}
+	resp, err := http.Get(s.URL + "/_sim/enablebanking/credentials")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app map[string]string
+	if err := json.NewDecoder(resp.Body).Decode(&app); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	app["session_id"] = stored["session_id"] // the demo application's session
+	creds, _ := json.Marshal(app)
+	err = runErr(t, dbURL, "connections", "add", "--user", uid, "--provider", "enablebanking", "--base-url", s.URL+"/enablebanking", "--check", "--credentials", string(creds))
+	if err == nil || !strings.Contains(err.Error(), "nothing stored") {
+		t.Fatalf("another application's session: %v", err)
+	}
+	if conns, _ := storedRows(t, pool); conns != 1 {
+		t.Fatalf("%d connections, want 1", conns)
+	}
+}

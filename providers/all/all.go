@@ -6,6 +6,7 @@ package all
 
 import (
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/enablebanking"
 	"github.com/finsync/finsync/providers/gocardless"
 	"github.com/finsync/finsync/providers/mercury"
 	"github.com/finsync/finsync/providers/plaid"
@@ -29,5 +30,6 @@ func NewRegistry() *providers.Registry {
 	r.Register(simplefin.Describe(), func(d providers.Deps) providers.Provider {
 		return simplefin.New(d.HTTPClient, simplefin.WithClock(d.Now))
 	})
+	r.Register(enablebanking.Describe(), enablebanking.New)
 	return r
 }

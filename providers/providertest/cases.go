@@ -186,6 +186,10 @@ func testPendingPosts(t *testing.T, s Suite) {
 		t.Fatal("the walk found no pending transactions")
 	}
 	count := len(st.Tx)
+	was := map[string]providers.Transaction{}
+	for id, tx := range st.Tx {
+		was[id] = tx
+	}
 	if err := e.sim.Advance(s.AdvanceDays); err != nil {
 		t.Fatal(err)
 	}
@@ -198,21 +202,33 @@ func testPendingPosts(t *testing.T, s Suite) {
 			}
 		}
 	}
+	// Rows that posted under a new id without naming their pending one, by
+	// account, amount and currency: a provider that books a pending row
+	// under another id (GoCardless) replaces it this way.
+	booked := map[string]int{}
+	for id, tx := range st.Tx {
+		if _, old := was[id]; !old && tx.Status == domain.TxPosted {
+			booked[contentKey(tx)]++
+		}
+	}
 	stillPending, posted := 0, 0
 	for _, id := range pending {
 		tx, ok := st.Tx[id]
 		switch {
 		case ok && tx.Status == domain.TxPending:
 			stillPending++
-		case ok && tx.Status == domain.TxPosted:
+		case ok && tx.Status == domain.TxPosted, replacedBy[id]:
 			posted++
-		case replacedBy[id]:
+		case !ok && booked[contentKey(was[id])] > 0:
+			booked[contentKey(was[id])]--
 			posted++
 		}
 	}
-	if stillPending == len(pending) || posted == 0 && stillPending > 0 {
-		t.Errorf("after %d days %d of %d pending transactions are still pending, %d posted",
-			s.AdvanceDays, stillPending, len(pending), posted)
+	// Deleting every formerly pending row without a posted row in its place
+	// loses them end to end: at least one must have posted.
+	if stillPending == len(pending) || posted == 0 {
+		t.Errorf("after %d days %d of %d pending transactions are still pending, %d posted (deleted: %d)",
+			s.AdvanceDays, stillPending, len(pending), posted, len(pending)-stillPending-posted)
 	}
 	if len(st.Tx) <= count-len(pending) {
 		t.Errorf("no new transactions after advancing: %d before, %d after", count, len(st.Tx))
@@ -224,6 +240,12 @@ func testPendingPosts(t *testing.T, s Suite) {
 			}
 		}
 	}
+}
+
+// contentKey is what a pending row and the posted row replacing it share
+// whatever their ids: account, amount and currency.
+func contentKey(tx providers.Transaction) string {
+	return tx.ProviderAccountID + "|" + tx.Amount.String() + "|" + tx.Currency
 }
 
 func testInvestments(t *testing.T, s Suite) {

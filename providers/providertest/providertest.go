@@ -186,9 +186,11 @@ func (e *env) sync(ctx context.Context, cursor string, st *Store) (string, []pro
 		if i > 10000 {
 			e.t.Fatal("sync did not finish in 10000 pages")
 		}
-		page, err := e.p.Transactions(ctx, e.conn, providers.TransactionRequest{
-			Cursor: cursor, PendingIDs: st.PendingIDs(), Today: e.today(),
-		})
+		req := providers.TransactionRequest{Cursor: cursor, Today: e.today()}
+		if i == 0 { // as the worker does: on a sync's first page only
+			req.PendingIDs = st.PendingIDs()
+		}
+		page, err := e.p.Transactions(ctx, e.conn, req)
 		if err != nil {
 			e.t.Fatalf("Transactions page %d: %v", i, err)
 		}

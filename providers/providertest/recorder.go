@@ -192,7 +192,8 @@ func (r *Recording) Exercise(tb testing.TB) {
 }
 
 // Walk runs Transactions from cursor until Done, applying every page to st
-// (whose pending rows each request carries), and returns the final cursor.
+// (whose pending rows the first request carries), and returns the final
+// cursor.
 func (r *Recording) Walk(tb testing.TB, cursor string, st *Store) string {
 	tb.Helper()
 	today, err := parseToday(r.Sim)
@@ -203,9 +204,11 @@ func (r *Recording) Walk(tb testing.TB, cursor string, st *Store) string {
 		if i > 10000 {
 			tb.Fatal("sync did not finish in 10000 pages")
 		}
-		page, err := r.Provider.Transactions(tb.Context(), r.Conn, providers.TransactionRequest{
-			Cursor: cursor, PendingIDs: st.PendingIDs(), Today: today,
-		})
+		req := providers.TransactionRequest{Cursor: cursor, Today: today}
+		if i == 1 { // as the worker does: on a sync's first page only
+			req.PendingIDs = st.PendingIDs()
+		}
+		page, err := r.Provider.Transactions(tb.Context(), r.Conn, req)
 		if err != nil {
 			tb.Fatalf("Transactions page %d: %v", i, err)
 		}

@@ -8,6 +8,7 @@ package allsim
 import (
 	"encoding/json"
 
+	"github.com/finsync/finsync/providers/enablebanking/enablebankingsim"
 	"github.com/finsync/finsync/providers/gocardless/gocardlesssim"
 	"github.com/finsync/finsync/providers/mercury/mercurysim"
 	"github.com/finsync/finsync/providers/plaid/plaidsim"
@@ -25,6 +26,7 @@ func Providers() sim.Providers {
 		stripesim.Sim{},
 		mercurysim.Sim{},
 		simplefinsim.Sim{},
+		enablebankingsim.Sim{},
 	}
 }
 

@@ -3,6 +3,7 @@ package allsim_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -33,17 +34,27 @@ func TestEveryAdapterHasASimulator(t *testing.T) {
 	}
 }
 
-// ExampleCredentials shows the credential shape of each provider.
-func ExampleCredentials() {
+// TestSimulatorCredentialsFitTheirSchema checks that every simulated
+// provider's credentials are an object of the schema its adapter declares,
+// for whatever providers are registered.
+func TestSimulatorCredentialsFitTheirSchema(t *testing.T) {
+	reg := all.NewRegistry()
 	for _, p := range allsim.Providers().Names() {
-		var m map[string]string
-		_ = json.Unmarshal(allsim.Credentials(p, "demo"), &m)
-		fmt.Println(p, len(m))
+		d, ok := reg.Describe(p)
+		if !ok {
+			t.Fatalf("%s: no adapter", p)
+		}
+		if err := d.CheckCredentials(allsim.Credentials(p, "demo")); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
 	}
+}
+
+// ExampleCredentials shows a simulated connection's credential keys.
+func ExampleCredentials() {
+	var m map[string]string
+	_ = json.Unmarshal(allsim.Credentials("enablebanking", "demo"), &m)
+	fmt.Println(slices.Sorted(maps.Keys(m)))
 	// Output:
-	// plaid 3
-	// gocardless 3
-	// stripe 2
-	// mercury 1
-	// simplefin 1
+	// [application_id private_key session_id]
 }

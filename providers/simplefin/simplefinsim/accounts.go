@@ -148,18 +148,26 @@ func (s *server) writeAccount(b *simkit.JW, snap sim.Snapshot, k int, id string)
 	b.Int(s.h.DateOf(snap.Clock).Add(6 * time.Hour).Unix())
 }
 
-// writeTransactions writes slot k's transactions made in [start, end).
+// writeTransactions writes slot k's transactions posted (pending ones:
+// made) in [start, end).
 func (s *server) writeTransactions(b *simkit.JW, t *simkit.Timeline, k int, start, end time.Time, pending bool, clock int64) {
 	n := 0
 	hi := t.Count(min(clock, s.h.DayOf(end)))
-	for i := t.FirstIndex(s.h.DayOf(start)); i < hi; i++ {
+	for i := t.FirstIndex(s.h.DayOf(start) - 3); i < hi; i++ { // a row posts at most 3 days after it is made
 		if t.Account(i) != k {
 			continue
 		}
 		l := t.LifeOf(i)
 		st := l.State(clock)
 		at := s.h.DateOf(l.Day).Add(time.Duration(t.SecondOfDay(i)) * time.Second)
-		if st == simkit.Absent || st == simkit.Vanished || (st == simkit.Pending && !pending) || at.Before(start) || !at.Before(end) {
+		// The protocol's range is of posted dates (start inclusive, end
+		// exclusive); a pending row is in it by the time it was made.
+		posted := s.h.DateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i))*time.Second + 90*time.Minute)
+		in := posted
+		if st == simkit.Pending {
+			in = at
+		}
+		if st == simkit.Absent || st == simkit.Vanished || (st == simkit.Pending && !pending) || in.Before(start) || !in.Before(end) {
 			continue
 		}
 		c := t.ContentOf(i, simkit.AccountKind(k))
@@ -173,7 +181,7 @@ func (s *server) writeTransactions(b *simkit.JW, t *simkit.Timeline, k int, star
 		if st == simkit.Pending {
 			b.Int(0)
 		} else {
-			b.Int(s.h.DateOf(l.PostDay()).Add(time.Duration(t.SecondOfDay(i))*time.Second + 90*time.Minute).Unix())
+			b.Int(posted.Unix())
 		}
 		b.Raw(`,"amount":`)
 		b.CentsString(c.Amount)

@@ -181,3 +181,40 @@ func TestSetupTokenClaimsOnce(t *testing.T) {
 		t.Errorf("unknown token: %v %v", resp, err)
 	}
 }
+
+// TestRangeIsOfPostedInstants: the range is of posted instants, start
+// inclusive and end exclusive, as the protocol has it: a one-second window
+// starting at a transaction's posted instant holds it, one ending there
+// does not.
+func TestRangeIsOfPostedInstants(t *testing.T) {
+	_, srv := simtest.New(t, sim.Options{}, Sim{})
+	creds := simtest.Creds(t, Sim{}, "window")
+	var all accountSet
+	if st := get(t, srv, creds["access_url"], "", &all); st != http.StatusOK {
+		t.Fatalf("status %d", st)
+	}
+	checked := 0
+	for _, acc := range all.Accounts {
+		for _, tx := range acc.Transactions[:min(3, len(acc.Transactions))] {
+			for _, c := range []struct {
+				from int64
+				want bool
+			}{{tx.Posted, true}, {tx.Posted - 1, false}} {
+				var got accountSet
+				q := "?start-date=" + strconv.FormatInt(c.from, 10) + "&end-date=" + strconv.FormatInt(c.from+1, 10) + "&account=" + acc.ID
+				get(t, srv, creds["access_url"], q, &got)
+				found := false
+				for _, g := range got.Accounts[0].Transactions {
+					found = found || g.ID == tx.ID
+				}
+				if found != c.want {
+					t.Errorf("%s posted %d in [%d, %d): %v, want %v", tx.ID, tx.Posted, c.from, c.from+1, found, c.want)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no transactions to check")
+	}
+}
