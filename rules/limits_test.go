@@ -163,6 +163,66 @@ func TestProgSizeBoundsTheProgram(t *testing.T) {
 	}
 }
 
+// TestProgSizeMatchesTheCompiler checks that progSize is not only an
+// upper bound but the program's exact size for the usual forms (stars of
+// bodies that can and cannot match empty, plus, quest, captures,
+// alternations, counted repetitions), so that no rule within the limit is
+// refused for a pessimistic estimate: (?:a*b){600} compiles to 1,802
+// instructions and is estimated at 1,802.
+func TestProgSizeMatchesTheCompiler(t *testing.T) {
+	exact := []string{
+		`a`, `abc`, `(?i)abc`, `[a-z]`, `.`, `(?s).`, `^a$`, `\bfoo\b`, `a*`, `a+`, `a?`, `a*?`, `a+?`, `(a)`, `(?:a)`,
+		`(a*)*`, `(?:^)*`, `(?:a?)+`, `(?:a|)+`, `(a|b)*c`, `a|bc|d`, `x{3}`, `x{3,}`, `x{0,}`, `x{1,5}`, `x{0,5}`,
+		`(ab){2,4}`, `((a{2}){3}){4}`, `(?:a*b){600}`, `(?:\b*a){700}`, `\pL{1,100}`, `[a-z]{1,1000}`, `(?:abcdef){300}`,
+		`(?:)`, `()`, `a{0}`, `(?i)caf[eé]`, `\d{4}-\d{2}`, `(x{2,}){3}`, `(?:(?:a{1,10}){1,10}){1,9}`, `(?i)\pL{1,990}y`,
+	}
+	for _, p := range exact {
+		re, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := syntax.Compile(re.Simplify())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := progSize(re, 1<<30), len(prog.Inst); got != want {
+			t.Errorf("%s: progSize %d, the program has %d instructions", p, got, want)
+		}
+	}
+}
+
+// TestStoredPatternsCheckedExactly checks that a stored rule whose
+// pattern is estimated above the per-pattern limit but compiles within it
+// (a star of an empty group, which Simplify folds) still compiles, while a
+// client's is refused; and that one really over the limit is refused in
+// both modes.
+func TestStoredPatternsCheckedExactly(t *testing.T) {
+	folded := withCond(ruleCond("matches", `(?:(?:)*a){800}`)) // estimated 3,202, compiles to 1,602
+	if _, _, err := ValidateJSON([]byte(folded), Options{}); err == nil {
+		t.Fatal("a client's pattern estimated over the limit was accepted")
+	}
+	r, err := CompileJSON([]byte(folded), Meta{ID: uuid.New()})
+	if err != nil {
+		t.Fatalf("a stored pattern within the limit once compiled: %v", err)
+	}
+	p := Prepare(Input{Summary: strings.Repeat("a", 800)})
+	if !r.Matches(&p) {
+		t.Fatal("the stored rule does not match")
+	}
+	for _, ok := range []string{`(?:a*b){600}`, `(?i)\pL{1,990}y`} {
+		if _, _, err := ValidateJSON([]byte(withCond(ruleCond("matches", ok))), Options{}); err != nil {
+			t.Errorf("%s, within the limit, refused for a client: %v", ok, err)
+		}
+		if _, err := CompileJSON([]byte(withCond(ruleCond("matches", ok))), Meta{}); err != nil {
+			t.Errorf("%s, within the limit, refused stored: %v", ok, err)
+		}
+	}
+	over := withCond(ruleCond("matches", `(?:a?){0,1000}`)) // 3,001 instructions
+	if _, err := CompileJSON([]byte(over), Meta{}); err == nil {
+		t.Fatal("a stored pattern over the limit compiled")
+	}
+}
+
 // randomPattern is a random regular expression of nested groups, counted
 // repetitions, classes and alternations, depth levels deep.
 func randomPattern(rng *rand.Rand, depth int) string {

@@ -100,16 +100,20 @@ const (
 // day, it must keep running; the per-pattern limits, older, hold for both).
 type sizeLimits struct {
 	bytes, conditions, outcomes, listValues, ruleInsts int
+	// exactPatterns checks a pattern's size against its compiled program
+	// when the estimate is over the limit (stored rules, see
+	// compileMatches).
+	exactPatterns bool
 }
 
 // clientLimits are the limits on a rule a client sends.
 func clientLimits() sizeLimits {
-	return sizeLimits{MaxRuleBytes, MaxConditions, MaxOutcomes, MaxListValues, MaxRuleInsts}
+	return sizeLimits{MaxRuleBytes, MaxConditions, MaxOutcomes, MaxListValues, MaxRuleInsts, false}
 }
 
 // storedLimits are the (absent) count limits on a stored rule.
 func storedLimits() sizeLimits {
-	return sizeLimits{math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt}
+	return sizeLimits{math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, true}
 }
 
 const (
