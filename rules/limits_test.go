@@ -295,3 +295,20 @@ func TestCacheCompilesOncePerVersion(t *testing.T) {
 		t.Fatalf("nil cache: %v", err)
 	}
 }
+
+// TestStoredInstsAgreesWithTheRule checks that the size the API counts
+// for a stored rule (StoredInsts, from its JSON) is the compiled rule's
+// (Insts), and that a rule without regular expressions counts nothing.
+func TestStoredInstsAgreesWithTheRule(t *testing.T) {
+	conds := `[` + ruleCond("matches", `(?:a*b){600}`) + `,` + ruleCond("matches", `x{1000}`) + `,` + okCond + `]`
+	_, r, err := ValidateJSON([]byte(doc(conds, "["+okOutcome+"]", "1")), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := StoredInsts([]byte(conds)), r.Insts(); got != want || want != 1802+1002 {
+		t.Fatalf("StoredInsts %d, Insts %d, want both 2804", got, want)
+	}
+	if n := StoredInsts([]byte(`[` + okCond + `]`)); n != 0 {
+		t.Fatalf("a rule without regular expressions counts %d", n)
+	}
+}

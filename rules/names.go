@@ -90,6 +90,12 @@ const (
 	// MaxRuleInsts is the largest total of the compiled programs of one
 	// rule's regular expressions, in instructions.
 	MaxRuleInsts = 5000
+	// MaxUserInsts is the largest total of the compiled programs of a
+	// user's active rules' regular expressions, in instructions (500
+	// rules of 100 instructions each), checked when a rule is created or
+	// changed; a change that does not raise the total is accepted, and
+	// stored rules over it keep running.
+	MaxUserInsts = 50000
 	// MaxRulesPerUser is the most active (not archived) rules a user may
 	// have; archived rules do not count.
 	MaxRulesPerUser = 500
