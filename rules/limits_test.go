@@ -312,3 +312,44 @@ func TestStoredInstsAgreesWithTheRule(t *testing.T) {
 		t.Fatalf("a rule without regular expressions counts %d", n)
 	}
 }
+
+// TestCacheKeepsWithinItsInstructionBudget fills a cache bounded to 10,000
+// instructions with rules of 1,802 (and rules without expressions) and
+// checks that it holds at most 5 of the heavy ones, evicting the least
+// recently used, that its count of instructions is that of what it holds,
+// and that the rule most recently used stays.
+func TestCacheKeepsWithinItsInstructionBudget(t *testing.T) {
+	ctx := context.Background()
+	heavy := []byte(withCond(ruleCond("matches", `(?:a*b){600}`)))
+	light := []byte(withCond(okCond))
+	c := NewCacheBudget(100, 10_000)
+	v := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	first := uuid.New()
+	if _, err := c.Compile(ctx, heavy, Meta{ID: first}, v); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if _, err := c.Compile(ctx, heavy, Meta{ID: uuid.New()}, v); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Compile(ctx, light, Meta{ID: uuid.New()}, v); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Compile(ctx, heavy, Meta{ID: first}, v); err != nil { // keeps first recently used
+			t.Fatal(err)
+		}
+		if c.Insts() > 10_000 {
+			t.Fatalf("round %d: %d instructions held, budget 10,000", i, c.Insts())
+		}
+	}
+	if got := c.Insts(); got != 5*1802 {
+		t.Fatalf("%d instructions held, want 5 rules of 1,802", got)
+	}
+	if n := c.Compilations(); n != 41 {
+		t.Fatalf("%d compilations, want 41 (the first rule compiled once)", n)
+	}
+	alone := NewCacheBudget(100, 1000)
+	if _, err := alone.Compile(ctx, heavy, Meta{ID: first}, v); err != nil || alone.Len() != 1 {
+		t.Fatalf("a rule alone over the budget: %v, %d held", err, alone.Len())
+	}
+}
