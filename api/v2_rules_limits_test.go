@@ -250,6 +250,99 @@ func TestRulesPerUserLimit(t *testing.T) {
 	}
 }
 
+// TestRuleInstsPerUserLimit gives a user stored rules whose regular
+// expressions total 48,654 instructions (27 rules of (?:a*b){600}, 1,802
+// each) and checks, through the real router on two API processes: of four
+// concurrent creations of a 1,002-instruction rule (x{1000}) exactly one
+// passes rules.MaxUserInsts (the total is checked under the user's lock in
+// the database), the others answer 400 naming the limit; a rule without
+// regular expressions is still accepted; a PATCH that raises the total
+// past the limit is refused, one that keeps it is accepted; another user
+// is not affected.
+func TestRuleInstsPerUserLimit(t *testing.T) {
+	f := newFleet(t)
+	u1, _ := f.instance()
+	u2, _ := f.instance()
+	a, b := seedFleetUsers(f)
+	ctx := context.Background()
+	heavy := `[` + matchesCond(`(?:a*b){600}`) + `]`
+	if _, err := f.pool.Exec(ctx, `INSERT INTO rules (user_id, conditions, outcomes, priority)
+		SELECT $1, $2, '[{"action":"hideTransaction","value":true}]', 50
+		FROM generate_series(1, 27)`, a.user, heavy); err != nil {
+		t.Fatal(err)
+	}
+	var light, oneHeavy uuid.UUID
+	if err := f.pool.QueryRow(ctx, `INSERT INTO rules (user_id, conditions, outcomes, priority)
+		VALUES ($1, '[{"field":"Summary","operator":"is","value":"x"}]', '[{"action":"hideTransaction","value":true}]', 50)
+		RETURNING id`, a.user).Scan(&light); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.pool.QueryRow(ctx, `SELECT id FROM rules WHERE user_id = $1 AND conditions::text LIKE '%matches%' LIMIT 1`,
+		a.user).Scan(&oneHeavy); err != nil {
+		t.Fatal(err)
+	}
+	limitMsg := fmt.Sprintf("at most %d instructions (the limit per user)", rules.MaxUserInsts)
+	body := ruleBody(matchesCond(`x{1000}`))
+	var (
+		mu       sync.Mutex
+		statuses []int
+		wg       sync.WaitGroup
+	)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, msg := postRule(t, []string{u1, u2}[i%2], a.key, body)
+			mu.Lock()
+			defer mu.Unlock()
+			statuses = append(statuses, st)
+			if st == http.StatusBadRequest && (!strings.Contains(msg, limitMsg) || !strings.Contains(msg, "BAD_REQUEST")) {
+				t.Errorf("400 without the limit: %s", msg)
+			}
+		}()
+	}
+	wg.Wait()
+	slices.Sort(statuses)
+	if want := []int{201, 400, 400, 400}; !slices.Equal(statuses, want) {
+		t.Fatalf("4 concurrent creations of 1,002 instructions 1,346 below the limit: %v, want %v", statuses, want)
+	}
+	if st, msg := postRule(t, u1, a.key, ruleBody(`{"field":"Summary","operator":"contains","value":"coffee"}`)); st != http.StatusCreated {
+		t.Fatalf("a rule without regular expressions: %d %s", st, msg)
+	}
+	patch := func(id uuid.UUID, conditions string) (int, string) {
+		return sendRule(t, http.MethodPatch, u2+"/v2/rules/"+id.String(), a.key, `{"conditions":[`+conditions+`]}`)
+	}
+	if st, msg := patch(light, matchesCond(`x{1000}`)); st != http.StatusBadRequest || !strings.Contains(msg, limitMsg) {
+		t.Fatalf("a PATCH raising the total past the limit: %d %s", st, msg)
+	}
+	if st, msg := patch(oneHeavy, matchesCond(`(?:b*a){600}`)); st != http.StatusOK {
+		t.Fatalf("a PATCH keeping the total: %d %s", st, msg)
+	}
+	if st, msg := postRule(t, u1, b.key, body); st != http.StatusCreated {
+		t.Fatalf("another user: %d %s", st, msg)
+	}
+}
+
+// sendRule sends a rule body with method to url and returns the status
+// and body.
+func sendRule(t *testing.T, method, url, key, body string) (int, string) {
+	req, err := http.NewRequest(method, url, bytes.NewReader([]byte(body)))
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 // fleetUser is a user of the fleet's database and an API key of theirs.
 type fleetUser struct {
 	user uuid.UUID

@@ -12,14 +12,19 @@ import (
 // Cache holds compiled stored rules, each compiled once per version: a
 // rule is looked up by its id and version (its updated-at time, which
 // every change of a stored rule moves), so a changed rule is compiled
-// again and the old version ages out. It keeps at most the size given to
-// NewCache, evicting the least recently used. A Cache is safe for
+// again and the old version ages out. It keeps at most the number of rules
+// given to NewCache and rules whose regular expressions total at most its
+// instruction budget (Rule.Insts; a compiled instruction costs about 48
+// bytes, so the default 2,000,000 is about 100 MB), evicting the least
+// recently used. A Cache is safe for
 // concurrent use; a nil *Cache compiles every time. Caveat: the meta
 // (creation time, allowed accounts) is taken from the first compilation of
 // a version; it must not change without the version changing.
 type Cache struct {
 	compiled *lru.Cache[cacheKey, *Rule]
 	compiles atomic.Int64
+	insts    atomic.Int64 // the held rules' Insts together
+	budget   int64
 }
 
 // cacheKey identifies one version of a stored rule.
@@ -33,13 +38,30 @@ type cacheKey struct {
 // compiled while other users' sets come and go.
 const DefaultCacheSize = 2 * MaxRulesPerUser
 
-// NewCache returns an empty cache of at most size rules (at least one).
+// DefaultCacheInsts is a Cache's default budget of instructions: 40
+// users at the per-user limit (MaxUserInsts), about 100 MB of programs.
+const DefaultCacheInsts = 2_000_000
+
+// NewCache returns an empty cache of at most size rules (at least one)
+// within DefaultCacheInsts instructions.
 func NewCache(size int) *Cache {
-	c, err := lru.New[cacheKey, *Rule](max(size, 1))
+	return NewCacheBudget(size, DefaultCacheInsts)
+}
+
+// NewCacheBudget returns an empty cache of at most size rules (at least
+// one) whose regular expressions total at most insts instructions. Caveat:
+// the rule just compiled is kept even alone over the budget (it is at most
+// one rule's size, MaxRuleInsts for a client's rule).
+func NewCacheBudget(size, insts int) *Cache {
+	c := &Cache{budget: int64(insts)}
+	held, err := lru.NewWithEvict[cacheKey, *Rule](max(size, 1), func(_ cacheKey, r *Rule) {
+		c.insts.Add(-int64(r.Insts()))
+	})
 	if err != nil { // only for a size below one
 		panic(err)
 	}
-	return &Cache{compiled: c}
+	c.compiled = held
+	return c
 }
 
 // Compile returns the compiled version of the stored rule raw (its JSON
@@ -58,8 +80,25 @@ func (c *Cache) Compile(ctx context.Context, raw []byte, meta Meta, version time
 		return nil, err
 	}
 	c.compiles.Add(1)
-	c.compiled.Add(key, r)
+	weight := int64(r.Insts())
+	c.insts.Add(weight)
+	if held, found, _ := c.compiled.PeekOrAdd(key, r); found { // compiled meanwhile by another caller
+		c.insts.Add(-weight)
+		return held, nil
+	}
+	for c.insts.Load() > c.budget && c.compiled.Len() > 1 {
+		c.compiled.RemoveOldest()
+	}
 	return r, nil
+}
+
+// Insts returns the instructions of the held rules together (at most the
+// budget, or one rule's when it alone exceeds it).
+func (c *Cache) Insts() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.insts.Load()
 }
 
 // Compilations returns how many rules the cache has compiled since it was

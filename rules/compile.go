@@ -200,7 +200,7 @@ func (r *Rule) buildConditions(def *Definition, scope []uuid.UUID, lim sizeLimit
 	}
 	for i, c := range def.Conditions {
 		path := fmt.Sprintf("conditions[%d]", i)
-		cc, err := compileCondition(c, path, scope, lim.listValues)
+		cc, err := compileCondition(c, path, scope, lim)
 		if err != nil {
 			return err
 		}
@@ -221,7 +221,7 @@ func appendUnique(list []uuid.UUID, ids ...uuid.UUID) []uuid.UUID {
 }
 
 // compileCondition validates one condition and compiles it.
-func compileCondition(c Condition, path string, scope []uuid.UUID, maxValues int) (cond, error) {
+func compileCondition(c Condition, path string, scope []uuid.UUID, lim sizeLimits) (cond, error) {
 	if c.issue != nil {
 		return cond{}, invalid(joinPath(path, c.issue.Path), c.issue.Message)
 	}
@@ -234,9 +234,9 @@ func compileCondition(c Condition, path string, scope []uuid.UUID, maxValues int
 	)
 	switch c.Field {
 	case FieldSummary, FieldOriginalDescription, FieldMerchantName:
-		cc, err = compileText(c, path, maxValues)
+		cc, err = compileText(c, path, lim)
 	case FieldAccount:
-		cc, err = compileAccount(c, path, scope, maxValues)
+		cc, err = compileAccount(c, path, scope, lim.listValues)
 	case FieldAmount:
 		cc, err = compileAmount(c, path)
 	case FieldTransactionDay:
@@ -299,7 +299,7 @@ func textFieldIndex(field string) uint8 {
 	}
 }
 
-func compileText(c Condition, path string, maxValues int) (cond, *ValidationError) {
+func compileText(c Condition, path string, lim sizeLimits) (cond, *ValidationError) {
 	kind, known := textOp(c.Operator)
 	if err := checkOperator(c, path, known, textOpList); err != nil {
 		return cond{}, err
@@ -308,7 +308,7 @@ func compileText(c Condition, path string, maxValues int) (cond, *ValidationErro
 	vpath := path + ".value"
 	switch kind {
 	case opTextOneOf:
-		items, err := stringList(c.Value, vpath, maxValues)
+		items, err := stringList(c.Value, vpath, lim.listValues)
 		if err != nil {
 			return cond{}, err
 		}
@@ -317,7 +317,7 @@ func compileText(c Condition, path string, maxValues int) (cond, *ValidationErro
 		}
 		cc.texts = slices.Compact(slices.Sorted(slices.Values(cc.texts)))
 	case opTextMatches:
-		return compileMatches(cc, c.Value, vpath)
+		return compileMatches(cc, c.Value, vpath, lim.exactPatterns)
 	default:
 		s, ok := jsonString(c.Value)
 		if !ok {
@@ -336,9 +336,13 @@ func compileText(c Condition, path string, maxValues int) (cond, *ValidationErro
 
 // compileMatches checks a matches condition's regular expression: its
 // length, its syntax and the size of its compiled program, estimated from
-// the parse tree without compiling (see progSize). The expression is
-// compiled later, once, by compilePatterns.
-func compileMatches(cc cond, value json.RawMessage, vpath string) (cond, *ValidationError) {
+// the parse tree without compiling (see progSize). With exact (a stored
+// rule), an estimate over the limit is checked again against the program
+// regexp/syntax really compiles, as rules were checked when saved before
+// the estimate existed, so that no stored rule stops for being estimated
+// above its true size; the pattern's length bounds that compilation. The
+// expression is compiled for matching later, once, by compilePatterns.
+func compileMatches(cc cond, value json.RawMessage, vpath string, exact bool) (cond, *ValidationError) {
 	pattern, ok := jsonString(value)
 	if !ok {
 		return cond{}, invalid(vpath, "must be a string")
@@ -354,6 +358,13 @@ func compileMatches(cc cond, value json.RawMessage, vpath string) (cond, *Valida
 		return cond{}, invalid(vpath, regexpMessage(err))
 	}
 	size := progSize(parsed, MaxPatternInsts)
+	if size > MaxPatternInsts && exact {
+		prog, err := syntax.Compile(parsed.Simplify())
+		if err != nil {
+			return cond{}, invalid(vpath, regexpMessage(err))
+		}
+		size = len(prog.Inst)
+	}
 	if size > MaxPatternInsts {
 		return cond{}, invalid(vpath, fmt.Sprintf("regular expression is too complex: its compiled program "+
 			"would exceed %d instructions (the limit per pattern)", MaxPatternInsts))

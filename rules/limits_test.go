@@ -163,6 +163,66 @@ func TestProgSizeBoundsTheProgram(t *testing.T) {
 	}
 }
 
+// TestProgSizeMatchesTheCompiler checks that progSize is not only an
+// upper bound but the program's exact size for the usual forms (stars of
+// bodies that can and cannot match empty, plus, quest, captures,
+// alternations, counted repetitions), so that no rule within the limit is
+// refused for a pessimistic estimate: (?:a*b){600} compiles to 1,802
+// instructions and is estimated at 1,802.
+func TestProgSizeMatchesTheCompiler(t *testing.T) {
+	exact := []string{
+		`a`, `abc`, `(?i)abc`, `[a-z]`, `.`, `(?s).`, `^a$`, `\bfoo\b`, `a*`, `a+`, `a?`, `a*?`, `a+?`, `(a)`, `(?:a)`,
+		`(a*)*`, `(?:^)*`, `(?:a?)+`, `(?:a|)+`, `(a|b)*c`, `a|bc|d`, `x{3}`, `x{3,}`, `x{0,}`, `x{1,5}`, `x{0,5}`,
+		`(ab){2,4}`, `((a{2}){3}){4}`, `(?:a*b){600}`, `(?:\b*a){700}`, `\pL{1,100}`, `[a-z]{1,1000}`, `(?:abcdef){300}`,
+		`(?:)`, `()`, `a{0}`, `(?i)caf[eé]`, `\d{4}-\d{2}`, `(x{2,}){3}`, `(?:(?:a{1,10}){1,10}){1,9}`, `(?i)\pL{1,990}y`,
+	}
+	for _, p := range exact {
+		re, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := syntax.Compile(re.Simplify())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := progSize(re, 1<<30), len(prog.Inst); got != want {
+			t.Errorf("%s: progSize %d, the program has %d instructions", p, got, want)
+		}
+	}
+}
+
+// TestStoredPatternsCheckedExactly checks that a stored rule whose
+// pattern is estimated above the per-pattern limit but compiles within it
+// (a star of an empty group, which Simplify folds) still compiles, while a
+// client's is refused; and that one really over the limit is refused in
+// both modes.
+func TestStoredPatternsCheckedExactly(t *testing.T) {
+	folded := withCond(ruleCond("matches", `(?:(?:)*a){800}`)) // estimated 3,202, compiles to 1,602
+	if _, _, err := ValidateJSON([]byte(folded), Options{}); err == nil {
+		t.Fatal("a client's pattern estimated over the limit was accepted")
+	}
+	r, err := CompileJSON([]byte(folded), Meta{ID: uuid.New()})
+	if err != nil {
+		t.Fatalf("a stored pattern within the limit once compiled: %v", err)
+	}
+	p := Prepare(Input{Summary: strings.Repeat("a", 800)})
+	if !r.Matches(&p) {
+		t.Fatal("the stored rule does not match")
+	}
+	for _, ok := range []string{`(?:a*b){600}`, `(?i)\pL{1,990}y`} {
+		if _, _, err := ValidateJSON([]byte(withCond(ruleCond("matches", ok))), Options{}); err != nil {
+			t.Errorf("%s, within the limit, refused for a client: %v", ok, err)
+		}
+		if _, err := CompileJSON([]byte(withCond(ruleCond("matches", ok))), Meta{}); err != nil {
+			t.Errorf("%s, within the limit, refused stored: %v", ok, err)
+		}
+	}
+	over := withCond(ruleCond("matches", `(?:a?){0,1000}`)) // 3,001 instructions
+	if _, err := CompileJSON([]byte(over), Meta{}); err == nil {
+		t.Fatal("a stored pattern over the limit compiled")
+	}
+}
+
 // randomPattern is a random regular expression of nested groups, counted
 // repetitions, classes and alternations, depth levels deep.
 func randomPattern(rng *rand.Rand, depth int) string {
@@ -233,5 +293,63 @@ func TestCacheCompilesOncePerVersion(t *testing.T) {
 	var none *Cache
 	if _, err := none.Compile(ctx, raw, Meta{ID: id}, v1); err != nil || none.Compilations() != 0 {
 		t.Fatalf("nil cache: %v", err)
+	}
+}
+
+// TestStoredInstsAgreesWithTheRule checks that the size the API counts
+// for a stored rule (StoredInsts, from its JSON) is the compiled rule's
+// (Insts), and that a rule without regular expressions counts nothing.
+func TestStoredInstsAgreesWithTheRule(t *testing.T) {
+	conds := `[` + ruleCond("matches", `(?:a*b){600}`) + `,` + ruleCond("matches", `x{1000}`) + `,` + okCond + `]`
+	_, r, err := ValidateJSON([]byte(doc(conds, "["+okOutcome+"]", "1")), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := StoredInsts([]byte(conds)), r.Insts(); got != want || want != 1802+1002 {
+		t.Fatalf("StoredInsts %d, Insts %d, want both 2804", got, want)
+	}
+	if n := StoredInsts([]byte(`[` + okCond + `]`)); n != 0 {
+		t.Fatalf("a rule without regular expressions counts %d", n)
+	}
+}
+
+// TestCacheKeepsWithinItsInstructionBudget fills a cache bounded to 10,000
+// instructions with rules of 1,802 (and rules without expressions) and
+// checks that it holds at most 5 of the heavy ones, evicting the least
+// recently used, that its count of instructions is that of what it holds,
+// and that the rule most recently used stays.
+func TestCacheKeepsWithinItsInstructionBudget(t *testing.T) {
+	ctx := context.Background()
+	heavy := []byte(withCond(ruleCond("matches", `(?:a*b){600}`)))
+	light := []byte(withCond(okCond))
+	c := NewCacheBudget(100, 10_000)
+	v := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	first := uuid.New()
+	if _, err := c.Compile(ctx, heavy, Meta{ID: first}, v); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if _, err := c.Compile(ctx, heavy, Meta{ID: uuid.New()}, v); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Compile(ctx, light, Meta{ID: uuid.New()}, v); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Compile(ctx, heavy, Meta{ID: first}, v); err != nil { // keeps first recently used
+			t.Fatal(err)
+		}
+		if c.Insts() > 10_000 {
+			t.Fatalf("round %d: %d instructions held, budget 10,000", i, c.Insts())
+		}
+	}
+	if got := c.Insts(); got != 5*1802 {
+		t.Fatalf("%d instructions held, want 5 rules of 1,802", got)
+	}
+	if n := c.Compilations(); n != 41 {
+		t.Fatalf("%d compilations, want 41 (the first rule compiled once)", n)
+	}
+	alone := NewCacheBudget(100, 1000)
+	if _, err := alone.Compile(ctx, heavy, Meta{ID: first}, v); err != nil || alone.Len() != 1 {
+		t.Fatalf("a rule alone over the budget: %v, %d held", err, alone.Len())
 	}
 }

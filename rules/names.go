@@ -90,6 +90,12 @@ const (
 	// MaxRuleInsts is the largest total of the compiled programs of one
 	// rule's regular expressions, in instructions.
 	MaxRuleInsts = 5000
+	// MaxUserInsts is the largest total of the compiled programs of a
+	// user's active rules' regular expressions, in instructions (500
+	// rules of 100 instructions each), checked when a rule is created or
+	// changed; a change that does not raise the total is accepted, and
+	// stored rules over it keep running.
+	MaxUserInsts = 50000
 	// MaxRulesPerUser is the most active (not archived) rules a user may
 	// have; archived rules do not count.
 	MaxRulesPerUser = 500
@@ -100,16 +106,20 @@ const (
 // day, it must keep running; the per-pattern limits, older, hold for both).
 type sizeLimits struct {
 	bytes, conditions, outcomes, listValues, ruleInsts int
+	// exactPatterns checks a pattern's size against its compiled program
+	// when the estimate is over the limit (stored rules, see
+	// compileMatches).
+	exactPatterns bool
 }
 
 // clientLimits are the limits on a rule a client sends.
 func clientLimits() sizeLimits {
-	return sizeLimits{MaxRuleBytes, MaxConditions, MaxOutcomes, MaxListValues, MaxRuleInsts}
+	return sizeLimits{MaxRuleBytes, MaxConditions, MaxOutcomes, MaxListValues, MaxRuleInsts, false}
 }
 
 // storedLimits are the (absent) count limits on a stored rule.
 func storedLimits() sizeLimits {
-	return sizeLimits{math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt}
+	return sizeLimits{math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, math.MaxInt, true}
 }
 
 const (

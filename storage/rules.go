@@ -162,19 +162,20 @@ func activeRules(ctx context.Context, q querier, userID uuid.UUID) ([]Rule, erro
 	return out, rows.Err()
 }
 
-// LockActiveRuleCount takes the user's rule-creation lock for the rest of
+// LockActiveRules takes the user's rule-creation lock for the rest of
 // the transaction (held across every process: it is PostgreSQL's) and
-// counts the user's active rules, so that a limit checked on the count
-// holds against concurrent creations. Archived rules are not counted.
-func (t *Tx) LockActiveRuleCount(ctx context.Context, userID uuid.UUID) (int, error) {
+// loads the user's active rules, so that a limit checked on them (their
+// number, their total size) holds against concurrent creations and
+// changes that take the same lock. Archived rules are not loaded.
+func (t *Tx) LockActiveRules(ctx context.Context, userID uuid.UUID) ([]Rule, error) {
 	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('finsync.rules.create:' || $1::text, 0))`, userID); err != nil {
-		return 0, fmt.Errorf("lock rule creation of user %s: %w", userID, err)
+		return nil, fmt.Errorf("lock rule creation of user %s: %w", userID, err)
 	}
-	var n int
-	if err := t.tx.QueryRow(ctx, `SELECT count(*) FROM rules WHERE user_id = $1 AND archived_at IS NULL`, userID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count active rules of user %s: %w", userID, err)
+	out, err := activeRules(ctx, t.tx, userID)
+	if err != nil {
+		return nil, fmt.Errorf("user %s: %w", userID, err)
 	}
-	return n, nil
+	return out, nil
 }
 
 // CreateRule is CreateRule inside the transaction.

@@ -51,12 +51,11 @@ func previewScan(ctx context.Context, q querier, sc Scope, set *rules.Set, rule 
 		changes []PreviewChange
 		r       ruleRow
 	)
-	seen := 0
 	err := ruleCandidates(ctx, q, sc, pf, more, ruleRowColumns, func(rows pgx.Rows) error {
-		if seen++; seen%evalCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		// Every row, so that the preview stops within one row's
+		// evaluation of its deadline.
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		r = ruleRow{}
 		if err := scanRuleRow(rows, &r); err != nil {

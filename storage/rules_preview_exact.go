@@ -397,6 +397,9 @@ func previewByID(ctx context.Context, tx pgx.Tx, sc Scope, set *rules.Set, rule 
 			return 0, nil, fmt.Errorf("read uncertain changes: %w", err)
 		}
 		for i := range rows {
+			if err := ctx.Err(); err != nil { // every row: see previewScan
+				return 0, nil, fmt.Errorf("evaluate uncertain changes: %w", err)
+			}
 			ch, ok := previewRow(set, rule, &rows[i])
 			if !ok {
 				continue
@@ -429,6 +432,9 @@ func newestCertain(ctx context.Context, tx pgx.Tx, sc Scope, set *rules.Set, rul
 	}
 	out := make([]PreviewChange, 0, len(rows))
 	for i := range rows {
+		if err := ctx.Err(); err != nil { // every row: see previewScan
+			return nil, fmt.Errorf("evaluate certain changes: %w", err)
+		}
 		ch, ok := previewRow(set, rule, &rows[i])
 		if !ok {
 			return nil, fmt.Errorf("transaction %s: the database counts a change the rule engine does not make", rows[i].id)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/finsync/finsync/internal/requestid"
 	"github.com/finsync/finsync/jobargs"
+	"github.com/finsync/finsync/rules"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -37,6 +38,10 @@ type Config struct {
 	// Webhooks turns on the delivery of consumer webhooks; nil registers
 	// no webhook worker.
 	Webhooks *Webhooks
+	// Rules is the rule cache of the rule worker; give the same one to the
+	// Syncer's ApplyRules (storage.ApplyRulesCached) so that the process
+	// holds one bounded cache. Nil gives the rule worker its own.
+	Rules *rules.Cache
 	// SyncWorkers and RuleWorkers size the queues; zero uses defaults.
 	SyncWorkers int
 	RuleWorkers int

@@ -38,9 +38,13 @@ type ApplyRulesWorker struct {
 }
 
 // newApplyRulesWorker builds the rule worker from the client's config,
-// with its own rule cache.
+// with its rule cache (cfg.Rules, or its own when nil).
 func newApplyRulesWorker(cfg Config) *ApplyRulesWorker {
-	return &ApplyRulesWorker{Store: cfg.Store, Log: cfg.Log, Rules: rules.NewCache(rules.DefaultCacheSize)}
+	cache := cfg.Rules
+	if cache == nil {
+		cache = rules.NewCache(rules.DefaultCacheSize)
+	}
+	return &ApplyRulesWorker{Store: cfg.Store, Log: cfg.Log, Rules: cache}
 }
 
 // Timeout lets the job run longer than River's default.

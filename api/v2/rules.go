@@ -85,7 +85,7 @@ func (s *Server) createRule(c *gin.Context) {
 	ctx := c.Request.Context()
 	var out storage.Rule
 	err = s.cfg.Store.Atomic(ctx, func(tx *storage.Tx) error {
-		if err := checkRuleCount(ctx, tx, sc.UserID); err != nil {
+		if err := checkUserRules(ctx, tx, sc.UserID, uuid.Nil, compiled); err != nil {
 			return err
 		}
 		if err := checkRuleCategories(ctx, tx, sc.UserID, compiled); err != nil {
@@ -194,17 +194,41 @@ func ruleError(err error) error {
 	return err
 }
 
-// checkRuleCount refuses a new rule past rules.MaxRulesPerUser active
-// rules. It holds the user's rule-creation lock for the rest of the
-// transaction, so that concurrent creations on any process cannot pass
-// the limit together.
-func checkRuleCount(ctx context.Context, tx *storage.Tx, userID uuid.UUID) error {
-	n, err := tx.LockActiveRuleCount(ctx, userID)
+// checkUserRules refuses a rule past the per-user limits: a new rule
+// (creating) past rules.MaxRulesPerUser active rules, and a new or
+// changed rule that raises the total size of the user's active rules'
+// regular expressions past rules.MaxUserInsts (a change that does not
+// raise it is accepted, so a user already over it can still lighten a
+// rule). except is the rule being changed (uuid.Nil when creating). It
+// holds the user's rule-creation lock for the rest of the transaction, so
+// that concurrent creations and changes on any process cannot pass the
+// limits together.
+func checkUserRules(ctx context.Context, tx *storage.Tx, userID, except uuid.UUID, compiled *rules.Rule) error {
+	active, err := tx.LockActiveRules(ctx, userID)
 	if err != nil {
 		return err
 	}
-	if n >= rules.MaxRulesPerUser {
+	if except == uuid.Nil && len(active) >= rules.MaxRulesPerUser {
 		return badf("rules: a user has at most %d active rules; archive one before creating another", rules.MaxRulesPerUser)
+	}
+	added := compiled.Insts()
+	if added == 0 {
+		return nil
+	}
+	total := added
+	for _, r := range active {
+		n := rules.StoredInsts(r.Conditions)
+		if r.ID == except {
+			if added <= n {
+				return nil // the change does not raise the total
+			}
+			continue
+		}
+		total += n
+	}
+	if total > rules.MaxUserInsts {
+		return badf("conditions: a user's active rules' regular expressions together compile to at most %d "+
+			"instructions (the limit per user); this rule would bring them to %d", rules.MaxUserInsts, total)
 	}
 	return nil
 }
@@ -301,6 +325,9 @@ func (s *Server) updateRule(c *gin.Context) {
 		}
 		in, compiled, err := validateRule(ctx, def, ruleValidationScope(sc, cur))
 		if err != nil {
+			return err
+		}
+		if err := checkUserRules(ctx, tx, sc.UserID, id, compiled); err != nil {
 			return err
 		}
 		if err := checkRuleCategories(ctx, tx, sc.UserID, compiled); err != nil {

@@ -120,9 +120,11 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: storage.ApplyRulesCached(rules.NewCache(rules.DefaultCacheSize)), WriteRate: rate,
+	// One rule cache for the process: sync pages and rule jobs share it.
+	ruleCache := rules.NewCache(rules.DefaultCacheSize)
+	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: storage.ApplyRulesCached(ruleCache), WriteRate: rate,
 		Metrics: metrics}
-	cfg := worker.Config{Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic,
+	cfg := worker.Config{Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic, Rules: ruleCache,
 		Destinations: &worker.Destinations{Box: box, Metrics: metrics,
 			Deliverer: destinations.NewDeliverer(destinations.Options{Webhooks: policy, Rates: st})},
 		Webhooks: &worker.Webhooks{Box: box, Policy: policy, Metrics: metrics}, Stopping: opts.stopping}
