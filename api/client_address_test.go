@@ -108,8 +108,12 @@ func TestForwardedForIsIgnoredFromUntrustedPeers(t *testing.T) {
 	if n != failureBurst {
 		t.Fatalf("throttled after %d failures, want the burst of %d", n, failureBurst)
 	}
-	if st := attacker.get(t, "/v2/me", key, "127.0.0.3"); st != http.StatusTooManyRequests {
+	if st := attacker.get(t, "/v2/me", badKey, "127.0.0.3"); st != http.StatusTooManyRequests {
 		t.Fatalf("the throttled peer naming another address got %d, want 429", st)
+	}
+	// A valid key is not refused for its address's failures.
+	if st := attacker.get(t, "/v2/me", key, "127.0.0.3"); st != http.StatusOK {
+		t.Fatalf("a valid key from the throttled peer got %d, want 200", st)
 	}
 	if st := victim.get(t, "/v2/me", key, ""); st != http.StatusOK {
 		t.Fatalf("the victim whose address the attacker sent got %d, want 200", st)
@@ -126,8 +130,11 @@ func TestForwardedForFromTrustedProxy(t *testing.T) {
 	proxy, direct := e.peer(t, "127.0.0.2"), e.peer(t, "127.0.0.3")
 
 	spend(t, proxy, func(int) string { return "198.51.100.1" })
-	if st := proxy.get(t, "/v2/me", key, "198.51.100.1"); st != http.StatusTooManyRequests {
+	if st := proxy.get(t, "/v2/me", badKey, "198.51.100.1"); st != http.StatusTooManyRequests {
 		t.Fatalf("the throttled client behind the proxy got %d, want 429", st)
+	}
+	if st := proxy.get(t, "/v2/me", key, "198.51.100.1"); st != http.StatusOK {
+		t.Fatalf("a valid key of the throttled client behind the proxy got %d, want 200", st)
 	}
 	if st := proxy.get(t, "/v2/me", key, "198.51.100.2"); st != http.StatusOK {
 		t.Fatalf("another client behind the proxy got %d, want 200", st)
