@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/api/middleware"
@@ -107,14 +108,8 @@ func TestExpensiveCapAcrossInstances(t *testing.T) {
 	large := "/v2/transactions?limit=250"
 
 	ctx := context.Background()
-	lock, err := f.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lock := lockTransactions(t, f)
 	defer lock.Rollback(ctx)
-	if _, err := lock.Exec(ctx, `LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
 	held := make(chan capResult, 1)
 	go func() { held <- getWith(t, a+large, key) }()
 	waitHeld(t, f, u.ID, 1, cred)
@@ -158,14 +153,8 @@ func TestExpensiveCapCountsEveryInstance(t *testing.T) {
 	large := "/v2/transactions?limit=101"
 
 	ctx := context.Background()
-	lock, err := f.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lock := lockTransactions(t, f)
 	defer lock.Rollback(ctx)
-	if _, err := lock.Exec(ctx, `LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
 	held := make(chan capResult, 2)
 	go func() { held <- getWith(t, a+large, key) }()
 	go func() { held <- getWith(t, b+large, key) }()
@@ -243,14 +232,8 @@ func TestExpensiveSlotRenewedWhileItsRequestRuns(t *testing.T) {
 	large := "/v2/transactions?limit=250"
 
 	ctx := context.Background()
-	lock, err := f.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lock := lockTransactions(t, f)
 	defer lock.Rollback(ctx)
-	if _, err := lock.Exec(ctx, `LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
 	held := make(chan capResult, 1)
 	go func() { held <- getWith(t, a+large, key) }()
 	waitHeld(t, f, u.ID, 1, cred)
@@ -303,14 +286,8 @@ func TestExpensiveCapPerProcess(t *testing.T) {
 	large := "/v2/transactions?limit=250"
 
 	ctx := context.Background()
-	lock, err := f.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lock := lockTransactions(t, f)
 	defer lock.Rollback(ctx)
-	if _, err := lock.Exec(ctx, `LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
 	held := make(chan capResult, 1)
 	go func() { held <- getWith(t, a+large, key1) }()
 	waitHeld(t, f, u1.ID, 1, cred1)
@@ -326,4 +303,21 @@ func TestExpensiveCapPerProcess(t *testing.T) {
 			t.Fatalf("large listing on %s once the process is free: %d %s", url, r.status, r.body)
 		}
 	}
+}
+
+// lockTransactions holds the transactions table in a transaction of its
+// own, so that listings started meanwhile wait (holding their slots) until
+// the caller rolls it back.
+func lockTransactions(t *testing.T, f *fleet) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	lock, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Exec(ctx, `LOCK TABLE transactions IN ACCESS EXCLUSIVE MODE`); err != nil {
+		lock.Rollback(ctx)
+		t.Fatal(err)
+	}
+	return lock
 }
