@@ -356,19 +356,5 @@ func seedFleetUsers(f *fleet) (fleetUser, fleetUser) {
 
 // postRule posts a rule to one process and returns the status and body.
 func postRule(t *testing.T, base, key, body string) (int, string) {
-	req, err := http.NewRequest(http.MethodPost, base+"/v2/rules", bytes.NewReader([]byte(body)))
-	if err != nil {
-		t.Error(err)
-		return 0, ""
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Error(err)
-		return 0, ""
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return sendRule(t, http.MethodPost, base+"/v2/rules", key, body)
 }
