@@ -118,12 +118,14 @@ type TransactionPage struct {
 	// Removed are provider ids the provider says no longer exist.
 	Removed []string
 	// ReplacePendingFor, when non-empty, says that the pending transactions
-	// in Upserts are the complete pending set for these provider account ids:
-	// any other stored pending transaction of those accounts has vanished and
-	// becomes deleted (GoCardless signals removals this way). The set must
-	// be whole in this one page: an adapter whose provider pages an
-	// account's rows (a continuation key) reads every page of that account
-	// before returning it (Enable Banking does).
+	// in Upserts of this page and of the earlier pages of the same sync
+	// (since the last page with Done) are the complete pending set for
+	// these provider account ids: any other stored pending transaction of
+	// those accounts has vanished and becomes deleted (GoCardless signals
+	// removals this way). An adapter whose provider pages an account's rows
+	// (a continuation key) may return them over several pages and name the
+	// account on its last one. Caveat: a pending row listed on any page of
+	// the sync is kept, even if a later page of it no longer lists it.
 	ReplacePendingFor []string
 	// Next is the opaque cursor to store with this page and resume from.
 	Next string

@@ -51,6 +51,9 @@ var referenceTables = map[string]string{
 	// Sessions of the ops console (migration 00020): the operators', not a
 	// user's.
 	"ops_sessions": "coordinator",
+	// Provider-level settings (migration 00026): an operator's, set once
+	// for every connection of a provider and read by every sync.
+	"provider_settings": "reference table: one provider's settings for every user's connections",
 }
 
 // distributionColumn is the column user-owned tables are distributed by.

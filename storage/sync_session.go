@@ -129,11 +129,16 @@ type SyncPage struct {
 	// Removed are provider ids the provider deleted.
 	Removed []string
 	// ReplacePendingFor are provider account ids whose whole pending set
-	// the page lists: their stored pending transactions not in Upserts are
-	// removed.
+	// this page and the earlier pages of the same sync list: their stored
+	// pending transactions not among those pages' pending rows are
+	// removed. The pending rows of a sync's pages are kept (in the
+	// database, so across batches and slices) until its Last page.
 	ReplacePendingFor []string
 	// Next is the cursor after the page.
 	Next string
+	// Last marks the sync's last page: after it, the pending rows its
+	// pages listed are forgotten, and the next sync's pages start afresh.
+	Last bool
 }
 
 // SyncResult is what a committed batch wrote.
@@ -161,7 +166,11 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 		if err != nil {
 			return err
 		}
-		if !stored {
+		if stored {
+			if err := notePendingSeen(ctx, tx, ss.conn.ID, pendingOf(batch...)); err != nil {
+				return err
+			}
+		} else {
 			for i := range batch {
 				if err := ss.storePage(ctx, tx, w, &batch[i]); err != nil {
 					return err
@@ -174,7 +183,8 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 		if err := ss.recordProgress(ctx, tx, batch); err != nil {
 			return err
 		}
-		return saveCursor(ctx, tx, ss.conn.ID, batch[len(batch)-1].Next)
+		last := batch[len(batch)-1]
+		return saveCursor(ctx, tx, ss.conn.ID, last.Next, last.Last)
 	})
 	if err != nil {
 		return SyncResult{}, err
@@ -302,6 +312,9 @@ func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionW
 	if err != nil {
 		return err
 	}
+	if err := notePendingSeen(ctx, tx, ss.conn.ID, keepPending); err != nil {
+		return err
+	}
 	if len(page.ReplacePendingFor) > 0 {
 		ids := make([]uuid.UUID, 0, len(page.ReplacePendingFor))
 		for _, pa := range page.ReplacePendingFor {
@@ -309,7 +322,7 @@ func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionW
 				ids = append(ids, id)
 			}
 		}
-		n, err := replacePending(ctx, tx, ss.conn.ID, ids, append(keepPending, ""))
+		n, err := replacePending(ctx, tx, ss.conn.ID, ids)
 		if err != nil {
 			return err
 		}

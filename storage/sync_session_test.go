@@ -2,10 +2,12 @@ package storage_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage"
@@ -177,5 +179,77 @@ func TestApplyInvestmentsUpsertsInOneGoAndRemovesSoldHoldings(t *testing.T) {
 	}
 	if got := q(holdings); got != "s2=5" {
 		t.Fatalf("holdings after s1 was sold: %s, want s2=5", got)
+	}
+}
+
+// TestPendingSetSpansPages stores an account's pending set over pages of
+// different batches and sessions (a sync resumed in a later slice): the
+// page replacing the set keeps the pending rows of the sync's earlier
+// pages and removes only those no page of the sync listed; the next sync
+// starts afresh.
+func TestPendingSetSpansPages(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	open := func() (*storage.SyncSession, uuid.UUID) {
+		s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
+		ids, err := s.ApplyAccounts(ctx, "", []storage.SyncedAccount{{ProviderAccountID: "a1", Name: "Checking", Currency: "USD", BalancesUnknown: true}},
+			domain.DateOf(time.Now()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, ids["a1"]
+	}
+	pending := func(acct uuid.UUID, ids ...string) []domain.Transaction {
+		day := domain.DateOf(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
+		out := make([]domain.Transaction, len(ids))
+		for i, id := range ids {
+			out[i] = domain.Transaction{AccountID: acct, ProviderID: id, Status: domain.TxPending, Summary: "Card",
+				Amount: domain.MustMoney("-3.50"), Currency: "USD", AuthorizedDate: &day, CreatedAt: day.Time}
+		}
+		return out
+	}
+	apply := func(s *storage.SyncSession, pages ...storage.SyncPage) {
+		t.Helper()
+		if _, err := s.ApplyBatch(ctx, pages); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pendingNow := func() []string {
+		t.Helper()
+		rows, err := e.f.Pool.Query(ctx, `SELECT provider_id FROM transactions WHERE bank_connection_id = $1 AND status = 'pending' ORDER BY 1`, e.conn.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+
+	// First sync: x1 and x2 on a first page (copied in), x3 and the
+	// replacement on the last page, stored by a second session.
+	s, acct := open()
+	apply(s, storage.SyncPage{Upserts: pending(acct, "x1", "x2"), Next: "c1"})
+	s, acct = open()
+	apply(s, storage.SyncPage{Upserts: pending(acct, "x3"), ReplacePendingFor: []string{"a1"}, Next: "c2", Last: true})
+	if got := pendingNow(); !slices.Equal(got, []string{"x1", "x2", "x3"}) {
+		t.Fatalf("after the first sync pending %v, want x1 x2 x3 (the set spans its pages)", got)
+	}
+	var seen []string
+	if err := e.f.Pool.QueryRow(ctx, `SELECT sync_pending_seen FROM bank_connections WHERE id = $1`, e.conn.ID).Scan(&seen); err != nil || len(seen) != 0 {
+		t.Fatalf("pending seen after the last page %v, %v; want none", seen, err)
+	}
+
+	// Second sync, one batch of two pages: x2 still pending, x4 new; x1
+	// and x3 vanished.
+	s, acct = open()
+	apply(s, storage.SyncPage{Upserts: pending(acct, "x2"), Next: "c3"},
+		storage.SyncPage{Upserts: pending(acct, "x4"), ReplacePendingFor: []string{"a1"}, Next: "c4", Last: true})
+	if got := pendingNow(); !slices.Equal(got, []string{"x2", "x4"}) {
+		t.Fatalf("after the second sync pending %v, want x2 x4", got)
+	}
+	if n := e.count(t, `status = 'deleted' AND provider_id IN ('x1', 'x3')`); n != 2 {
+		t.Errorf("%d of x1, x3 deleted, want 2", n)
 	}
 }

@@ -143,19 +143,48 @@ func markTransactionsDeleted(ctx context.Context, tx pgx.Tx, connectionID uuid.U
 }
 
 // replacePending marks as deleted every stored pending transaction of the
-// accounts that is not among keep (the provider's complete pending set),
-// and returns how many it marked.
-func replacePending(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, accountIDs []uuid.UUID, keep []string) (int64, error) {
+// accounts that the sync under way has not listed as pending on any page
+// stored so far (notePendingSeen: the provider's complete pending set once
+// the accounts' last pages are in), and returns how many it marked.
+func replacePending(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, accountIDs []uuid.UUID) (int64, error) {
 	if len(accountIDs) == 0 {
 		return 0, nil
 	}
 	tag, err := tx.Exec(ctx, `UPDATE transactions SET status = 'deleted', updated_at = now()
-		WHERE bank_connection_id = $1 AND account_id = ANY($2) AND status = 'pending' AND NOT (provider_id = ANY($3))`,
-		connectionID, accountIDs, keep)
+		WHERE bank_connection_id = $1 AND account_id = ANY($2) AND status = 'pending'
+		AND NOT (provider_id = ANY (SELECT unnest(c.sync_pending_seen) FROM bank_connections c WHERE c.id = $1))`,
+		connectionID, accountIDs)
 	if err != nil {
 		return 0, fmt.Errorf("replace pending transactions: %w", err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// notePendingSeen adds provider ids of pending transactions a page of the
+// sync under way listed to those its later pages' pending sets include.
+func notePendingSeen(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE bank_connections
+		SET sync_pending_seen = ARRAY(SELECT DISTINCT unnest(sync_pending_seen || $2::text[])) WHERE id = $1`, connectionID, ids)
+	if err != nil {
+		return fmt.Errorf("note pending transactions of the sync: %w", err)
+	}
+	return nil
+}
+
+// pendingOf returns the provider ids of the pages' pending transactions.
+func pendingOf(pages ...SyncPage) []string {
+	var out []string
+	for i := range pages {
+		for j := range pages[i].Upserts {
+			if pages[i].Upserts[j].Status == domain.TxPending {
+				out = append(out, pages[i].Upserts[j].ProviderID)
+			}
+		}
+	}
+	return out
 }
 
 // PendingProviderIDs lists the connection's stored pending transactions.
@@ -168,9 +197,11 @@ func (s *Store) PendingProviderIDs(ctx context.Context, connectionID uuid.UUID) 
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// saveCursor stores the cursor to resume the connection's sync from.
-func saveCursor(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, cursor string) error {
-	if _, err := tx.Exec(ctx, `UPDATE bank_connections SET sync_cursor = $2 WHERE id = $1`, connectionID, cursor); err != nil {
+// saveCursor stores the cursor to resume the connection's sync from; after
+// the sync's last page, it forgets the pending rows the sync listed.
+func saveCursor(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, cursor string, last bool) error {
+	if _, err := tx.Exec(ctx, `UPDATE bank_connections SET sync_cursor = $2,
+		sync_pending_seen = CASE WHEN $3 THEN '{}' ELSE sync_pending_seen END WHERE id = $1`, connectionID, cursor, last); err != nil {
 		return fmt.Errorf("save cursor: %w", err)
 	}
 	return nil

@@ -319,7 +319,7 @@ func (r *syncRun) storeBatch(ctx context.Context, batch []providers.TransactionP
 // page converts a provider page to what the session stores.
 func (r *syncRun) page(p *providers.TransactionPage) (storage.SyncPage, error) {
 	out := storage.SyncPage{Upserts: make([]domain.Transaction, 0, len(p.Upserts)), Removed: p.Removed,
-		ReplacePendingFor: p.ReplacePendingFor, Next: p.Next}
+		ReplacePendingFor: p.ReplacePendingFor, Next: p.Next, Last: p.Done}
 	for i := range p.Upserts {
 		t, err := r.convert(&p.Upserts[i])
 		if err != nil {

@@ -13,20 +13,24 @@ type Store struct {
 	Tx map[string]providers.Transaction
 	// Deleted holds the ids removed or vanished.
 	Deleted map[string]bool
+	// seen holds the pending ids the pages of the sync under way listed.
+	seen map[string]bool
 }
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{Tx: map[string]providers.Transaction{}, Deleted: map[string]bool{}}
+	return &Store{Tx: map[string]providers.Transaction{}, Deleted: map[string]bool{}, seen: map[string]bool{}}
 }
 
 // Apply upserts a page's transactions, deletes its removals, and deletes
-// the pending transactions of ReplacePendingFor accounts the page does not
-// carry.
+// the pending transactions of ReplacePendingFor accounts that neither the
+// page nor an earlier page of the same sync listed as pending; after the
+// sync's last page (Done), the next page starts a new sync.
 func (s *Store) Apply(p providers.TransactionPage) {
-	inPage := map[string]bool{}
 	for _, tx := range p.Upserts {
-		inPage[tx.ProviderID] = true
+		if tx.Status == domain.TxPending {
+			s.seen[tx.ProviderID] = true
+		}
 		s.Tx[tx.ProviderID] = tx
 		delete(s.Deleted, tx.ProviderID)
 	}
@@ -41,10 +45,13 @@ func (s *Store) Apply(p providers.TransactionPage) {
 		replace[a] = true
 	}
 	for id, tx := range s.Tx {
-		if tx.Status == domain.TxPending && replace[tx.ProviderAccountID] && !inPage[id] {
+		if tx.Status == domain.TxPending && replace[tx.ProviderAccountID] && !s.seen[id] {
 			delete(s.Tx, id)
 			s.Deleted[id] = true
 		}
+	}
+	if p.Done {
+		clear(s.seen)
 	}
 }
 
