@@ -1,9 +1,11 @@
 package providers_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 )
 
@@ -53,5 +55,43 @@ func TestCheckCredentials(t *testing.T) {
 	// Values are never quoted back.
 	if err := d.CheckCredentials([]byte(`{"api_key":7,"secret":"hunter2","x":"y"}`)); err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestProviderSettings: a connection may leave the settings' keys out of
+// its credentials or carry them (winning over the provider's); settings are
+// checked against their own schema; values never show in errors.
+func TestProviderSettings(t *testing.T) {
+	d := providers.Description{ProviderProfile: domain.ProviderProfile{Name: "p"},
+		Credentials: []providers.CredentialField{{Key: "session", Required: true}},
+		Settings:    []providers.CredentialField{{Key: "app", Required: true}, {Key: "key", Required: true}}}
+	for _, ok := range []string{`{"session":"s"}`, `{"session":"s","app":"mine","key":"k"}`} {
+		if err := d.CheckCredentials([]byte(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	if err := d.CheckCredentials([]byte(`{"app":"a"}`)); err == nil || !strings.Contains(err.Error(), "lacks session") {
+		t.Errorf("credentials without their own key: %v", err)
+	}
+	if err := d.CheckSettings([]byte(`{"app":"a","session":"secret-value"}`)); err == nil || strings.Contains(err.Error(), "secret-value") ||
+		!strings.Contains(err.Error(), `unknown key "session"`) || !strings.Contains(err.Error(), "lacks key") {
+		t.Errorf("settings with a connection's key and without one of theirs: %v", err)
+	}
+	if err := (providers.Description{}).CheckSettings([]byte(`{}`)); err == nil {
+		t.Error("settings accepted for a provider that declares none")
+	}
+	merged, err := providers.MergeSettings([]byte(`{"app":"shared","key":"k"}`), []byte(`{"session":"s","app":"mine"}`))
+	var m map[string]string
+	if err != nil || json.Unmarshal(merged, &m) != nil || m["app"] != "mine" || m["key"] != "k" || m["session"] != "s" {
+		t.Fatalf("merged %s, %v", merged, err)
+	}
+	if missing := d.MissingSettings([]byte(`{"session":"s","app":"a"}`)); len(missing) != 1 || missing[0] != "key" {
+		t.Errorf("missing settings %v, want key", missing)
+	}
+	if same, err := providers.MergeSettings(nil, []byte(`{"session":"s"}`)); err != nil || string(same) != `{"session":"s"}` {
+		t.Errorf("no settings: %s, %v", same, err)
+	}
+	if _, err := providers.MergeSettings([]byte(`["secret-value"]`), []byte(`{}`)); err == nil || strings.Contains(err.Error(), "secret-value") {
+		t.Errorf("settings not an object: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 
 	"github.com/finsync/finsync/domain"
@@ -25,6 +26,13 @@ type Description struct {
 	// Credentials is the schema of the JSON object a connection's
 	// credentials are, in the order to document them.
 	Credentials []CredentialField
+	// Settings is the schema of the provider-level settings an operator
+	// sets once for every connection (an application's id and key), stored
+	// sealed; the worker merges them under each connection's credentials
+	// (MergeSettings). A connection's credentials may carry a settings key
+	// too (optional there), which then wins for that connection. Nil when
+	// the provider has none.
+	Settings []CredentialField
 	// Limits are the rate limits the provider documents, applied by
 	// NewResilient unless its Config sets others.
 	Limits Limits
@@ -59,31 +67,68 @@ func (d Description) MissingCredentials(creds map[string]any) []string {
 
 // CheckCredentials reports why raw is not a credentials object of d's
 // schema: it must be one JSON object whose keys are all declared in
-// d.Credentials (each once), whose values are non-blank strings, and that
-// holds every required key. The error names the offending keys and the
-// accepted ones, never a value. Caveat: it checks the shape only; whether
-// the provider accepts the values is known only by calling it.
+// d.Credentials or d.Settings (each once), whose values are non-blank
+// strings, and that holds every key d.Credentials requires. The error
+// names the offending keys and the accepted ones, never a value. Caveat:
+// it checks the shape only (MissingSettings checks the merged object);
+// whether the provider accepts the values is known only by calling it.
 func (d Description) CheckCredentials(raw []byte) error {
-	declared := make(map[string]bool, len(d.Credentials))
-	for _, f := range d.Credentials {
+	return checkObject("credentials for "+d.Name, d.ConnectionFields(), raw)
+}
+
+// ConnectionFields are the keys a connection's credentials may hold: those
+// of d.Credentials, then those of d.Settings, optional there.
+func (d Description) ConnectionFields() []CredentialField {
+	out := append([]CredentialField(nil), d.Credentials...)
+	for _, f := range d.Settings {
+		f.Required = false
+		out = append(out, f)
+	}
+	return out
+}
+
+// MissingSettings lists the keys d.Settings requires that merged (a
+// connection's credentials with the provider's settings under them,
+// MergeSettings) lacks or holds empty: set them once for the provider, or
+// give them in the connection's credentials. It never shows a value.
+func (d Description) MissingSettings(merged []byte) []string {
+	var m map[string]any
+	_ = json.Unmarshal(merged, &m)
+	return Description{Credentials: d.Settings}.MissingCredentials(m)
+}
+
+// CheckSettings is CheckCredentials for d.Settings, the provider-level
+// settings; a provider that declares none accepts none.
+func (d Description) CheckSettings(raw []byte) error {
+	if len(d.Settings) == 0 {
+		return fmt.Errorf("%s has no provider settings", d.Name)
+	}
+	return checkObject("settings for "+d.Name, d.Settings, raw)
+}
+
+// checkObject checks raw against the fields (see CheckCredentials); what
+// names the object in errors.
+func checkObject(what string, fields []CredentialField, raw []byte) error {
+	declared := make(map[string]bool, len(fields))
+	for _, f := range fields {
 		declared[f.Key] = true
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return fmt.Errorf("credentials for %s must be a JSON object with the keys %s", d.Name, d.credentialKeys())
+		return fmt.Errorf("%s must be a JSON object with the keys %s", what, fieldKeys(fields))
 	}
 	seen := map[string]bool{}
 	var problems []string
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return fmt.Errorf("credentials for %s are not valid JSON: %w", d.Name, err)
+			return fmt.Errorf("%s are not valid JSON: %w", what, err)
 		}
 		key, _ := tok.(string)
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
-			return fmt.Errorf("credentials for %s are not valid JSON: %w", d.Name, err)
+			return fmt.Errorf("%s are not valid JSON: %w", what, err)
 		}
 		switch {
 		case !declared[key]:
@@ -101,26 +146,50 @@ func (d Description) CheckCredentials(raw []byte) error {
 		seen[key] = true
 	}
 	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("credentials for %s are not valid JSON: %w", d.Name, err)
+		return fmt.Errorf("%s are not valid JSON: %w", what, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("credentials for %s must be one JSON object, with nothing after it", d.Name)
+		return fmt.Errorf("%s must be one JSON object, with nothing after it", what)
 	}
-	for _, f := range d.Credentials {
+	for _, f := range fields {
 		if f.Required && !seen[f.Key] {
 			problems = append(problems, "lacks "+f.Key)
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("credentials for %s: %s (keys: %s)", d.Name, strings.Join(problems, "; "), d.credentialKeys())
+		return fmt.Errorf("%s: %s (keys: %s)", what, strings.Join(problems, "; "), fieldKeys(fields))
 	}
 	return nil
 }
 
-// credentialKeys lists the declared keys, optional ones marked with "?".
-func (d Description) credentialKeys() string {
-	keys := make([]string, 0, len(d.Credentials))
-	for _, f := range d.Credentials {
+// MergeSettings returns a connection's credentials with the provider's
+// settings under them: one JSON object holding every key of both, the
+// connection's value winning where both have one (so credentials that
+// carry everything keep working). Empty settings return creds unchanged.
+// Either being anything but a JSON object is an error that shows no value.
+func MergeSettings(settings, creds json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(settings)) == 0 {
+		return creds, nil
+	}
+	var merged, own map[string]json.RawMessage
+	if err := json.Unmarshal(settings, &merged); err != nil || merged == nil {
+		return nil, errors.New("provider settings are not a JSON object")
+	}
+	if err := json.Unmarshal(creds, &own); err != nil || own == nil {
+		return nil, errors.New("connection credentials are not a JSON object")
+	}
+	maps.Copy(merged, own)
+	out, err := json.Marshal(merged)
+	if err != nil {
+		return nil, errors.New("merge provider settings: cannot encode")
+	}
+	return out, nil
+}
+
+// fieldKeys lists the declared keys, optional ones marked with "?".
+func fieldKeys(fields []CredentialField) string {
+	keys := make([]string, 0, len(fields))
+	for _, f := range fields {
 		k := f.Key
 		if !f.Required {
 			k += "?"

@@ -19,11 +19,14 @@ const (
 	SealedDestinationSecrets SealedColumn = "destination secrets"
 	// SealedWebhookSecrets are consumer webhooks' signing secrets.
 	SealedWebhookSecrets SealedColumn = "webhook secrets"
+	// SealedProviderSettings are providers' settings (an application's
+	// signing key), set once for all their connections.
+	SealedProviderSettings SealedColumn = "provider settings"
 )
 
 // SealedColumns lists every column that holds sealed values.
 func SealedColumns() []SealedColumn {
-	return []SealedColumn{SealedConnectionCredentials, SealedDestinationSecrets, SealedWebhookSecrets}
+	return []SealedColumn{SealedConnectionCredentials, SealedDestinationSecrets, SealedWebhookSecrets, SealedProviderSettings}
 }
 
 // SealedValue is one row's sealed value.
@@ -47,6 +50,8 @@ func sealedTable(col SealedColumn) (table, column string, err error) {
 		return "destinations", "sealed_secret", nil
 	case SealedWebhookSecrets:
 		return "webhook_subscriptions", "sealed_secret", nil
+	case SealedProviderSettings:
+		return "provider_settings", "settings_encrypted", nil
 	}
 	return "", "", fmt.Errorf("unknown sealed column %q", col)
 }

@@ -227,6 +227,13 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 			Code: CodeCredentialsUnreadable, Message: "stored credentials cannot be decrypted with the configured key", Err: err}
 		return s.fail(ctx, conn, "", rep.cause)
 	}
+	if creds, err = s.withSettings(ctx, conn.Provider, creds); err != nil {
+		if providers.AsError(err) == nil {
+			return err // the database: the job retries
+		}
+		rep.cause = err
+		return s.fail(ctx, conn, "", err)
+	}
 	pc := providers.Connection{ID: id.String(), Provider: conn.Provider, InstitutionID: conn.InstitutionID, BaseURL: conn.BaseURL, Credentials: creds}
 	openBefore := s.breakerOpen(conn)
 	session := s.Store.OpenSyncSession(target, storage.SyncSessionOptions{

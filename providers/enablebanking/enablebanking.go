@@ -39,11 +39,10 @@ func Describe() providers.Description {
 			SyncInterval: 8 * time.Hour,
 		},
 		DefaultBaseURL: "https://api.enablebanking.com",
-		Credentials: []providers.CredentialField{
-			{Key: "application_id", Required: true, Doc: "Enable Banking application id (the JWT's kid)"},
-			{Key: "private_key", Required: true, Doc: "the application's RSA private key, PEM"},
-			{Key: "session_id", Required: true, Doc: "the session the user authorised (POST /sessions)"},
-		},
+		// The application's: set once for every connection, or in one's credentials.
+		Settings: []providers.CredentialField{{Key: "application_id", Required: true, Doc: "Enable Banking application id (the JWT's kid)"},
+			{Key: "private_key", Required: true, Doc: "the application's RSA private key, PEM"}},
+		Credentials: []providers.CredentialField{{Key: "session_id", Required: true, Doc: "the session the user authorised (POST /sessions)"}},
 		// No Limits: none is published; the banks' quota is DailyQuota.
 	}
 }
@@ -80,7 +79,7 @@ type credentials struct {
 
 func parseCredentials(raw json.RawMessage) (c credentials, err error) {
 	if err = json.Unmarshal(raw, &c); err == nil && (c.ApplicationID == "" || c.PrivateKey == "" || c.SessionID == "") {
-		err = errors.New("application_id, private_key and session_id are required")
+		err = errors.New("session_id, and application_id and private_key (provider settings or credentials) are required")
 	}
 	if err != nil {
 		return c, wire.InvalidCredentials(Name, err)

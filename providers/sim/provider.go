@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 )
@@ -38,6 +40,28 @@ type ProviderSim interface {
 	// BaseURL returns the base URL an adapter uses to reach the
 	// simulator's root.
 	BaseURL(root string) string
+}
+
+// SettingsSim is implemented by a ProviderSim whose provider has
+// provider-level settings (providers.Description.Settings: an
+// application's id and key, set once for every connection).
+type SettingsSim interface {
+	// Settings returns settings the simulator accepts, whose keys
+	// Credentials carries too.
+	Settings() json.RawMessage
+}
+
+// LinkSim is implemented by a ProviderSim whose provider links a
+// connection through a flow (an authorisation page the user approves, a
+// redirect with a code, the code exchanged for a session) rather than
+// credentials the user types.
+type LinkSim interface {
+	// Link runs the flow as a client would against the simulator served at
+	// root (its authorisation page approves at once), for the application
+	// in settings (nil: the simulator's own, Settings), and returns the
+	// connection's credentials: without the settings' keys when settings
+	// are given, with them otherwise. name may choose among the banks.
+	Link(ctx context.Context, client *http.Client, root, name string, settings json.RawMessage) (json.RawMessage, error)
 }
 
 // Providers is a list of simulated providers, each named once. The
@@ -85,6 +109,47 @@ func (ps Providers) Credentials(provider, name string) json.RawMessage {
 		return nil
 	}
 	return p.Credentials(name)
+}
+
+// Settings returns provider-level settings the simulator accepts for
+// provider (see SettingsSim), nil when it has none.
+func (ps Providers) Settings(provider string) json.RawMessage {
+	if p, ok := ps.Lookup(provider).(SettingsSim); ok {
+		return p.Settings()
+	}
+	return nil
+}
+
+// OwnCredentials returns Credentials without the keys of the provider's
+// Settings: what a connection stores once the settings are set for the
+// provider. It is Credentials for a provider without settings.
+func (ps Providers) OwnCredentials(provider, name string) json.RawMessage {
+	creds, settings := ps.Credentials(provider, name), ps.Settings(provider)
+	var own, shared map[string]json.RawMessage
+	if settings == nil || json.Unmarshal(creds, &own) != nil || json.Unmarshal(settings, &shared) != nil {
+		return creds
+	}
+	maps.DeleteFunc(own, func(k string, _ json.RawMessage) bool { _, ok := shared[k]; return ok })
+	out, _ := json.Marshal(own)
+	return out
+}
+
+// Link returns a new connection's credentials for provider from the
+// simulator served at root: by its link flow where it has one (LinkSim),
+// else OwnCredentials(name) when settings are given and Credentials(name)
+// when not.
+func (ps Providers) Link(ctx context.Context, client *http.Client, provider, root, name string, settings json.RawMessage) (json.RawMessage, error) {
+	p := ps.Lookup(provider)
+	if p == nil {
+		return nil, fmt.Errorf("link: unknown provider %q", provider)
+	}
+	if l, ok := p.(LinkSim); ok {
+		return l.Link(ctx, client, strings.TrimSuffix(root, "/"), name, settings)
+	}
+	if settings != nil {
+		return ps.OwnCredentials(provider, name), nil
+	}
+	return p.Credentials(name), nil
 }
 
 // CredentialKey returns the distinguishing credential of a credentials

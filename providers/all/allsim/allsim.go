@@ -6,7 +6,9 @@
 package allsim
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 
 	"github.com/finsync/finsync/providers/enablebanking/enablebankingsim"
 	"github.com/finsync/finsync/providers/gocardless/gocardlesssim"
@@ -53,4 +55,22 @@ func CredentialKey(provider string, creds json.RawMessage) (string, error) {
 // simulator served at root (see sim.Providers.BaseURL).
 func BaseURL(provider, root string) string {
 	return Providers().BaseURL(provider, root)
+}
+
+// Settings returns provider-level settings the simulator accepts for
+// provider, nil when it has none (see sim.Providers.Settings).
+func Settings(provider string) json.RawMessage {
+	return Providers().Settings(provider)
+}
+
+// OwnCredentials returns Credentials without the keys of the provider's
+// settings (see sim.Providers.OwnCredentials).
+func OwnCredentials(provider, name string) json.RawMessage {
+	return Providers().OwnCredentials(provider, name)
+}
+
+// Link returns a new connection's credentials from the simulator at root,
+// by the provider's link flow where it has one (see sim.Providers.Link).
+func Link(ctx context.Context, client *http.Client, provider, root, name string, settings json.RawMessage) (json.RawMessage, error) {
+	return Providers().Link(ctx, client, provider, root, name, settings)
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
 )
@@ -47,7 +49,28 @@ func TestSimulatorCredentialsFitTheirSchema(t *testing.T) {
 		if err := d.CheckCredentials(allsim.Credentials(p, "demo")); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
+		settings, own := allsim.Settings(p), allsim.OwnCredentials(p, "demo")
+		if (settings != nil) != (len(d.Settings) > 0) {
+			t.Errorf("%s: simulator settings %v, adapter declares %d", p, settings != nil, len(d.Settings))
+			continue
+		}
+		if settings == nil {
+			continue
+		}
+		if err := d.CheckSettings(settings); err != nil {
+			t.Errorf("%s settings: %v", p, err)
+		}
+		merged, err := providers.MergeSettings(settings, own)
+		if err != nil || !jsonEqual(merged, allsim.Credentials(p, "demo")) || len(d.MissingSettings(own)) == 0 || len(d.MissingSettings(merged)) != 0 {
+			t.Errorf("%s: own credentials %s merged with the settings are not the credentials (%v)", p, own, err)
+		}
 	}
+}
+
+// jsonEqual reports whether a and b decode to equal values.
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 // ExampleCredentials shows a simulated connection's credential keys.

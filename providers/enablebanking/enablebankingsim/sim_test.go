@@ -1,11 +1,16 @@
 package enablebankingsim_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -238,4 +243,56 @@ func TestTransactionsPageAndQuota(t *testing.T) {
 	if booked == 0 {
 		t.Fatal("no pending row booked after advancing")
 	}
+}
+
+// TestLinkRunsTheFlow: Link runs POST /auth, the approving page and POST
+// /sessions as a client; without settings the credentials carry the demo
+// application, with a minted application's settings they are the session
+// alone, which that application reads and the demo application does not;
+// an application the simulator does not know is refused.
+func TestLinkRunsTheFlow(t *testing.T) {
+	_, srv := simtest.New(t, sim.Options{}, enablebankingsim.Sim{})
+	ctx := context.Background()
+	creds, err := enablebankingsim.Sim{}.Link(ctx, srv.Client(), srv.URL, "alice", nil)
+	var demo map[string]string
+	if err != nil || json.Unmarshal(creds, &demo) != nil || demo["application_id"] != enablebankingsim.DemoApplicationID || demo["session_id"] == "" || demo["private_key"] == "" {
+		t.Fatalf("link without settings: %v, keys of %d", err, len(demo))
+	}
+	a := mint(t, srv)
+	pemKey, err := x509.MarshalPKCS8PrivateKey(a.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, _ := json.Marshal(map[string]string{"application_id": a.id,
+		"private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pemKey}))})
+	creds, err = enablebankingsim.Sim{}.Link(ctx, srv.Client(), srv.URL, "bob", settings)
+	var own map[string]string
+	if err != nil || json.Unmarshal(creds, &own) != nil || len(own) != 1 || own["session_id"] == "" {
+		t.Fatalf("link with settings: %v, %s", err, creds)
+	}
+	var sess struct {
+		Status   string   `json:"status"`
+		Accounts []string `json:"accounts"`
+	}
+	if st := a.call(t, http.MethodGet, srv.URL+"/enablebanking/sessions/"+own["session_id"], nil, &sess); st != http.StatusOK || sess.Status != "AUTHORIZED" || len(sess.Accounts) == 0 {
+		t.Fatalf("the linked session: status %d, %+v", st, sess)
+	}
+	if demo["session_id"] == own["session_id"] {
+		t.Fatal("two links gave one session")
+	}
+	stranger, _ := json.Marshal(map[string]string{"application_id": "nope", "private_key": unknownKey(t)})
+	if _, err := (enablebankingsim.Sim{}).Link(ctx, srv.Client(), srv.URL, "eve", stranger); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("an unknown application linked: %v", err)
+	}
+}
+
+// unknownKey is a fresh RSA private key in PEM that no simulator knows.
+func unknownKey(t *testing.T) string {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(k)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
 }
