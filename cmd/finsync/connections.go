@@ -36,7 +36,7 @@ func providerHelp(reg *providers.Registry) (names, creds, intervals string) {
 	for _, d := range reg.Descriptions() {
 		n = append(n, d.Name)
 		keys := make([]string, 0, len(d.Credentials))
-		for _, f := range d.Credentials {
+		for _, f := range d.ConnectionFields() {
 			k := f.Key
 			if !f.Required {
 				k += "?"
@@ -155,6 +155,10 @@ func (ac *addConnection) build(ctx context.Context, a *app) (storage.NewConnecti
 		return nc, fmt.Errorf("--provider must be one of %s", names)
 	}
 	nc.Provider, nc.InstitutionName = ac.provider, ac.institution
+	settings, err := a.storedSettings(ctx, desc)
+	if err != nil {
+		return nc, err
+	}
 	var creds []byte
 	if !ac.useSim {
 		if creds, err = ac.readCredentials(); err != nil {
@@ -174,7 +178,11 @@ func (ac *addConnection) build(ctx context.Context, a *app) (storage.NewConnecti
 		if name == "" {
 			name = uuid.NewString()
 		}
-		creds, nc.BaseURL = allsim.Credentials(ac.provider, name), allsim.BaseURL(ac.provider, root)
+		// The provider's link flow where it has one, signed with the stored settings.
+		if creds, err = allsim.Link(ctx, &http.Client{Timeout: checkTimeout}, ac.provider, root, name, settings); err != nil {
+			return nc, fmt.Errorf("--sim: %w", err)
+		}
+		nc.BaseURL = allsim.BaseURL(ac.provider, root)
 	case len(creds) == 0:
 		return nc, fmt.Errorf("credentials are required: --credentials-file PATH, --credentials - (standard input) or --credentials JSON (a JSON object), or --sim")
 	default:
@@ -192,8 +200,12 @@ func (ac *addConnection) build(ctx context.Context, a *app) (storage.NewConnecti
 	if creds, err = exchangeCredentials(ctx, reg, nc, creds); err != nil {
 		return nc, err
 	}
+	full, err := withSettings(desc, settings, creds)
+	if err != nil {
+		return nc, err
+	}
 	if ac.check {
-		if err := checkWithProvider(ctx, reg, nc, creds); err != nil {
+		if err := checkWithProvider(ctx, reg, nc, full); err != nil {
 			return nc, err
 		}
 	}
@@ -295,7 +307,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 	f.StringVar(&ac.credentialsFile, "credentials-file", "", "read the credentials (the JSON object of --credentials) from this file")
 	f.StringVar(&ac.baseURL, "base-url", "", "provider API base URL (default: the provider's production URL)")
 	f.StringVar(&ac.institution, "institution", "", "institution name")
-	f.BoolVar(&ac.useSim, "sim", false, "use credentials the simulator accepts")
+	f.BoolVar(&ac.useSim, "sim", false, "use credentials the simulator accepts (by the provider's link flow where it has one)")
 	f.BoolVar(&ac.check, "check", false, "first fetch the connection's accounts once from the provider; store nothing if that fails")
 	f.StringVar(&ac.simURL, "sim-url", "", "the simulator's root URL (default $FINSYNC_SIM_URL)")
 	f.StringVar(&ac.simName, "sim-name", "", "names the simulated connection (same name, same data)")

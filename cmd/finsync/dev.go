@@ -170,11 +170,14 @@ func seedDemoConnections(ctx context.Context, st *storage.Store, box *secrets.Bo
 	for _, c := range existing {
 		have[c.Provider] = c.ID
 	}
+	if err := seedDemoSettings(ctx, st, box); err != nil {
+		return err
+	}
 	for _, p := range registry().Descriptions() {
 		p := p.Name
 		id, ok := have[p]
 		if !ok {
-			sealed, err := box.Seal(allsim.Credentials(p, "demo-"+p))
+			sealed, err := box.Seal(allsim.OwnCredentials(p, "demo-"+p))
 			if err != nil {
 				return err
 			}
@@ -268,11 +271,32 @@ func waitHealthy(ctx context.Context, url string, errc chan error) error {
 	return fmt.Errorf("API did not become healthy at %s", url)
 }
 
+// seedDemoSettings stores, sealed with this checkout's demo key, the
+// provider-level settings the simulator accepts (Enable Banking's demo
+// application) for every provider that has them, so that the demo
+// connections carry only their own credentials, as an operator's would.
+func seedDemoSettings(ctx context.Context, st *storage.Store, box *secrets.Box) error {
+	for _, d := range registry().Descriptions() {
+		settings := allsim.Settings(d.Name)
+		if settings == nil {
+			continue
+		}
+		sealed, err := box.Seal(settings)
+		if err != nil {
+			return err
+		}
+		if err := st.SetProviderSettings(ctx, d.Name, sealed); err != nil {
+			return fmt.Errorf("seed demo %s settings: %w", d.Name, err)
+		}
+	}
+	return nil
+}
+
 // refreshDemoConnection points an existing demo connection at this run's
 // simulator and seals its (deterministic) credentials with this checkout's
 // demo key, so a new clone against the same database can still sync it.
 func refreshDemoConnection(ctx context.Context, st *storage.Store, box *secrets.Box, id uuid.UUID, provider, simRoot string) error {
-	sealed, err := box.Seal(allsim.Credentials(provider, "demo-"+provider))
+	sealed, err := box.Seal(allsim.OwnCredentials(provider, "demo-"+provider))
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,7 @@ func newRoot(out, errOut io.Writer) *cobra.Command {
 		a.oauthTokensCmd(),
 		a.devCmd(),
 		a.connectionsCmd(),
+		a.providersCmd(),
 		a.syncCmd(),
 		a.workerCmd(),
 		a.simCmd(),
