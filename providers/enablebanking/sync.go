@@ -177,8 +177,8 @@ type transaction struct {
 
 // Transactions reads one account per call: every continuation page from
 // its last booking date minus OverlapDays (first sync: WindowDays back) to
-// req.Today, so that the page holds its whole pending set
-// (ReplacePendingFor). An account whose quota is spent is skipped; the last
+// req.Today, so that ids made of content count occurrences over the whole
+// window. An account whose quota is spent is skipped; the last
 // page's NextAllowedAt is its reset. The session read costs no bank quota.
 func (a *Adapter) Transactions(ctx context.Context, conn providers.Connection, req providers.TransactionRequest) (providers.TransactionPage, error) {
 	cur := cursor{Booked: map[string]string{}}
