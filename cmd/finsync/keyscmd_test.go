@@ -106,7 +106,8 @@ func sealedSnapshot(t *testing.T, pool *pgxpool.Pool) map[string][]byte {
 	t.Helper()
 	rows, err := pool.Query(context.Background(), `
 		SELECT id::text, credentials_encrypted FROM bank_connections WHERE credentials_encrypted IS NOT NULL
-		UNION ALL SELECT id::text, sealed_secret FROM destinations`)
+		UNION ALL SELECT id::text, sealed_secret FROM destinations
+		UNION ALL SELECT id::text, settings_encrypted FROM provider_settings`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,11 +171,11 @@ func (r rotation) totals() (resealed, current int) {
 	return resealed, current
 }
 
-// TestRotateEncryption seals connections and destinations with an old key
-// (one in the format without key ids), rotates to a new key with an
-// interrupted run and a second run that resumes it, and checks that then
-// only the new key is needed, that a third run changes nothing, and that a
-// value sealed with an unknown key is reported by id.
+// TestRotateEncryption seals connections, destinations and a provider's
+// settings with an old key (one in the format without key ids), rotates to
+// a new key with an interrupted run and a second run that resumes it, and
+// checks that then only the new key is needed, that a third run changes
+// nothing, and that a value sealed with an unknown key is reported by id.
 func TestRotateEncryption(t *testing.T) {
 	oldKey, newKey := strings.Repeat("0c", 32), strings.Repeat("0d", 32)
 	oldBox, _ := secrets.FromHex(oldKey)
@@ -194,14 +195,15 @@ func TestRotateEncryption(t *testing.T) {
 		run(t, dbURL, "destinations", "add", "--user", uid, "--kind", "webhook", "--name", name,
 			"--config", `{"url":"https://hooks.example.com/`+name+`","secret":"s3cret-`+name+`"}`)
 	}
+	run(t, dbURL, "providers", "configure", "enablebanking", "--sim")
 	legacy := secretstest.SealWithoutKeyID(t, oldKey, []byte(`{"api_key":"from an older database"}`))
 	if _, err := pool.Exec(ctx, `UPDATE bank_connections SET credentials_encrypted = $2 WHERE id = $1`, conns[0], legacy); err != nil {
 		t.Fatal(err)
 	}
 	before := sealedSnapshot(t, pool)
 	plain, n := openAll(oldBox, before)
-	if n != 7 {
-		t.Fatalf("%d of 7 values open with the old key", n)
+	if n != 8 {
+		t.Fatalf("%d of 8 values open with the old key", n)
 	}
 	if _, n := openAll(newBox, before); n != 0 {
 		t.Fatalf("%d values open with the new key before rotating", n)
@@ -225,13 +227,13 @@ func TestRotateEncryption(t *testing.T) {
 	if err := json.Unmarshal(out, &resumed); err != nil {
 		t.Fatalf("%s: %v", out, err)
 	}
-	if resealed, current := resumed.totals(); resealed != 5 || current != 2 || resumed.KeyID != newBox.KeyIDs()[0] {
+	if resealed, current := resumed.totals(); resealed != 6 || current != 2 || resumed.KeyID != newBox.KeyIDs()[0] {
 		t.Fatalf("resumed run: %s", out)
 	}
 	after := sealedSnapshot(t, pool)
 	got, n := openAll(newBox, after)
-	if n != 7 {
-		t.Fatalf("%d of 7 values open with the new key alone", n)
+	if n != 8 {
+		t.Fatalf("%d of 8 values open with the new key alone", n)
 	}
 	for id, p := range plain {
 		if got[id] != p {
@@ -247,7 +249,7 @@ func TestRotateEncryption(t *testing.T) {
 	if err := json.Unmarshal(out, &again); err != nil {
 		t.Fatal(err)
 	}
-	if resealed, current := again.totals(); resealed != 0 || current != 7 {
+	if resealed, current := again.totals(); resealed != 0 || current != 8 {
 		t.Fatalf("a second full run re-sealed again: %s", out)
 	}
 	for id, v := range sealedSnapshot(t, pool) {
