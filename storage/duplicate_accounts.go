@@ -31,7 +31,7 @@ const (
 // bank ("Bank", "N.A.", "Credit Union", "PLC", ...).
 const institutionKey = `regexp_replace(regexp_replace(
 	lower(COALESCE(NULLIF(a.institution_name, ''), c.institution_name, '')), '[^a-z0-9]+', ' ', 'g'),
-	'\m(the|of|and|bank|banks|banking|na|n|a|national|association|credit|union|federal|fcu|savings|plc|ltd|limited|inc|corp|corporation|co|company|group|ag|sa|se|gmbh|bv|nv|spa)\M|\s',
+	'\m(the|of|and|bank|banks|banking|na|n|a|national|association|credit|union|federal|fcu|cu|savings|plc|ltd|limited|inc|corp|corporation|co|company|group|ag|sa|se|gmbh|bv|nv|spa)\M|\s',
 	'', 'g')`
 
 // duplicateCandidatesSQL marks, for user $1, every connected account that
@@ -91,6 +91,24 @@ FROM chosen ch
 WHERE a.id = ch.account_id AND a.user_id = $1 AND a.duplicate_of_account_id IS NULL
 RETURNING a.id`
 
+// duplicateChainSQL points every mark of user $1 that names a marked
+// account at that account's original instead, unless the user rejected
+// that pair: a link that syncs before an older one may be marked against
+// a copy that is later marked itself. It returns the re-pointed ids.
+const duplicateChainSQL = `
+UPDATE accounts a SET duplicate_of_account_id = o.duplicate_of_account_id, updated_at = now()
+FROM accounts o
+WHERE a.user_id = $1 AND a.duplicate_of_account_id IS NOT NULL
+	AND o.id = a.duplicate_of_account_id AND o.user_id = $1 AND o.duplicate_of_account_id IS NOT NULL
+	AND o.duplicate_of_account_id <> a.id
+	AND NOT EXISTS (SELECT 1 FROM account_duplicate_rejections r
+		WHERE r.account_id = a.id AND r.original_account_id = o.duplicate_of_account_id AND r.user_id = $1)
+RETURNING a.id`
+
+// maxDuplicateChain bounds the passes of duplicateChainSQL; each shortens
+// every chain by one link.
+const maxDuplicateChain = 8
+
 // markDuplicateAccounts marks the user's double-linked accounts inside q
 // (duplicateCandidatesSQL) and returns the ids it marked. It reads only
 // the user's accounts, then at most duplicateSample transactions (each an
@@ -106,6 +124,18 @@ func markDuplicateAccounts(ctx context.Context, q querier, userID uuid.UUID) ([]
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil {
 		return nil, fmt.Errorf("mark duplicate accounts of user %s: %w", userID, err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	for range maxDuplicateChain {
+		tag, err := q.Exec(ctx, duplicateChainSQL, userID)
+		if err != nil {
+			return nil, fmt.Errorf("shorten duplicate chains of user %s: %w", userID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			break
+		}
 	}
 	return ids, nil
 }
