@@ -109,14 +109,21 @@ RETURNING a.id`
 // every chain by one link.
 const maxDuplicateChain = 8
 
-// markDuplicateAccounts marks the user's double-linked accounts inside q
-// (duplicateCandidatesSQL) and returns the ids it marked. It reads only
+// markDuplicateAccounts marks the user's double-linked accounts inside q,
+// a database transaction (duplicateCandidatesSQL), and returns the ids it
+// marked; it turns JIT compilation off for the rest of the transaction. It reads only
 // the user's accounts, then at most duplicateSample transactions (each an
 // index look-up) for each candidate pair, which only accounts of one
 // institution, type and mask on two connections make; it is idempotent.
 // Caveat: a mark is never taken back by detection, only by the user
 // (ClearDuplicateMark) or the deletion of the original account.
 func markDuplicateAccounts(ctx context.Context, q querier, userID uuid.UUID) ([]uuid.UUID, error) {
+	// The planner prices the evidence's look-ups at thousands of rows each
+	// (it cannot know the two-day window holds a few), which would make it
+	// compile the statement (JIT) for longer than the statement runs.
+	if _, err := q.Exec(ctx, `SELECT set_config('jit', 'off', true)`); err != nil {
+		return nil, fmt.Errorf("mark duplicate accounts of user %s: %w", userID, err)
+	}
 	rows, err := q.Query(ctx, duplicateCandidatesSQL, userID, duplicateSample, duplicateMinRows, duplicateMinShare, duplicateDays)
 	if err != nil {
 		return nil, fmt.Errorf("mark duplicate accounts of user %s: %w", userID, err)
@@ -144,7 +151,13 @@ func markDuplicateAccounts(ctx context.Context, q querier, userID uuid.UUID) ([]
 // sync's end sets (finishSyncTx), for callers outside a sync (tests,
 // operators). It returns the ids it marked.
 func (s *Store) MarkDuplicateAccounts(ctx context.Context, userID uuid.UUID) ([]uuid.UUID, error) {
-	return markDuplicateAccounts(ctx, s.pool, userID)
+	var ids []uuid.UUID
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		ids, err = markDuplicateAccounts(ctx, tx, userID)
+		return err
+	})
+	return ids, err
 }
 
 // ClearDuplicateMark clears the duplicate mark of the scope's account id
