@@ -15,14 +15,20 @@ import (
 
 // Evidence a candidate pair needs before it is marked: of the newer
 // account's latest posted transactions in the dates both accounts cover
-// (at most duplicateSample of them), at least duplicateMinRows, and at
-// least duplicateMinShare of those with a posted transaction of equal
-// amount within duplicateDays days in the older account.
+// (at most duplicateSample of them, within duplicateSpanDays of the last
+// such date), at least duplicateMinRows, and at least duplicateMinShare of
+// those with a posted transaction of equal amount within duplicateDays
+// days in the older account.
 const (
 	duplicateSample   = 200
+	duplicateSpanDays = 365
 	duplicateMinRows  = 5
 	duplicateMinShare = 0.8
 	duplicateDays     = 2
+	// duplicateTheirs bounds the older account's rows read for one pair
+	// (the newest of the sample's days): a very busy account then
+	// confirms on fewer matches, never costs more.
+	duplicateTheirs = 20_000
 )
 
 // institutionKey is the SQL of an account's institution as detection
@@ -39,7 +45,7 @@ const institutionKey = `regexp_replace(regexp_replace(
 // marked either: same institution (institutionKey equal, or one holding
 // the other when the shorter has at least four characters), type,
 // subtype, currency and non-empty mask (its last four letters or digits),
-// confirmed by transactions (the evidence constants, $2 to $5), and not a
+// confirmed by transactions (the evidence constants, $2 to $7), and not a
 // pair the user rejected. An account that fits several older ones is
 // marked with the oldest. It returns the marked accounts' ids.
 const duplicateCandidatesSQL = `
@@ -67,19 +73,31 @@ WITH acct AS (
 		WHERE t.account_id = p.account_id AND t.user_id = $1 AND t.status = 'posted') nb
 	CROSS JOIN LATERAL (SELECT min(t.tx_date) AS lo, max(t.tx_date) AS hi FROM transactions t
 		WHERE t.account_id = p.original_id AND t.user_id = $1 AND t.status = 'posted') ob
-), evidence AS (
-	SELECT s.account_id, s.original_id, s.linked_at, e.sampled, e.matched
+), sample AS (
+	SELECT s.account_id, s.original_id, s.linked_at, x.id, x.tx_date, x.amount
 	FROM span s CROSS JOIN LATERAL (
-		SELECT count(*) AS sampled, count(*) FILTER (WHERE EXISTS (
-			SELECT 1 FROM transactions ot
-			WHERE ot.account_id = s.original_id AND ot.user_id = $1 AND ot.status = 'posted'
-				AND ot.tx_date BETWEEN x.tx_date - $5::int AND x.tx_date + $5::int AND ot.amount = x.amount)) AS matched
-		FROM (SELECT nt.tx_date, nt.amount FROM transactions nt
-			WHERE nt.account_id = s.account_id AND nt.user_id = $1 AND nt.status = 'posted'
-				AND nt.tx_date BETWEEN s.lo AND s.hi
-			ORDER BY nt.tx_date DESC, nt.id DESC LIMIT $2) x
-	) e
+		SELECT nt.id, nt.tx_date, nt.amount FROM transactions nt
+		WHERE nt.account_id = s.account_id AND nt.user_id = $1 AND nt.status = 'posted'
+			AND nt.tx_date BETWEEN greatest(s.lo, s.hi - $6::int) AND s.hi
+		ORDER BY nt.tx_date DESC, nt.id DESC LIMIT $2) x
 	WHERE s.lo <= s.hi
+), reach AS (
+	SELECT account_id, original_id, min(tx_date) - $5::int AS lo, max(tx_date) + $5::int AS hi
+	FROM sample GROUP BY account_id, original_id
+), theirs AS MATERIALIZED (
+	SELECT r.account_id, r.original_id, ot.tx_date, ot.amount
+	FROM reach r CROSS JOIN LATERAL (
+		SELECT t.tx_date, t.amount FROM transactions t
+		WHERE t.account_id = r.original_id AND t.user_id = $1 AND t.status = 'posted' AND t.tx_date BETWEEN r.lo AND r.hi
+		ORDER BY t.tx_date DESC, t.id DESC LIMIT $7) ot
+), matched AS (
+	SELECT DISTINCT s.account_id, s.original_id, s.id FROM sample s JOIN theirs t
+		ON t.account_id = s.account_id AND t.original_id = s.original_id AND t.amount = s.amount
+		AND t.tx_date BETWEEN s.tx_date - $5::int AND s.tx_date + $5::int
+), evidence AS (
+	SELECT s.account_id, s.original_id, s.linked_at, count(*) AS sampled, count(m.id) AS matched
+	FROM sample s LEFT JOIN matched m ON m.id = s.id AND m.account_id = s.account_id AND m.original_id = s.original_id
+	GROUP BY s.account_id, s.original_id, s.linked_at
 ), chosen AS (
 	SELECT DISTINCT ON (account_id) account_id, original_id
 	FROM evidence
@@ -111,10 +129,12 @@ const maxDuplicateChain = 8
 
 // markDuplicateAccounts marks the user's double-linked accounts inside q,
 // a database transaction (duplicateCandidatesSQL), and returns the ids it
-// marked; it turns JIT compilation off for the rest of the transaction. It reads only
-// the user's accounts, then at most duplicateSample transactions (each an
-// index look-up) for each candidate pair, which only accounts of one
-// institution, type and mask on two connections make; it is idempotent.
+// marked; it turns JIT compilation off for the rest of the transaction. It
+// reads only the user's accounts, then, for each candidate pair (which
+// only accounts of one institution, type and mask on two connections
+// make), at most duplicateSample transactions of the newer account and
+// the older account's in the same days (index range scans, matched by a
+// hash join); it is idempotent.
 // Caveat: a mark is never taken back by detection, only by the user
 // (ClearDuplicateMark) or the deletion of the original account.
 func markDuplicateAccounts(ctx context.Context, q querier, userID uuid.UUID) ([]uuid.UUID, error) {
@@ -124,7 +144,8 @@ func markDuplicateAccounts(ctx context.Context, q querier, userID uuid.UUID) ([]
 	if _, err := q.Exec(ctx, `SELECT set_config('jit', 'off', true)`); err != nil {
 		return nil, fmt.Errorf("mark duplicate accounts of user %s: %w", userID, err)
 	}
-	rows, err := q.Query(ctx, duplicateCandidatesSQL, userID, duplicateSample, duplicateMinRows, duplicateMinShare, duplicateDays)
+	rows, err := q.Query(ctx, duplicateCandidatesSQL, userID, duplicateSample, duplicateMinRows, duplicateMinShare, duplicateDays,
+		duplicateSpanDays, duplicateTheirs)
 	if err != nil {
 		return nil, fmt.Errorf("mark duplicate accounts of user %s: %w", userID, err)
 	}
