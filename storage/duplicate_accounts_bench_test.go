@@ -67,7 +67,10 @@ var errRollback = errors.New("rolled back")
 // BenchmarkDoubleLinkDetection is the detection a sync's end runs, on a
 // user with 1,000,000 transactions: "pairs" with the three unmarked
 // copies to confirm (each iteration marks them in a transaction rolled
-// back), "settled" once they are marked (what every later sync pays).
+// back), "settled" once they are marked (what every later sync pays); and
+// the default listing of 250 rows with and without the duplicates'
+// filter, before the marks (it hides nothing) and after (it hides half
+// the rows).
 func BenchmarkDoubleLinkDetection(b *testing.B) {
 	pool, _ := storagetest.NewDB(b)
 	user, newer := seedDoubleLink(b, pool)
@@ -87,6 +90,8 @@ func BenchmarkDoubleLinkDetection(b *testing.B) {
 			}
 		}
 	})
+	sc := storage.Scope{UserID: user}
+	list("no-marks", b, st, sc)
 	if ids, err := st.MarkDuplicateAccounts(ctx, user); err != nil || len(ids) != len(newer) {
 		b.Fatalf("marked %v, %v", ids, err)
 	}
@@ -97,17 +102,20 @@ func BenchmarkDoubleLinkDetection(b *testing.B) {
 			}
 		}
 	})
-	// The listing with the filter (half the rows left out) and without
-	// it, alternating in the same run.
-	sc := storage.Scope{UserID: user}
+	list("marked", b, st, sc)
+}
+
+// list measures the default listing of 250 rows with includeDuplicates
+// (no filter) and without (the filter), alternating twice in the run.
+func list(stage string, b *testing.B, st *storage.Store, sc storage.Scope) {
 	for _, mode := range []struct {
 		name    string
 		include bool
-	}{{"list-250-unfiltered", true}, {"list-250-filtered", false}, {"list-250-unfiltered-again", true}, {"list-250-filtered-again", false}} {
-		b.Run(mode.name, func(b *testing.B) {
+	}{{"include", true}, {"default", false}, {"include-again", true}, {"default-again", false}} {
+		b.Run(stage+"/list-250-"+mode.name, func(b *testing.B) {
 			f := storage.TransactionFilter{Statuses: []string{domain.TxPosted}, IncludeDuplicates: mode.include}
 			for b.Loop() {
-				rows, err := st.ListTransactions(ctx, sc, f, storage.Keyset{}, 251)
+				rows, err := st.ListTransactions(context.Background(), sc, f, storage.Keyset{}, 251)
 				if err != nil || len(rows) != 251 {
 					b.Fatalf("%d rows, %v", len(rows), err)
 				}
