@@ -3,7 +3,10 @@
 -- connection reaches while an older one already does is marked with the
 -- older account's id. No foreign key: a distributed schema refuses SET
 -- NULL on delete (migration 00007), so a trigger clears the marks that
--- point at a deleted account.
+-- point at a deleted account, and deletes its rejected pairs (which keep
+-- no foreign key either, as transactions and transfers: one to
+-- accounts (id, user_id) would pin the key that migration 00007 down
+-- drops).
 ALTER TABLE accounts ADD COLUMN duplicate_of_account_id uuid;
 ALTER TABLE accounts ADD CONSTRAINT accounts_duplicate_not_self CHECK (duplicate_of_account_id <> id);
 
@@ -17,6 +20,8 @@ BEGIN
     UPDATE accounts a SET duplicate_of_account_id = NULL, updated_at = now()
         FROM gone g
         WHERE a.user_id = g.user_id AND a.duplicate_of_account_id = g.id;
+    DELETE FROM account_duplicate_rejections r USING gone g
+        WHERE r.user_id = g.user_id AND (r.account_id = g.id OR r.original_account_id = g.id);
     RETURN NULL;
 END
 $$;
@@ -33,9 +38,7 @@ CREATE TABLE account_duplicate_rejections (
     account_id           uuid NOT NULL,
     original_account_id  uuid NOT NULL,
     created_at           timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (account_id, original_account_id, user_id),
-    FOREIGN KEY (account_id, user_id) REFERENCES accounts (id, user_id) ON DELETE CASCADE,
-    FOREIGN KEY (original_account_id, user_id) REFERENCES accounts (id, user_id) ON DELETE CASCADE
+    PRIMARY KEY (account_id, original_account_id, user_id)
 );
 CREATE INDEX account_duplicate_rejections_original_idx ON account_duplicate_rejections (original_account_id, user_id);
 

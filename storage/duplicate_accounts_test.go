@@ -227,8 +227,8 @@ func TestDoubleLinkGroundTruth(t *testing.T) {
 }
 
 // TestDuplicateMarkFollowsOriginal deletes the original account's
-// connection: the mark goes with it, and the remaining copy's
-// transactions are listed.
+// connection: the mark and the rejected pairs go with it, and the
+// remaining copy's transactions are listed.
 func TestDuplicateMarkFollowsOriginal(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
 	f := storagetest.NewFixtures(t, pool)
@@ -252,8 +252,18 @@ func TestDuplicateMarkFollowsOriginal(t *testing.T) {
 	if n := listed(); n != 0 {
 		t.Fatalf("duplicate's rows listed by default: %d", n)
 	}
+	if _, err := f.St.ClearDuplicateMark(ctx, sc, lu.accounts["sav@2"]); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := pool.Exec(ctx, `DELETE FROM bank_connections WHERE id = $1`, lu.conns[0]); err != nil {
 		t.Fatal(err)
+	}
+	var rejections int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM account_duplicate_rejections WHERE user_id = $1`, lu.user).Scan(&rejections); err != nil {
+		t.Fatal(err)
+	}
+	if rejections != 0 {
+		t.Fatalf("%d rejected pairs kept after their original was deleted", rejections)
 	}
 	a, err := f.St.GetAccount(ctx, sc, dup)
 	if err != nil {
