@@ -123,8 +123,12 @@ type Account struct {
 	Status            string
 	ClosedAt          *time.Time
 	Liability         *Liability
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// DuplicateOfAccountID is set when a newer connection of the user
+	// reaches the same real account as this older account of another
+	// connection (docs/accounts.md); nil otherwise.
+	DuplicateOfAccountID *uuid.UUID
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
 }
 
 // Liability holds the debt details of credit, student-loan and mortgage accounts.

@@ -23,7 +23,7 @@ type AccountWithConnection struct {
 const accountColumns = `a.id, a.user_id, a.bank_connection_id, a.provider_account_id, a.provider,
 	a.institution_name, a.name, a.mask, a.type, a.subtype, a.currency,
 	a.current_balance, a.available_balance, a.credit_limit, a.balance_as_of,
-	a.manual, a.status, a.closed_at, a.liability, a.created_at, a.updated_at, bc.status`
+	a.manual, a.status, a.closed_at, a.liability, a.created_at, a.updated_at, bc.status, a.duplicate_of_account_id`
 
 const accountFrom = `accounts a LEFT JOIN bank_connections bc ON bc.id = a.bank_connection_id`
 
@@ -34,7 +34,7 @@ func scanAccount(row pgx.Row) (AccountWithConnection, error) {
 	err := row.Scan(&a.ID, &a.UserID, &a.BankConnectionID, &providerAccountID, &a.Provider,
 		&institution, &a.Name, &mask, &typ, &subtype, &a.Currency,
 		&a.CurrentBalance, &a.AvailableBalance, &a.CreditLimit, &a.BalanceAsOf,
-		&a.Manual, &a.Status, &a.ClosedAt, &liability, &a.CreatedAt, &a.UpdatedAt, &a.ConnectionStatus)
+		&a.Manual, &a.Status, &a.ClosedAt, &liability, &a.CreatedAt, &a.UpdatedAt, &a.ConnectionStatus, &a.DuplicateOfAccountID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return a, ErrNotFound
 	}

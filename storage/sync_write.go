@@ -285,6 +285,9 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 	if err != nil {
 		return nil, fmt.Errorf("record sync outcome of connection %s: %w", connectionID, err)
 	}
+	if _, err := markDuplicateAccountsAfter(ctx, tx, prev.userID, o); err != nil {
+		return nil, err
+	}
 	return syncWebhookEvents(ctx, tx, connectionID, prev, o)
 }
 

@@ -99,6 +99,9 @@ type TransactionFilter struct {
 	BankConnectionID *uuid.UUID
 	AccountID        *uuid.UUID
 	CategoryID       *uuid.UUID
+	// IncludeDuplicates lists the rows of accounts marked as duplicates
+	// too (docs/accounts.md); by default they are left out.
+	IncludeDuplicates bool
 	// Statuses lists the statuses to include; empty means all.
 	Statuses      []string
 	StartDate     *domain.Date
@@ -121,6 +124,7 @@ func (s *Store) ListTransactions(ctx context.Context, sc Scope, f TransactionFil
 	if f.CategoryID != nil {
 		w.add("t.category_id = ?", *f.CategoryID)
 	}
+	w.notDuplicate("t", sc, f.IncludeDuplicates)
 	switch len(f.Statuses) {
 	case 0:
 	case 1:

@@ -56,6 +56,7 @@ func transactionWhere(sc Scope, f ConnectionFilter) *where {
 	w.scope("t", sc)
 	w.add("t.bank_connection_id = ?", f.BankConnectionID)
 	f.accounts(w, "t")
+	w.notDuplicate("t", sc, false)
 	switch len(f.Statuses) {
 	case 0:
 	case 1:

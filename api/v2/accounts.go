@@ -30,6 +30,7 @@ type accountView struct {
 	Status               string            `json:"status"`
 	ClosedAt             *time.Time        `json:"closedAt"`
 	Liability            *domain.Liability `json:"liability"`
+	DuplicateOfAccountID *uuid.UUID        `json:"duplicateOfAccountId"`
 }
 
 func newAccountView(a storage.AccountWithConnection) accountView {
@@ -51,6 +52,7 @@ func newAccountView(a storage.AccountWithConnection) accountView {
 		Status:               a.Status,
 		ClosedAt:             utc(a.ClosedAt),
 		Liability:            a.Liability,
+		DuplicateOfAccountID: a.DuplicateOfAccountID,
 	}
 }
 
@@ -108,6 +110,21 @@ func (s *Server) getAccount(c *gin.Context) {
 		return
 	}
 	a, err := s.cfg.Store.GetAccount(c.Request.Context(), scope(c), id)
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"account": newAccountView(a)})
+}
+
+// notDuplicate clears an account's duplicate mark for good
+// (docs/accounts.md) and answers the account.
+func (s *Server) notDuplicate(c *gin.Context) {
+	id, ok := s.pathID(c, "accountId")
+	if !ok {
+		return
+	}
+	a, err := s.cfg.Store.ClearDuplicateMark(c.Request.Context(), scope(c), id)
 	if err != nil {
 		s.handle(c, err)
 		return

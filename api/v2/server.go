@@ -121,6 +121,7 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	authed.POST("/accounts", idem, s.createAccount)
 	authed.PATCH("/accounts/:accountId", idem, s.updateAccount)
 	authed.DELETE("/accounts/:accountId", s.closeAccount)
+	authed.POST("/accounts/:accountId/not-duplicate", idem, s.notDuplicate)
 	authed.POST("/categories", idem, s.createCategory)
 	authed.PATCH("/categories/:id", idem, s.updateCategory)
 	authed.PATCH("/transactions/:id", idem, s.updateTransaction)

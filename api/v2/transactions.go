@@ -29,6 +29,7 @@ func (s *Server) listTransactions(c *gin.Context) {
 	}
 	f.Statuses = transactionStatuses[q.Enum("status", "posted", "pending", "posted", "deleted", "all")]
 	f.StartDate, f.EndDate = q.dateRange()
+	f.IncludeDuplicates = q.Bool("includeDuplicates")
 	pg := s.newPager(c, "transactions", q)
 	if q.Err() != nil {
 		s.handle(c, q.Err())

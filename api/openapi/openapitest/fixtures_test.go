@@ -142,7 +142,7 @@ func v2Account() obj {
 		"provider": "manual", "institutionName": "Home", "name": "Visa", "mask": "4242",
 		"type": "credit", "subtype": "credit card", "currency": "USD",
 		"currentBalance": 410.5, "availableBalance": nil, "balanceAsOf": stamp,
-		"status": "active", "closedAt": nil,
+		"status": "active", "closedAt": nil, "duplicateOfAccountId": nil,
 		"liability": obj{
 			"type": "credit", "minimumPaymentAmount": 25, "nextPaymentDueDate": "2026-12-15",
 			"isOverdue": false, "interestRateType": "fixed",

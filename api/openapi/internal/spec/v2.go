@@ -144,6 +144,15 @@ func v2AccountRoutes() []route {
 			status: http.StatusOK, respDesc: "The updated account.", schema: account,
 			errors: bodyErrors("NotFound"),
 		}},
+		{"/accounts/{accountId}/not-duplicate", "post", op{
+			id: "markAccountNotDuplicate", summary: "Say an account is not a duplicate",
+			desc: "finsync's addition. Clears the account's duplicateOfAccountId for good: that pair of accounts " +
+				"is never marked again, and the account's transactions are listed again. An account without the " +
+				"mark is answered as it is, so a retry is harmless. An account that is missing, another user's, " +
+				"or outside the credential's scope answers 404 alike.", params: []Obj{paramRef("accountId")},
+			status: http.StatusOK, respDesc: "The account, without the mark.", schema: account,
+			errors: authErrors("BadRequest", "NotFound"),
+		}},
 		{"/accounts/{accountId}", "delete", op{
 			id: "closeAccount", summary: "Close a manual account",
 			desc: "Closes a manual account (status closed); its transactions and balance history are kept. " +
@@ -159,11 +168,12 @@ func v2TransactionRoutes() []route {
 		{"/transactions", "get", op{
 			id: "listTransactions", summary: "List stored transactions",
 			desc: "Stored transactions only (no provider is called), newest first, posted ones by default; " +
-				"the dates bound postedDate. Transactions hidden by a rule are left out unless includeHidden is true.",
+				"the dates bound postedDate. Transactions hidden by a rule are left out unless includeHidden is true; " +
+				"those of an account marked as a duplicate (duplicateOfAccountId) unless includeDuplicates is true.",
 			params: []Obj{
 				paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("categoryId"),
 				paramRef("transactionStatusFilter"), paramRef("startDate"), paramRef("endDate"),
-				paramRef("cursor"), paramRef("limit"), paramRef("includeHidden"),
+				paramRef("cursor"), paramRef("limit"), paramRef("includeHidden"), paramRef("includeDuplicates"),
 			},
 			status: http.StatusOK, respDesc: "A page of transactions.",
 			schema: object(req("transactions", array(ref("Transaction"))), req("pageInfo", ref("PageInfo"))),
@@ -330,6 +340,9 @@ func v2Parameters() Obj {
 			enum("pending", "posted", "deleted", "all").with("default", "posted"))},
 		{"includeHidden", queryParam("includeHidden", "Include transactions hidden by a rule.",
 			boolean().with("default", false))},
+		{"includeDuplicates", queryParam("includeDuplicates", "finsync's addition: also list the transactions "+
+			"of accounts marked as duplicates of another account of the user (duplicateOfAccountId). A key "+
+			"whose scope lacks the original account always sees the duplicate's.", boolean().with("default", false))},
 	}
 }
 

@@ -95,6 +95,10 @@ func v2Account() Obj {
 		req("status", enum("active", "closed")),
 		req("closedAt", orNull(dateTime())),
 		req("liability", orNull(ref("Liability"))),
+		req("duplicateOfAccountId", orNull(describe(uuidS(), "finsync's addition: set when a newer connection of "+
+			"the user reaches the same real account as this one of an older connection; it names the older "+
+			"account, and this account's transactions are left out of the transaction listings unless "+
+			"includeDuplicates is true. Null otherwise; POST /accounts/{accountId}/not-duplicate clears it for good."))),
 	)
 }
 
