@@ -22,6 +22,19 @@ func (a *app) syncCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sync",
 		Short: "Enqueue syncs of one connection (--connection) or all (--all); --wait follows them to the end",
+		Long: `Enqueue syncs of one connection (--connection) or of every connection that is not
+disabled (--all). With --wait, follow them, printing each sync's state and the pages and
+transactions it stored, until each has ended or is held back.
+
+A sync is held back when a worker makes it wait without calling the provider, or because
+the provider asked it to: the provider's request quota is spent (SimpleFIN's daily quota,
+a GoCardless bank's), a rate limit is reached, or the circuit breaker is open. It prints
+"held back until <time>: <reason>" (reason provider_quota, rate_limit or breaker_open) and
+runs by itself at that time; --wait does not wait for it.
+
+Exit status with --wait: 0 when every sync completed; 3 when none failed but some are held
+back and nothing else is left to wait for; 1 when a sync failed, when no worker is running,
+or when --timeout passes.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (connection == "") == !allConns {
 				return errors.New("give exactly one of --connection ID or --all")
@@ -55,7 +68,7 @@ func (a *app) syncCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&connection, "connection", "", "the connection to sync")
 	cmd.Flags().BoolVar(&allConns, "all", false, "sync every connection that is not disabled")
-	cmd.Flags().BoolVar(&wait, "wait", false, "show progress until the syncs end; exit non-zero if one failed")
+	cmd.Flags().BoolVar(&wait, "wait", false, "show progress until the syncs end or are held back; exit 1 if one failed, 3 if some are held back")
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "how long --wait waits")
 	return cmd
 }
@@ -90,9 +103,17 @@ const (
 var errNoWorker = errors.New("no finsync worker is running (none has held River's leadership for " + noWorkerAfter.String() +
 	"): start `finsync worker`; the syncs stay enqueued and run once one starts")
 
+// ExitHeldBack is the exit status of `sync --wait` when no sync failed but
+// some are held back (a provider quota spent, a rate limit, an open circuit
+// breaker) and nothing else is left to wait for.
+const ExitHeldBack = 3
+
 // waitSyncs polls the jobs, printing each sync's progress (its state, the
-// pages and rows it has stored) when it changes, until each has ended, and
-// returns how each ended. It fails early when no worker is alive.
+// pages and rows it has stored) when it changes, until each has ended or
+// every sync left is held back (its job waits, snoozed by a worker that
+// recorded a hold on the connection), and returns how each ended. It fails
+// early when no worker is alive, and with an error of exit status
+// ExitHeldBack when syncs are held back and none failed.
 // since is when the syncs were asked for.
 func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *storage.JobClient, jobs map[uuid.UUID]int64, since time.Time) (map[uuid.UUID]string, error) {
 	done := map[uuid.UUID]string{}
@@ -100,7 +121,10 @@ func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *storage.
 	shownAt := map[uuid.UUID]time.Time{}
 	failed := 0
 	var noWorkerSince time.Time
+	var held map[uuid.UUID]string
 	for {
+		polled := map[uuid.UUID]*rivertype.JobRow{}
+		waiting := map[uuid.UUID]*rivertype.JobRow{}
 		for conn, jobID := range jobs {
 			if _, ok := done[conn]; ok {
 				continue
@@ -117,13 +141,26 @@ func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *storage.
 				a.progress(conn, outcome, job)
 				continue
 			}
-			line := syncState(job)
+			polled[conn] = job
+			if job.State == rivertype.JobStateScheduled {
+				waiting[conn] = job
+			}
+		}
+		var err error
+		if held, err = heldSyncs(ctx, st, waiting); err != nil && ctx.Err() == nil {
+			return done, err
+		}
+		for conn, job := range polled {
+			line := held[conn]
+			if line == "" {
+				line = syncState(job)
+			}
 			if line != shown[conn] || time.Since(shownAt[conn]) >= syncQuietEvery {
 				a.progress(conn, line, job)
 				shown[conn], shownAt[conn] = line, time.Now()
 			}
 		}
-		if len(done) == len(jobs) {
+		if len(done)+len(held) == len(jobs) {
 			break
 		}
 		alive, err := st.WorkerActive(ctx)
@@ -143,10 +180,41 @@ func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *storage.
 		case <-time.After(syncPollEvery):
 		}
 	}
-	if failed > 0 {
+	for conn, line := range held {
+		done[conn] = line
+	}
+	switch {
+	case failed > 0 && len(held) > 0:
+		return done, fmt.Errorf("%d of %d syncs failed, %d held back", failed, len(jobs), len(held))
+	case failed > 0:
 		return done, fmt.Errorf("%d of %d syncs failed", failed, len(jobs))
+	case len(held) > 0:
+		return done, &exitError{code: ExitHeldBack,
+			err: fmt.Errorf("%d of %d syncs held back; they run when the time shown comes", len(held), len(jobs))}
 	}
 	return done, nil
+}
+
+// heldSyncs returns, for the connections whose sync jobs wait (snoozed by a
+// worker), those whose sync a worker holds back, each with the line that
+// says until when and why.
+func heldSyncs(ctx context.Context, st *storage.Store, waiting map[uuid.UUID]*rivertype.JobRow) (map[uuid.UUID]string, error) {
+	if len(waiting) == 0 {
+		return nil, nil
+	}
+	ids := make([]uuid.UUID, 0, len(waiting))
+	for id := range waiting {
+		ids = append(ids, id)
+	}
+	holds, err := st.Holds(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[uuid.UUID]string, len(holds))
+	for id, h := range holds {
+		out[id] = fmt.Sprintf("held back until %s: %s", h.Until.UTC().Format(time.RFC3339), h.Reason)
+	}
+	return out, nil
 }
 
 // syncState describes a sync that has not ended: waiting for a worker,
