@@ -116,83 +116,105 @@ const ExitHeldBack = 3
 // ExitHeldBack when syncs are held back and none failed.
 // since is when the syncs were asked for.
 func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *storage.JobClient, jobs map[uuid.UUID]int64, since time.Time) (map[uuid.UUID]string, error) {
-	done := map[uuid.UUID]string{}
-	shown := map[uuid.UUID]string{}
-	shownAt := map[uuid.UUID]time.Time{}
-	failed := 0
+	f := &syncFollow{app: a, done: map[uuid.UUID]string{}, shown: map[uuid.UUID]string{}, shownAt: map[uuid.UUID]time.Time{}}
 	var noWorkerSince time.Time
-	var held map[uuid.UUID]string
 	for {
-		polled := map[uuid.UUID]*rivertype.JobRow{}
-		waiting := map[uuid.UUID]*rivertype.JobRow{}
-		for conn, jobID := range jobs {
-			if _, ok := done[conn]; ok {
-				continue
-			}
-			job, err := client.JobGet(ctx, jobID)
-			if err != nil {
-				return done, fmt.Errorf("follow sync of %s: %w", conn, err)
-			}
-			if outcome, final := syncOutcome(job, since); final {
-				done[conn] = outcome
-				if outcome != "completed" {
-					failed++
-				}
-				a.progress(conn, outcome, job)
-				continue
-			}
-			polled[conn] = job
-			if job.State == rivertype.JobStateScheduled {
-				waiting[conn] = job
-			}
+		held, err := f.poll(ctx, st, client, jobs, since)
+		if err != nil {
+			return f.done, err
 		}
-		var err error
-		if held, err = heldSyncs(ctx, st, waiting); err != nil && ctx.Err() == nil {
-			return done, err
-		}
-		for conn, job := range polled {
-			line := held[conn]
-			if line == "" {
-				line = syncState(job)
-			}
-			if line != shown[conn] || time.Since(shownAt[conn]) >= syncQuietEvery {
-				a.progress(conn, line, job)
-				shown[conn], shownAt[conn] = line, time.Now()
-			}
-		}
-		if len(done)+len(held) == len(jobs) {
-			break
+		if len(f.done)+len(held) == len(jobs) {
+			return f.end(held, len(jobs))
 		}
 		alive, err := st.WorkerActive(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			return done, err
+			return f.done, err
 		case alive:
 			noWorkerSince = time.Time{}
 		case noWorkerSince.IsZero():
 			noWorkerSince = time.Now()
 		case time.Since(noWorkerSince) >= noWorkerAfter:
-			return done, errNoWorker
+			return f.done, errNoWorker
 		}
 		select {
 		case <-ctx.Done():
-			return done, fmt.Errorf("syncs still running after the timeout: %d of %d done", len(done), len(jobs))
+			return f.done, fmt.Errorf("syncs still running after the timeout: %d of %d done", len(f.done), len(jobs))
 		case <-time.After(syncPollEvery):
 		}
 	}
+}
+
+// syncFollow is what a wait for syncs knows so far: how the ended ones
+// ended, and the line last shown for each of the others.
+type syncFollow struct {
+	*app
+	done    map[uuid.UUID]string
+	failed  int
+	shown   map[uuid.UUID]string
+	shownAt map[uuid.UUID]time.Time
+}
+
+// poll reads the jobs not yet ended, records those that ended, prints each
+// one's line when it changes (and every syncQuietEvery), and returns the
+// lines of those held back.
+func (f *syncFollow) poll(ctx context.Context, st *storage.Store, client *storage.JobClient, jobs map[uuid.UUID]int64, since time.Time) (map[uuid.UUID]string, error) {
+	polled := map[uuid.UUID]*rivertype.JobRow{}
+	waiting := map[uuid.UUID]*rivertype.JobRow{}
+	for conn, jobID := range jobs {
+		if _, ok := f.done[conn]; ok {
+			continue
+		}
+		job, err := client.JobGet(ctx, jobID)
+		if err != nil {
+			return nil, fmt.Errorf("follow sync of %s: %w", conn, err)
+		}
+		if outcome, final := syncOutcome(job, since); final {
+			f.done[conn] = outcome
+			if outcome != "completed" {
+				f.failed++
+			}
+			f.progress(conn, outcome, job)
+			continue
+		}
+		polled[conn] = job
+		if job.State == rivertype.JobStateScheduled {
+			waiting[conn] = job
+		}
+	}
+	held, err := heldSyncs(ctx, st, waiting)
+	if err != nil && ctx.Err() == nil {
+		return nil, err
+	}
+	for conn, job := range polled {
+		line := held[conn]
+		if line == "" {
+			line = syncState(job)
+		}
+		if line != f.shown[conn] || time.Since(f.shownAt[conn]) >= syncQuietEvery {
+			f.progress(conn, line, job)
+			f.shown[conn], f.shownAt[conn] = line, time.Now()
+		}
+	}
+	return held, nil
+}
+
+// end returns how each of n syncs ended, the held-back ones included, and
+// the error the wait ends with: the failures, else ExitHeldBack's.
+func (f *syncFollow) end(held map[uuid.UUID]string, n int) (map[uuid.UUID]string, error) {
 	for conn, line := range held {
-		done[conn] = line
+		f.done[conn] = line
 	}
 	switch {
-	case failed > 0 && len(held) > 0:
-		return done, fmt.Errorf("%d of %d syncs failed, %d held back", failed, len(jobs), len(held))
-	case failed > 0:
-		return done, fmt.Errorf("%d of %d syncs failed", failed, len(jobs))
+	case f.failed > 0 && len(held) > 0:
+		return f.done, fmt.Errorf("%d of %d syncs failed, %d held back", f.failed, n, len(held))
+	case f.failed > 0:
+		return f.done, fmt.Errorf("%d of %d syncs failed", f.failed, n)
 	case len(held) > 0:
-		return done, &exitError{code: ExitHeldBack,
-			err: fmt.Errorf("%d of %d syncs held back; they run when the time shown comes", len(held), len(jobs))}
+		return f.done, &exitError{code: ExitHeldBack,
+			err: fmt.Errorf("%d of %d syncs held back; they run when the time shown comes", len(held), n)}
 	}
-	return done, nil
+	return f.done, nil
 }
 
 // heldSyncs returns, for the connections whose sync jobs wait (snoozed by a
