@@ -10,6 +10,7 @@ import (
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
@@ -74,6 +75,42 @@ func TestSpentSimpleFINQuotaHoldsTheSyncBack(t *testing.T) {
 	e.mustSync(c)
 	if h := health(); h.HeldBackUntil != nil || h.HeldBackReason != nil {
 		t.Fatalf("health after a sync ran: %+v, want no hold", h)
+	}
+}
+
+// TestProviderRateLimitHoldsTheSyncBack: a provider's own 429 fails the
+// attempt (recorded on the connection, as every provider error is) and
+// holds the sync back for the provider's Retry-After, with reason
+// rate_limit; the next sync that runs clears the hold.
+func TestProviderRateLimitHoldsTheSyncBack(t *testing.T) {
+	e := newSyncEnv(t)
+	c := e.connect("stripe", "rate-limited")
+	e.mustSync(c)
+	if err := e.sim.SetFault(sim.Fault{Provider: "stripe", Mode: sim.FaultRateLimit}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sync(c); !isSnooze(err) {
+		t.Fatalf("sync against a 429: %v, want a snooze", err)
+	}
+	ctx := context.Background()
+	var reason *string
+	var code string
+	if err := e.pool.QueryRow(ctx, `SELECT held_back_reason, coalesce(last_provider_error_code, '') FROM bank_connections WHERE id = $1`,
+		c.ID).Scan(&reason, &code); err != nil {
+		t.Fatal(err)
+	}
+	if reason == nil || *reason != storage.HeldBackRateLimit || code == "" {
+		t.Fatalf("after a 429: held back for %v, error code %q; want rate_limit and the provider's code", reason, code)
+	}
+	if err := e.sim.SetFault(sim.Fault{Provider: "stripe", Mode: sim.FaultNone}); err != nil {
+		t.Fatal(err)
+	}
+	e.mustSync(c)
+	if err := e.pool.QueryRow(ctx, `SELECT held_back_reason FROM bank_connections WHERE id = $1`, c.ID).Scan(&reason); err != nil {
+		t.Fatal(err)
+	}
+	if reason != nil {
+		t.Fatalf("held back for %s after a sync ran", *reason)
 	}
 }
 
