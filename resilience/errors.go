@@ -67,7 +67,8 @@ const (
 	// CodeNetwork is the Code of a connection-level failure.
 	CodeNetwork = "NETWORK_ERROR"
 	// CodeQuotaExhausted is the Code of a call refused locally because the
-	// provider's quota cannot afford it.
+	// provider's quota cannot afford it (an adapter's count of the quota, or
+	// a Limit marked Quota).
 	CodeQuotaExhausted = "QUOTA_EXHAUSTED"
 )
 

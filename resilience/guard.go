@@ -18,6 +18,10 @@ import (
 type Limit struct {
 	Rate  rate.Limit
 	Burst int
+	// Quota marks the bucket as the service's request quota (so many calls
+	// a day) rather than a pace: a call it refuses returns
+	// CodeQuotaExhausted instead of CodeRateLimit. The bucket works the same.
+	Quota bool
 }
 
 // PerMinute is a Limit of n calls a minute with bursts of burst.
@@ -245,7 +249,7 @@ func (g *Guard) take(ctx context.Context, bucket string, local func() *rate.Limi
 			return err
 		}
 	}
-	return g.takeLocal(ctx, local())
+	return g.takeLocal(ctx, local(), lim)
 }
 
 // takeShared takes a token from the store's bucket, sleeping while the
@@ -266,7 +270,7 @@ func (g *Guard) takeShared(ctx context.Context, bucket string, lim Limit) (share
 			return true, nil
 		}
 		if waited+d > g.cfg.MaxLimiterWait {
-			return true, g.rateLimited(d)
+			return true, g.rateLimited(d, lim)
 		}
 		if err := sleep(ctx, d); err != nil {
 			return true, g.limiterWaitError(err)
@@ -275,8 +279,8 @@ func (g *Guard) takeShared(ctx context.Context, bucket string, lim Limit) (share
 	}
 }
 
-// takeLocal takes a token of a limiter in this process's memory.
-func (g *Guard) takeLocal(ctx context.Context, l *rate.Limiter) error {
+// takeLocal takes a token of a limiter of lim in this process's memory.
+func (g *Guard) takeLocal(ctx context.Context, l *rate.Limiter, lim Limit) error {
 	if l == nil {
 		return nil
 	}
@@ -287,7 +291,7 @@ func (g *Guard) takeLocal(ctx context.Context, l *rate.Limiter) error {
 		if !res.OK() {
 			d = g.cfg.MaxLimiterWait
 		}
-		return g.rateLimited(d)
+		return g.rateLimited(d, lim)
 	}
 	if err := sleep(ctx, d); err != nil {
 		res.Cancel()
@@ -296,7 +300,13 @@ func (g *Guard) takeLocal(ctx context.Context, l *rate.Limiter) error {
 	return nil
 }
 
-func (g *Guard) rateLimited(retryAfter time.Duration) error {
+// rateLimited is the refusal of a call by limit lim, which may be tried
+// again after retryAfter.
+func (g *Guard) rateLimited(retryAfter time.Duration, lim Limit) error {
+	if lim.Quota {
+		return &Error{Provider: g.name, Class: RateLimited, Code: CodeQuotaExhausted,
+			Message: "request quota spent", RetryAfter: retryAfter}
+	}
 	return &Error{Provider: g.name, Class: RateLimited, Code: CodeRateLimit,
 		Message: "local rate limit reached", RetryAfter: retryAfter}
 }

@@ -186,6 +186,30 @@ func TestLocalLimiterReturnsRateLimited(t *testing.T) {
 	}
 }
 
+// TestQuotaLimitReturnsQuotaExhausted: a limit marked Quota refuses like
+// any limit, with CodeQuotaExhausted; another credential is not limited.
+func TestQuotaLimitReturnsQuotaExhausted(t *testing.T) {
+	s := &scripted{errs: func(resilience.GuardKey, int) error { return nil }}
+	cfg := testConfig()
+	cfg.Limits = &resilience.Limits{Credential: resilience.Limit{Rate: 24.0 / 86400, Burst: 2, Quota: true}}
+	cfg.MaxLimiterWait = 10 * time.Millisecond
+	g := resilience.NewGuard("fake", cfg)
+	key := resilience.GuardKey{Credential: "a"}
+	for i := 0; i < 2; i++ {
+		if err := s.do(context.Background(), g, key); err != nil {
+			t.Fatalf("call %d within the quota: %v", i, err)
+		}
+	}
+	err := s.do(context.Background(), g, key)
+	pe := resilience.AsError(err)
+	if pe == nil || pe.Class != resilience.RateLimited || pe.Code != resilience.CodeQuotaExhausted || pe.RetryAfter < 30*time.Minute {
+		t.Fatalf("want RateLimited %s with about an hour's RetryAfter, got %v", resilience.CodeQuotaExhausted, err)
+	}
+	if err := s.do(context.Background(), g, resilience.GuardKey{Credential: "b"}); err != nil {
+		t.Fatalf("other credential limited: %v", err)
+	}
+}
+
 func TestNilLimitsMeansUnlimited(t *testing.T) {
 	s := &scripted{errs: func(resilience.GuardKey, int) error { return nil }}
 	cfg := testConfig()

@@ -95,6 +95,11 @@ type ConnectionHealth struct {
 	// ConsecutiveFailures counts the failed sync attempts since the last
 	// successful sync.
 	ConsecutiveFailures int
+	// HeldBackUntil and HeldBackReason (one of the HeldBack* reasons) are
+	// set while a worker holds the connection's sync back (HoldBack); both
+	// are nil once that time has passed or a sync ran.
+	HeldBackUntil  *time.Time
+	HeldBackReason *string
 }
 
 // breakerRank orders states from best to worst.
@@ -137,20 +142,24 @@ func (s *Store) ConnectionHealth(ctx context.Context, conns []domain.BankConnect
 SELECT c.id, c.consecutive_failures,
     (SELECT min(q.remaining) FROM accounts a
         JOIN provider_quotas q ON q.provider = c.provider AND q.resource = a.provider_account_id
-        WHERE a.bank_connection_id = c.id AND a.user_id = c.user_id AND q.reset_at > now())
+        WHERE a.bank_connection_id = c.id AND a.user_id = c.user_id AND q.reset_at > now()),
+    CASE WHEN c.held_back_until > now() THEN c.held_back_until END,
+    CASE WHEN c.held_back_until > now() THEN c.held_back_reason END
 FROM bank_connections c WHERE c.id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("connection health: %w", err)
 	}
 	type counts struct {
-		failures int
-		quota    *int
+		failures  int
+		quota     *int
+		heldUntil *time.Time
+		heldWhy   *string
 	}
 	byID := map[uuid.UUID]counts{}
 	for rows.Next() {
 		var id uuid.UUID
 		var c counts
-		if err := rows.Scan(&id, &c.failures, &c.quota); err != nil {
+		if err := rows.Scan(&id, &c.failures, &c.quota, &c.heldUntil, &c.heldWhy); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("connection health: %w", err)
 		}
@@ -174,6 +183,7 @@ FROM bank_connections c WHERE c.id = ANY($1)`, ids)
 		out[c.ID] = ConnectionHealth{
 			LastSuccessfulSyncAt: c.LastSyncedAt, NextSyncAt: c.NextSyncAt,
 			Breaker: state, QuotaRemaining: n.quota, ConsecutiveFailures: n.failures,
+			HeldBackUntil: n.heldUntil, HeldBackReason: n.heldWhy,
 		}
 	}
 	return out, nil

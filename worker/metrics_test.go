@@ -509,4 +509,8 @@ func TestSyncHeldBackByAnOpenBreakerIsNoFailure(t *testing.T) {
 	if h := health[c.ID]; h.Breaker != storage.BreakerOpen || h.ConsecutiveFailures != before.failures {
 		t.Fatalf("health %+v, want the breaker open and %d failures", h, before.failures)
 	}
+	if h := health[c.ID]; h.HeldBackReason == nil || *h.HeldBackReason != storage.HeldBackBreakerOpen ||
+		h.HeldBackUntil == nil || !h.HeldBackUntil.After(time.Now()) {
+		t.Fatalf("health %+v, want the sync held back by the open breaker, until a time to come", h)
+	}
 }

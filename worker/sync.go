@@ -249,6 +249,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	err = s.afterRun(ctx, run, err)
 	rep.Pages += run.tally.Pages
 	rep.Changes = rep.Changes.Add(run.tally.Changes)
+	s.recordHold(ctx, conn.ID, err, openBefore)
 	if errors.Is(err, errSliceEnded) {
 		return err
 	}
@@ -257,7 +258,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 		if heldBack(err, openBefore) {
 			// No provider failure: nothing is recorded on the connection, so
 			// its last real provider error and its consecutive failures stay
-			// as they were (the breaker shows in its health).
+			// as they were (the breaker and the hold show in its health).
 			rep.held = true
 			return river.JobSnooze(heldWait(providers.AsError(err)))
 		}
@@ -353,12 +354,55 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 }
 
 // heldBack reports whether err refused a call without making it and is no
-// provider failure: the local rate limiter, or a breaker that was already
-// open when the attempt began (openBefore). Caveat: a breaker that opens
-// during the attempt, after calls that failed, ends it as a failure.
+// provider failure: the local rate limiter, a provider quota known to be
+// spent, or a breaker that was already open when the attempt began
+// (openBefore). Caveat: a breaker that opens during the attempt, after
+// calls that failed, ends it as a failure.
 func heldBack(err error, openBefore bool) bool {
 	pe := providers.AsError(err)
-	return pe != nil && (pe.Code == providers.CodeRateLimit || pe.Code == providers.CodeCircuitOpen && openBefore)
+	return pe != nil && (pe.Code == providers.CodeRateLimit || pe.Code == providers.CodeQuotaExhausted ||
+		pe.Code == providers.CodeCircuitOpen && openBefore)
+}
+
+// holdReason says why the attempt that ended with err holds its sync
+// back (one of storage's HeldBack* reasons), or "" when the sync is not
+// held back: it ran, or failed. A provider's own 429 holds it back too (the
+// failure is also recorded, see fail).
+func holdReason(err error, openBefore bool) string {
+	pe := providers.AsError(err)
+	switch {
+	case pe == nil:
+		return ""
+	case pe.Code == providers.CodeQuotaExhausted:
+		return storage.HeldBackProviderQuota
+	case pe.Code == providers.CodeCircuitOpen && openBefore:
+		return storage.HeldBackBreakerOpen
+	case pe.Class == providers.RateLimited:
+		return storage.HeldBackRateLimit
+	}
+	return ""
+}
+
+// holdSaveTimeout bounds the write of a sync's hold, which runs even when
+// the sync's own context has ended.
+const holdSaveTimeout = 5 * time.Second
+
+// recordHold records on the connection that the attempt which ended with
+// err holds its sync back, until when and why (what its health, the ops
+// console and `finsync sync --wait` show), or clears the hold when the
+// sync ran. A failure to write is logged, never the sync's.
+func (s *Syncer) recordHold(ctx context.Context, id uuid.UUID, err error, openBefore bool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), holdSaveTimeout)
+	defer cancel()
+	var wErr error
+	if reason := holdReason(err, openBefore); reason != "" {
+		wErr = s.Store.HoldBack(ctx, id, heldWait(providers.AsError(err)), reason)
+	} else {
+		wErr = s.Store.ReleaseHold(ctx, id)
+	}
+	if wErr != nil && s.Log != nil {
+		s.Log.WarnContext(ctx, "record held-back sync", "connection_id", id, "error", wErr)
+	}
 }
 
 // breakerOpen reports whether the provider's breaker, or that of the

@@ -28,13 +28,16 @@ type connectionView struct {
 }
 
 // healthView is a connection's health (our addition): how its syncs go,
-// its circuit breaker as the workers report it, and its provider quota.
+// its circuit breaker as the workers report it, its provider quota, and
+// until when and why its sync is held back.
 type healthView struct {
 	LastSuccessfulSyncAt *time.Time `json:"lastSuccessfulSyncAt"`
 	NextSyncAt           *time.Time `json:"nextSyncAt"`
 	Breaker              string     `json:"breaker"`
 	QuotaRemaining       *int       `json:"quotaRemaining"`
 	ConsecutiveFailures  int        `json:"consecutiveFailures"`
+	HeldBackUntil        *time.Time `json:"heldBackUntil"`
+	HeldBackReason       *string    `json:"heldBackReason"`
 }
 
 func newHealthView(h storage.ConnectionHealth) healthView {
@@ -44,6 +47,7 @@ func newHealthView(h storage.ConnectionHealth) healthView {
 	return healthView{
 		LastSuccessfulSyncAt: utc(h.LastSuccessfulSyncAt), NextSyncAt: utc(h.NextSyncAt),
 		Breaker: h.Breaker, QuotaRemaining: h.QuotaRemaining, ConsecutiveFailures: h.ConsecutiveFailures,
+		HeldBackUntil: utc(h.HeldBackUntil), HeldBackReason: h.HeldBackReason,
 	}
 }
 

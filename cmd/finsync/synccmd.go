@@ -22,6 +22,19 @@ func (a *app) syncCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sync",
 		Short: "Enqueue syncs of one connection (--connection) or all (--all); --wait follows them to the end",
+		Long: `Enqueue syncs of one connection (--connection) or of every connection that is not
+disabled (--all). With --wait, follow them, printing each sync's state and the pages and
+transactions it stored, until each has ended or is held back.
+
+A sync is held back when a worker makes it wait without calling the provider, or because
+the provider asked it to: the provider's request quota is spent (SimpleFIN's daily quota,
+a GoCardless bank's), a rate limit is reached, or the circuit breaker is open. It prints
+"held back until <time>: <reason>" (reason provider_quota, rate_limit or breaker_open) and
+runs by itself at that time; --wait does not wait for it.
+
+Exit status with --wait: 0 when every sync completed; 3 when none failed but some are held
+back and nothing else is left to wait for; 1 when a sync failed, when no worker is running,
+or when --timeout passes.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (connection == "") == !allConns {
 				return errors.New("give exactly one of --connection ID or --all")
@@ -55,7 +68,7 @@ func (a *app) syncCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&connection, "connection", "", "the connection to sync")
 	cmd.Flags().BoolVar(&allConns, "all", false, "sync every connection that is not disabled")
-	cmd.Flags().BoolVar(&wait, "wait", false, "show progress until the syncs end; exit non-zero if one failed")
+	cmd.Flags().BoolVar(&wait, "wait", false, "show progress until the syncs end or are held back; exit 1 if one failed, 3 if some are held back")
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "how long --wait waits")
 	return cmd
 }
@@ -90,63 +103,140 @@ const (
 var errNoWorker = errors.New("no finsync worker is running (none has held River's leadership for " + noWorkerAfter.String() +
 	"): start `finsync worker`; the syncs stay enqueued and run once one starts")
 
+// ExitHeldBack is the exit status of `sync --wait` when no sync failed but
+// some are held back (a provider quota spent, a rate limit, an open circuit
+// breaker) and nothing else is left to wait for.
+const ExitHeldBack = 3
+
 // waitSyncs polls the jobs, printing each sync's progress (its state, the
-// pages and rows it has stored) when it changes, until each has ended, and
-// returns how each ended. It fails early when no worker is alive.
+// pages and rows it has stored) when it changes, until each has ended or
+// every sync left is held back (its job waits, snoozed by a worker that
+// recorded a hold on the connection), and returns how each ended. It fails
+// early when no worker is alive, and with an error of exit status
+// ExitHeldBack when syncs are held back and none failed.
 // since is when the syncs were asked for.
 func (a *app) waitSyncs(ctx context.Context, st *storage.Store, client *storage.JobClient, jobs map[uuid.UUID]int64, since time.Time) (map[uuid.UUID]string, error) {
-	done := map[uuid.UUID]string{}
-	shown := map[uuid.UUID]string{}
-	shownAt := map[uuid.UUID]time.Time{}
-	failed := 0
+	f := &syncFollow{app: a, done: map[uuid.UUID]string{}, shown: map[uuid.UUID]string{}, shownAt: map[uuid.UUID]time.Time{}}
 	var noWorkerSince time.Time
 	for {
-		for conn, jobID := range jobs {
-			if _, ok := done[conn]; ok {
-				continue
-			}
-			job, err := client.JobGet(ctx, jobID)
-			if err != nil {
-				return done, fmt.Errorf("follow sync of %s: %w", conn, err)
-			}
-			if outcome, final := syncOutcome(job, since); final {
-				done[conn] = outcome
-				if outcome != "completed" {
-					failed++
-				}
-				a.progress(conn, outcome, job)
-				continue
-			}
-			line := syncState(job)
-			if line != shown[conn] || time.Since(shownAt[conn]) >= syncQuietEvery {
-				a.progress(conn, line, job)
-				shown[conn], shownAt[conn] = line, time.Now()
-			}
+		held, err := f.poll(ctx, st, client, jobs, since)
+		if err != nil {
+			return f.done, err
 		}
-		if len(done) == len(jobs) {
-			break
+		if len(f.done)+len(held) == len(jobs) {
+			return f.end(held, len(jobs))
 		}
 		alive, err := st.WorkerActive(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			return done, err
+			return f.done, err
 		case alive:
 			noWorkerSince = time.Time{}
 		case noWorkerSince.IsZero():
 			noWorkerSince = time.Now()
 		case time.Since(noWorkerSince) >= noWorkerAfter:
-			return done, errNoWorker
+			return f.done, errNoWorker
 		}
 		select {
 		case <-ctx.Done():
-			return done, fmt.Errorf("syncs still running after the timeout: %d of %d done", len(done), len(jobs))
+			return f.done, fmt.Errorf("syncs still running after the timeout: %d of %d done", len(f.done), len(jobs))
 		case <-time.After(syncPollEvery):
 		}
 	}
-	if failed > 0 {
-		return done, fmt.Errorf("%d of %d syncs failed", failed, len(jobs))
+}
+
+// syncFollow is what a wait for syncs knows so far: how the ended ones
+// ended, and the line last shown for each of the others.
+type syncFollow struct {
+	*app
+	done    map[uuid.UUID]string
+	failed  int
+	shown   map[uuid.UUID]string
+	shownAt map[uuid.UUID]time.Time
+}
+
+// poll reads the jobs not yet ended, records those that ended, prints each
+// one's line when it changes (and every syncQuietEvery), and returns the
+// lines of those held back.
+func (f *syncFollow) poll(ctx context.Context, st *storage.Store, client *storage.JobClient, jobs map[uuid.UUID]int64, since time.Time) (map[uuid.UUID]string, error) {
+	polled := map[uuid.UUID]*rivertype.JobRow{}
+	waiting := map[uuid.UUID]*rivertype.JobRow{}
+	for conn, jobID := range jobs {
+		if _, ok := f.done[conn]; ok {
+			continue
+		}
+		job, err := client.JobGet(ctx, jobID)
+		if err != nil {
+			return nil, fmt.Errorf("follow sync of %s: %w", conn, err)
+		}
+		if outcome, final := syncOutcome(job, since); final {
+			f.done[conn] = outcome
+			if outcome != "completed" {
+				f.failed++
+			}
+			f.progress(conn, outcome, job)
+			continue
+		}
+		polled[conn] = job
+		if job.State == rivertype.JobStateScheduled {
+			waiting[conn] = job
+		}
 	}
-	return done, nil
+	held, err := heldSyncs(ctx, st, waiting)
+	if err != nil && ctx.Err() == nil {
+		return nil, err
+	}
+	for conn, job := range polled {
+		line := held[conn]
+		if line == "" {
+			line = syncState(job)
+		}
+		if line != f.shown[conn] || time.Since(f.shownAt[conn]) >= syncQuietEvery {
+			f.progress(conn, line, job)
+			f.shown[conn], f.shownAt[conn] = line, time.Now()
+		}
+	}
+	return held, nil
+}
+
+// end returns how each of n syncs ended, the held-back ones included, and
+// the error the wait ends with: the failures, else ExitHeldBack's.
+func (f *syncFollow) end(held map[uuid.UUID]string, n int) (map[uuid.UUID]string, error) {
+	for conn, line := range held {
+		f.done[conn] = line
+	}
+	switch {
+	case f.failed > 0 && len(held) > 0:
+		return f.done, fmt.Errorf("%d of %d syncs failed, %d held back", f.failed, n, len(held))
+	case f.failed > 0:
+		return f.done, fmt.Errorf("%d of %d syncs failed", f.failed, n)
+	case len(held) > 0:
+		return f.done, &exitError{code: ExitHeldBack,
+			err: fmt.Errorf("%d of %d syncs held back; they run when the time shown comes", len(held), n)}
+	}
+	return f.done, nil
+}
+
+// heldSyncs returns, for the connections whose sync jobs wait (snoozed by a
+// worker), those whose sync a worker holds back, each with the line that
+// says until when and why.
+func heldSyncs(ctx context.Context, st *storage.Store, waiting map[uuid.UUID]*rivertype.JobRow) (map[uuid.UUID]string, error) {
+	if len(waiting) == 0 {
+		return nil, nil
+	}
+	ids := make([]uuid.UUID, 0, len(waiting))
+	for id := range waiting {
+		ids = append(ids, id)
+	}
+	holds, err := st.Holds(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[uuid.UUID]string, len(holds))
+	for id, h := range holds {
+		out[id] = fmt.Sprintf("held back until %s: %s", h.Until.UTC().Format(time.RFC3339), h.Reason)
+	}
+	return out, nil
 }
 
 // syncState describes a sync that has not ended: waiting for a worker,

@@ -61,7 +61,7 @@ func Describe() providers.Description {
 		// About 24 requests a day per access URL, bursts of 6.
 		Limits: providers.Limits{
 			Provider:   providers.PerSecond(10, 10),
-			Credential: resilience.Limit{Rate: rate.Limit(float64(DailyRequests) / 86400), Burst: 6},
+			Credential: resilience.Limit{Rate: rate.Limit(float64(DailyRequests) / 86400), Burst: 6, Quota: true},
 		},
 	}
 }

@@ -263,6 +263,14 @@ func v2BankConnectionHealth() Obj {
 				"any account and endpoint of the connection in the current window, as the provider last reported "+
 				"it; null for a provider without one, or when no window is current."))),
 		req("consecutiveFailures", describe(count(), "Failed sync attempts since the last successful sync.")),
+		req("heldBackUntil", orNull(describe(dateTime(),
+			"While a worker holds the connection's sync back, when it tries again; null when the sync is not held back "+
+				"(that time has passed, or a sync ran since)."))),
+		req("heldBackReason", orNull(describe(enum("provider_quota", "rate_limit", "breaker_open"),
+			"Why the sync is held back: provider_quota when the provider's request quota for the connection is spent "+
+				"(SimpleFIN's daily quota, a GoCardless bank's), rate_limit when a rate limit asks it to wait (the "+
+				"service's own or the provider's 429), breaker_open while the provider's or the institution's circuit "+
+				"breaker is open; null with heldBackUntil."))),
 	)
 }
 
