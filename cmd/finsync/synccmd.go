@@ -27,8 +27,8 @@ disabled (--all). With --wait, follow them, printing each sync's state and the p
 transactions it stored, until each has ended or is held back.
 
 A sync is held back when a worker makes it wait without calling the provider, or because
-the provider asked it to: the provider's request quota is spent (SimpleFIN's daily quota,
-a GoCardless bank's), a rate limit is reached, or the circuit breaker is open. It prints
+the provider asked it to: the provider's request quota is spent (a daily quota of
+calls, for example), a rate limit is reached, or the circuit breaker is open. It prints
 "held back until <time>: <reason>" (reason provider_quota, rate_limit or breaker_open) and
 runs by itself at that time; --wait does not wait for it.
 

@@ -108,44 +108,44 @@ func NewLinkScenario(seed uint64, person int) LinkScenario {
 	b.newReal("card", "Sapphire Visa", "credit", "credit card", false)
 	b.newReal("cu", "Share Checking", "depository", "checking", true)
 	plain := view{idPrefix: "a"}
-	c0 := b.link("plaid", "Chase")
+	c0 := b.link("provider-a", "Chase")
 	b.reach(c0, "chk", plain)
 	b.reach(c0, "sav", plain)
 	b.reach(c0, "card", plain)
-	c1 := b.link("mercury", "First Gingham Credit Union")
+	c1 := b.link("provider-b", "First Gingham Credit Union")
 	b.reach(c1, "cu", plain)
 	other := view{from: 60, drop: 0.04, shift: 0.3, upper: true, idPrefix: "b"}
 	switch person % LinkScenarioKinds {
 	case 0: // the same bank again through the same provider
-		c := b.link("plaid", "Chase")
+		c := b.link("provider-a", "Chase")
 		for _, k := range []string{"chk", "sav", "card"} {
 			b.reach(c, k, view{idPrefix: "b"})
 		}
 	case 1: // the same bank through another provider, spelled otherwise
-		c := b.link("gocardless", "JPMorgan Chase Bank, N.A.")
+		c := b.link("provider-c", "JPMorgan Chase Bank, N.A.")
 		b.reach(c, "chk", other)
 		b.reach(c, "card", other)
 	case 2: // another checking account at the bank, without a mask
 		b.newReal("chk3", "Everyday Checking", "depository", "checking", true)
 		b.real["chk3"].mask = ""
-		c := b.link("mercury", "Chase Bank")
+		c := b.link("provider-b", "Chase Bank")
 		b.reach(c, "chk3", plain)
 	case 3: // another account whose mask is the same, with its own history
 		b.newReal("joint", "Joint Checking", "depository", "checking", true)
 		b.real["joint"].mask = b.real["chk"].mask
-		c := b.link("plaid", "Chase")
+		c := b.link("provider-a", "Chase")
 		b.reach(c, "joint", plain)
 	case 4: // a business account of the same name, and the credit union again
 		b.newReal("biz", "Everyday Checking", "depository", "checking", true)
-		c := b.link("stripe", "Chase")
+		c := b.link("provider-d", "Chase")
 		b.reach(c, "biz", plain)
-		c2 := b.link("simplefin", "Gingham CU")
+		c2 := b.link("provider-e", "Gingham CU")
 		b.reach(c2, "cu", other)
 	case 5: // the bank linked a second and a third time
-		c := b.link("simplefin", "CHASE BANK")
+		c := b.link("provider-e", "CHASE BANK")
 		b.reach(c, "chk", other)
 		b.reach(c, "sav", other)
-		c2 := b.link("plaid", "Chase")
+		c2 := b.link("provider-a", "Chase")
 		b.reach(c2, "chk", view{from: 100, idPrefix: "c"})
 	}
 	return b.s

@@ -268,7 +268,7 @@ func v2BankConnectionHealth() Obj {
 				"(that time has passed, or a sync ran since)."))),
 		req("heldBackReason", orNull(describe(enum("provider_quota", "rate_limit", "breaker_open"),
 			"Why the sync is held back: provider_quota when the provider's request quota for the connection is spent "+
-				"(SimpleFIN's daily quota, a GoCardless bank's), rate_limit when a rate limit asks it to wait (the "+
+				"(a daily quota of calls, for example), rate_limit when a rate limit asks it to wait (the "+
 				"service's own or the provider's 429), breaker_open while the provider's or the institution's circuit "+
 				"breaker is open; null with heldBackUntil."))),
 	)
