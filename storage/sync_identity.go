@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/google/uuid"
@@ -232,6 +233,35 @@ type relinkCandidate struct {
 	id   uuid.UUID
 	gap  int
 	desc [3]string
+	// The stored row's details that tell apart transactions equal in
+	// amount and description (dates as text, empty when null).
+	authorized, posted, channel, check string
+	postedAt                           *time.Time
+}
+
+// agreement counts the details in which row t and candidate c agree.
+func (c *relinkCandidate) agreement(t *domain.Transaction) int {
+	n := 0
+	for _, f := range [...]struct{ a, b string }{
+		{dateText(t.AuthorizedDate), c.authorized}, {dateText(t.PostedDate), c.posted},
+		{deref(t.PaymentChannel), c.channel}, {deref(t.CheckNumber), c.check},
+	} {
+		if f.a == f.b {
+			n++
+		}
+	}
+	if (t.PostedAt == nil && c.postedAt == nil) || (t.PostedAt != nil && c.postedAt != nil && t.PostedAt.Equal(*c.postedAt)) {
+		n++
+	}
+	return n
+}
+
+// dateText is d as text, empty for nil.
+func dateText(d *domain.Date) string {
+	if d == nil {
+		return ""
+	}
+	return d.String()
 }
 
 // matchTransactions gives the relink candidates that rows re-issue the
@@ -290,23 +320,15 @@ func (ss *SyncSession) relinkCandidates(ctx context.Context, tx pgx.Tx, rows []d
 		}
 		pids[i], accts[i], amounts[i], statuses[i], currencies[i] = t.ProviderID, t.AccountID, t.Amount.String(), t.Status, t.Currency
 	}
-	q, err := tx.Query(ctx, `
-		SELECT u.i::int - 1, c.transaction_id, c.tx_date - u.d, t.summary, COALESCE(t.provider_merchant_name, ''),
-			COALESCE(t.original_description, '')
-		FROM unnest($3::text[], $4::uuid[], $5::numeric[], $6::text[], $7::date[], $8::text[])
-			WITH ORDINALITY AS u(pid, acct, amount, status, d, currency, i)
-		JOIN relink_candidates c ON c.bank_connection_id = $1 AND c.user_id = $2 AND c.account_id = u.acct
-			AND c.amount = u.amount AND c.tx_date BETWEEN u.d - $9::int AND u.d + $9::int
-		JOIN transactions t ON t.id = c.transaction_id AND t.user_id = c.user_id
-		WHERE t.status = u.status AND t.currency = u.currency
-			AND NOT EXISTS (SELECT 1 FROM transactions x WHERE x.bank_connection_id = $1 AND x.provider_id = u.pid)`,
+	q, err := tx.Query(ctx, relinkSQL,
 		ss.conn.ID, ss.conn.UserID, pids, accts, amounts, statuses, dates, currencies, relinkDays)
 	if err != nil {
 		return nil, fmt.Errorf("find relink candidates: %w", err)
 	}
 	var out []relinkCandidate
 	var c relinkCandidate
-	_, err = pgx.ForEachRow(q, []any{&c.row, &c.id, &c.gap, &c.desc[0], &c.desc[1], &c.desc[2]}, func() error {
+	_, err = pgx.ForEachRow(q, []any{&c.row, &c.id, &c.gap, &c.desc[0], &c.desc[1], &c.desc[2],
+		&c.authorized, &c.posted, &c.channel, &c.check, &c.postedAt}, func() error {
 		out = append(out, c)
 		return nil
 	})
@@ -317,33 +339,35 @@ func (ss *SyncSession) relinkCandidates(ctx context.Context, tx pgx.Tx, rows []d
 }
 
 // pairTransactions picks, for each row, the candidate whose description
-// is most similar (at least minDescriptionSimilarity), then nearest in
-// date; a row whose best two are equally good, and a candidate that is
-// the best of two rows, pair with nothing (a wrong match is worse than a
-// new row). It returns row indices by stored transaction id.
+// is most similar (at least minDescriptionSimilarity), then that agrees
+// in most details (agreement), then nearest in date; a row whose best two
+// are equally good, and a candidate that is the best of two rows, pair
+// with nothing (a wrong match is worse than a new row). It returns row
+// indices by stored transaction id.
 func pairTransactions(rows []domain.Transaction, cands []relinkCandidate) map[uuid.UUID]int {
 	type choice struct {
-		id         uuid.UUID
-		sim        float64
-		gap        int
-		ambiguous  bool
-		considered bool
+		id        uuid.UUID
+		score     matchScore
+		ambiguous bool
 	}
 	best := map[int]*choice{}
-	for _, c := range cands {
+	for i := range cands {
+		c := &cands[i]
 		t := &rows[c.row]
-		sim := descriptionSimilarity([3]string{t.Summary, deref(t.MerchantName), deref(t.OriginalDescription)}, c.desc)
-		if sim < minDescriptionSimilarity {
+		sc := matchScore{
+			sim:   descriptionSimilarity([3]string{t.Summary, deref(t.MerchantName), deref(t.OriginalDescription)}, c.desc),
+			agree: c.agreement(t), gap: max(c.gap, -c.gap),
+		}
+		if sc.sim < minDescriptionSimilarity {
 			continue
 		}
-		gap := max(c.gap, -c.gap)
 		b, ok := best[c.row]
 		switch {
 		case !ok:
-			best[c.row] = &choice{id: c.id, sim: sim, gap: gap}
-		case sim > b.sim || (sim == b.sim && gap < b.gap):
-			*b = choice{id: c.id, sim: sim, gap: gap}
-		case sim == b.sim && gap == b.gap && c.id != b.id:
+			best[c.row] = &choice{id: c.id, score: sc}
+		case sc.better(b.score):
+			*b = choice{id: c.id, score: sc}
+		case sc == b.score && c.id != b.id:
 			b.ambiguous = true
 		}
 	}
@@ -360,6 +384,25 @@ func pairTransactions(rows []domain.Transaction, cands []relinkCandidate) map[uu
 		}
 	}
 	return out
+}
+
+// matchScore ranks a candidate for a row.
+type matchScore struct {
+	sim   float64
+	agree int
+	gap   int
+}
+
+// better reports whether s ranks above o: more similar description, then
+// more details agreeing, then nearer dates.
+func (s matchScore) better(o matchScore) bool {
+	if s.sim != o.sim {
+		return s.sim > o.sim
+	}
+	if s.agree != o.agree {
+		return s.agree > o.agree
+	}
+	return s.gap < o.gap
 }
 
 // descriptionSimilarity is the highest word-set similarity (Jaccard: the
@@ -457,3 +500,26 @@ func wrapErr(what string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// relinkSQL finds relink candidates (relinkCandidates). The look-up per
+// reported row is a LATERAL subquery kept whole (OFFSET 0), so that it
+// stays on the candidates' index and the transactions' primary key
+// whatever the statistics say: a re-link's first sync outgrows them, and a
+// plan made for a few rows would join every reported row with every
+// stored one. Whether a row's provider id is stored is a scalar subquery
+// for the same reason: one probe of the unique index per row.
+const relinkSQL = `
+SELECT u.i::int - 1, m.transaction_id, m.gap, m.summary, m.merchant, m.descr,
+	m.authorized, m.posted, m.channel, m.check_number, m.posted_at
+FROM unnest($3::text[], $4::uuid[], $5::numeric[], $6::text[], $7::date[], $8::text[])
+	WITH ORDINALITY AS u(pid, acct, amount, status, d, currency, i)
+CROSS JOIN LATERAL (
+	SELECT c.transaction_id, c.tx_date - u.d AS gap, t.summary, COALESCE(t.provider_merchant_name, '') AS merchant,
+		COALESCE(t.original_description, '') AS descr, COALESCE(t.authorized_date::text, '') AS authorized,
+		COALESCE(t.posted_date::text, '') AS posted, COALESCE(t.payment_channel, '') AS channel,
+		COALESCE(t.check_number, '') AS check_number, t.posted_at
+	FROM relink_candidates c JOIN transactions t ON t.id = c.transaction_id AND t.user_id = c.user_id
+	WHERE c.bank_connection_id = $1 AND c.user_id = $2 AND c.account_id = u.acct AND c.amount = u.amount
+		AND c.tx_date BETWEEN u.d - $9::int AND u.d + $9::int AND t.status = u.status AND t.currency = u.currency
+	OFFSET 0) m
+WHERE (SELECT x.id FROM transactions x WHERE x.bank_connection_id = $1 AND x.provider_id = u.pid) IS NULL`

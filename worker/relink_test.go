@@ -235,3 +235,107 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// hasTwin reports whether another transaction of the connection is equal
+// to transaction id in account, amount, dates, description and status:
+// the two are indistinguishable, and a re-issued one matches neither.
+func (w relinkWorld) hasTwin(id uuid.UUID) bool {
+	return w.count(`SELECT count(*) FROM transactions o JOIN transactions m ON m.id = $1
+		WHERE o.id <> m.id AND o.bank_connection_id = m.bank_connection_id AND o.account_id = m.account_id
+			AND o.amount = m.amount AND o.summary = m.summary AND o.posted_date IS NOT DISTINCT FROM m.posted_date
+			AND o.authorized_date IS NOT DISTINCT FROM m.authorized_date`, id) > 0
+}
+
+// simIndex is the simulator's index of the transaction a Plaid
+// transaction id stands for: its last ten characters, in base 62. The
+// pending and posted versions of one transaction share it.
+func simIndex(t *testing.T, pid string) int64 {
+	t.Helper()
+	if len(pid) < 10 {
+		t.Fatalf("provider id %q", pid)
+	}
+	var n int64
+	for _, c := range pid[len(pid)-10:] {
+		n = n*62 + int64(strings.IndexRune(simkit.Alnum, c))
+	}
+	return n
+}
+
+// TestRelinkGroundTruth re-links a Plaid connection of a few thousand
+// generated transactions four simulated days after its last sync (new
+// transactions meanwhile, pending ones posted), and scores the matching
+// against the simulator's own identity of each transaction (the index its
+// ids carry): every stored row matched to a re-issued id must be the same
+// transaction, no transaction may be stored twice, and a re-issued posted
+// transaction may go unmatched only when it has an indistinguishable twin
+// (the simulator, like real data, has same-day equal charges): then no
+// match is unique, and it is stored under a new id while the old row is
+// removed.
+func TestRelinkGroundTruth(t *testing.T) {
+	w := newRelinkWorld(t)
+	ctx := context.Background()
+	c := w.connect("plaid", "truth")
+	key, err := allsim.CredentialKey("plaid", allsim.Credentials("plaid", "truth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.sim.SetConnection(sim.ConnectionSettings{Provider: "plaid", Credential: key, Transactions: 4000, HistoryDays: 365}); err != nil {
+		t.Fatal(err)
+	}
+	w.syncByJob(c)
+	before := w.live(c)
+	if err := w.sim.Advance(4); err != nil {
+		t.Fatal(err)
+	}
+	w.reauth(c, "truth"+simkit.RelinkSeparator+"1")
+	w.syncByJob(c)
+	after := w.live(c)
+
+	var matched, wrong, added, removed, missed, unexplained, duplicates int
+	byIndex := map[int64]int{}
+	for _, a := range after {
+		byIndex[simIndex(t, a.providerID)]++
+	}
+	for id, a := range after {
+		b, existed := before[id]
+		switch {
+		case !existed:
+			added++
+		case a.providerID == b.providerID:
+			t.Errorf("transaction %s kept the old Item's id", id)
+		case simIndex(t, a.providerID) != simIndex(t, b.providerID):
+			wrong++
+		default:
+			matched++
+		}
+	}
+	for id, b := range before {
+		if _, ok := after[id]; !ok {
+			removed++
+			if b.status == "posted" && byIndex[simIndex(t, b.providerID)] > 0 {
+				missed++ // a posted row whose transaction is still there, re-issued: should have matched
+				if !w.hasTwin(id) {
+					unexplained++
+				}
+			}
+		}
+	}
+	for _, n := range byIndex {
+		if n > 1 {
+			duplicates += n - 1
+		}
+	}
+	var deleted int
+	if err := w.pool.QueryRow(ctx, `SELECT count(*) FROM transactions WHERE bank_connection_id = $1 AND status = 'deleted'`, c.ID).Scan(&deleted); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("re-link ground truth: %d stored before, %d after; matched %d, matched wrongly %d, added %d, removed %d "+
+		"(of them posted rows whose transaction the new Item re-issued: %d, every one with an indistinguishable twin: %v), duplicates %d",
+		len(before), len(after), matched, wrong, added, removed, missed, unexplained == 0, duplicates)
+	if wrong != 0 || duplicates != 0 || unexplained != 0 {
+		t.Fatalf("wrong matches %d, duplicates %d, re-issued rows missed without a twin %d: want 0", wrong, duplicates, unexplained)
+	}
+	if matched < len(before)*95/100 {
+		t.Fatalf("only %d of %d stored rows matched", matched, len(before))
+	}
+}
