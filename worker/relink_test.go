@@ -339,3 +339,32 @@ func TestRelinkGroundTruth(t *testing.T) {
 		t.Fatalf("only %d of %d stored rows matched", matched, len(before))
 	}
 }
+
+// TestRelinkEnableBanking: a new Enable Banking session for the same user
+// at the same bank (new account uids, the same identification_hash, so
+// every transaction's provider id is new too) keeps every account and
+// transaction under its id, with nothing stored twice.
+func TestRelinkEnableBanking(t *testing.T) {
+	w := newRelinkWorld(t)
+	w.syncer.Now = w.sim.WallNow
+	c := w.connect("enablebanking", "eb-relink")
+	w.syncByJob(c)
+	before, acctsBefore := w.live(c), w.accounts(c)
+	w.reauth(c, "eb-relink"+simkit.RelinkSeparator+"1")
+	w.syncByJob(c)
+	after, acctsAfter := w.live(c), w.accounts(c)
+	if len(acctsAfter) != len(acctsBefore) || len(after) != len(before) || len(before) == 0 {
+		t.Fatalf("accounts %d then %d, transactions %d then %d", len(acctsBefore), len(acctsAfter), len(before), len(after))
+	}
+	for id, pid := range acctsBefore {
+		if now := acctsAfter[id]; now == pid || now == "" {
+			t.Fatalf("account %s: uid %q then %q: want the same account under the new session's uid", id, pid, now)
+		}
+	}
+	for id, b := range before {
+		if a, ok := after[id]; !ok || a.providerID == b.providerID || a.accountID != b.accountID {
+			t.Fatalf("transaction %s (%s): before %+v, after %+v (present %v)", id, b.summary, b, a, ok)
+		}
+	}
+	t.Logf("Enable Banking re-link: %d accounts and %d transactions kept their ids, 0 duplicates", len(acctsAfter), len(after))
+}
