@@ -40,7 +40,7 @@ import (
 // re-issued one it matches may be.
 const relinkDays = 2
 
-// minDescriptionSimilarity is the least similarity (similarity) of their
+// minDescriptionSimilarity is the least similarity (descriptionSimilarity) of their
 // descriptions a stored and a re-issued transaction must have to match.
 const minDescriptionSimilarity = 0.5
 
@@ -282,10 +282,11 @@ func (ss *SyncSession) matchTransactions(ctx context.Context, tx pgx.Tx, rows []
 		for id, row := range pairs {
 			ids, pids = append(ids, id), append(pids, rows[row].ProviderID)
 		}
+		// Rows are found by primary key from the array (a join with the
+		// unnested pairs lets stale statistics scan the whole table).
 		if _, err := tx.Exec(ctx, `
-			UPDATE transactions t SET provider_id = m.pid, updated_at = now()
-			FROM unnest($2::uuid[], $3::text[]) AS m(id, pid)
-			WHERE t.id = m.id AND t.user_id = $1`, ss.conn.UserID, ids, pids); err != nil {
+			UPDATE transactions t SET provider_id = ($3::text[])[array_position($2::uuid[], t.id)], updated_at = now()
+			WHERE t.id = ANY($2::uuid[]) AND t.user_id = $1`, ss.conn.UserID, ids, pids); err != nil {
 			return fmt.Errorf("give re-issued transaction ids: %w", err)
 		}
 	}
@@ -467,7 +468,8 @@ func jaccard(a, b map[string]bool) float64 {
 // they are dated on or after the earliest date the new link reported for
 // their account (older ones are history the new link does not reach),
 // and the candidates are dropped. It returns how many rows it marked; a
-// connection without candidates costs one index probe.
+// connection without candidates costs one index probe. The earliest date
+// per account is computed once (MATERIALIZED), not per candidate.
 func finishRelink(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID) (int64, error) {
 	var has bool
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM relink_candidates WHERE bank_connection_id = $1)`,
@@ -475,7 +477,7 @@ func finishRelink(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID) (int64
 		return 0, wrapErr("finish relink", err)
 	}
 	tag, err := tx.Exec(ctx, `
-		WITH reach AS (
+		WITH reach AS MATERIALIZED (
 			SELECT a.account_id, a.user_id, (SELECT min(t.tx_date) FROM transactions t
 				WHERE t.account_id = a.account_id AND t.user_id = a.user_id AND t.status <> 'deleted'
 					AND NOT EXISTS (SELECT 1 FROM relink_candidates x WHERE x.transaction_id = t.id AND x.user_id = t.user_id)) AS since
