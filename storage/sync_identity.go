@@ -19,7 +19,7 @@ import (
 // nothing is stored twice and the stored rows keep their ids, categories,
 // rule outcomes and transfer pairs (docs/relink.md):
 //
-//   - matchAccounts, on every sync but only when the report names an
+//   - applyAccountIdentities, on every sync but only when the report names an
 //     account id the connection has not stored while a stored account is
 //     no longer reported: first by the provider's persistent identity,
 //     then by type, subtype, mask, currency and name, each only when
@@ -56,67 +56,44 @@ type accountKey struct{ typ, subtype, mask, currency, name string }
 
 // applyAccountIdentities runs before a sync's accounts are stored: it
 // gives stored accounts the ids the provider re-issued them under
-// (matchAccounts), makes the transactions of those accounts relink
+// (pairAccounts), makes the transactions of those accounts relink
 // candidates, and records whether the connection has candidates (the
-// sync then matches its transactions).
-func (ss *SyncSession) applyAccountIdentities(ctx context.Context, tx pgx.Tx, reported []domain.ReportedAccount) error {
-	remapped, err := matchAccounts(ctx, tx, ss.conn, reported)
+// sync then matches its transactions). It returns the reported accounts
+// whose persistent identity is not stored yet (recordPersistentIDs). An
+// ordinary sync costs it one statement.
+func (ss *SyncSession) applyAccountIdentities(ctx context.Context, tx pgx.Tx, reported []domain.ReportedAccount) ([]domain.ReportedAccount, error) {
+	stored, relinking, err := storedAccounts(ctx, tx, ss.conn)
 	if err != nil {
-		return err
-	}
-	if len(remapped) > 0 {
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO relink_candidates (user_id, bank_connection_id, account_id, transaction_id, amount, tx_date)
-			SELECT t.user_id, t.bank_connection_id, t.account_id, t.id, t.amount, t.tx_date FROM transactions t
-			WHERE t.account_id = ANY($1) AND t.user_id = $2 AND t.bank_connection_id = $3 AND t.status <> 'deleted'
-			ON CONFLICT DO NOTHING`, remapped, ss.conn.UserID, ss.conn.ID); err != nil {
-			return fmt.Errorf("record relink candidates: %w", err)
-		}
-	}
-	return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM relink_candidates WHERE bank_connection_id = $1)`,
-		ss.conn.ID).Scan(&ss.relinking)
-}
-
-// recordPersistentIDs stores the persistent identity of each reported
-// account that has one, once the accounts are stored.
-func recordPersistentIDs(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, reported []domain.ReportedAccount) error {
-	var pids, persistent []string
-	for _, a := range reported {
-		if a.PersistentID != "" {
-			pids, persistent = append(pids, a.ProviderAccountID), append(persistent, a.PersistentID)
-		}
-	}
-	if len(pids) == 0 {
-		return nil
-	}
-	_, err := tx.Exec(ctx, `
-		UPDATE accounts a SET provider_persistent_id = r.p
-		FROM unnest($3::text[], $4::text[]) AS r(pid, p)
-		WHERE a.bank_connection_id = $1 AND a.user_id = $2 AND a.provider_account_id = r.pid
-			AND a.provider_persistent_id IS DISTINCT FROM r.p`, conn.ID, conn.UserID, pids, persistent)
-	if err != nil {
-		return fmt.Errorf("record persistent account ids: %w", err)
-	}
-	return nil
-}
-
-// matchAccounts gives each stored account of conn that the report no
-// longer names the provider id of the reported account, unknown to the
-// connection, that is the same account, and returns the ids of the
-// accounts it changed. Caveat: an account matches only when it is the
-// only one that fits on either side; others are left to be added as new.
-func matchAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, reported []domain.ReportedAccount) ([]uuid.UUID, error) {
-	if len(reported) == 0 {
-		return nil, nil
-	}
-	stored, err := storedAccounts(ctx, tx, conn)
-	if err != nil || len(stored) == 0 {
 		return nil, err
 	}
 	pairs := pairAccounts(stored, reported)
-	if len(pairs) == 0 {
-		return nil, nil
+	if len(pairs) > 0 {
+		if err := ss.remapAccounts(ctx, tx, pairs); err != nil {
+			return nil, err
+		}
+		relinking = true
 	}
+	ss.relinking = relinking
+	persistent := make(map[string]string, len(stored))
+	for _, a := range stored {
+		pid := a.providerID
+		if p, ok := pairs[a.id]; ok {
+			pid = p
+		}
+		persistent[pid] = a.persistentID
+	}
+	var stale []domain.ReportedAccount
+	for _, a := range reported {
+		if a.PersistentID != "" && persistent[a.ProviderAccountID] != a.PersistentID {
+			stale = append(stale, a)
+		}
+	}
+	return stale, nil
+}
+
+// remapAccounts gives stored accounts their re-issued provider ids (pairs:
+// by account id) and makes their stored transactions relink candidates.
+func (ss *SyncSession) remapAccounts(ctx context.Context, tx pgx.Tx, pairs map[uuid.UUID]string) error {
 	ids, pids := make([]uuid.UUID, 0, len(pairs)), make([]string, 0, len(pairs))
 	for id, pid := range pairs {
 		ids, pids = append(ids, id), append(pids, pid)
@@ -124,31 +101,60 @@ func matchAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, r
 	if _, err := tx.Exec(ctx, `
 		UPDATE accounts a SET provider_account_id = m.pid, updated_at = now()
 		FROM unnest($3::uuid[], $4::text[]) AS m(id, pid)
-		WHERE a.id = m.id AND a.user_id = $2 AND a.bank_connection_id = $1`, conn.ID, conn.UserID, ids, pids); err != nil {
-		return nil, fmt.Errorf("give re-issued account ids: %w", err)
+		WHERE a.id = m.id AND a.user_id = $2 AND a.bank_connection_id = $1`, ss.conn.ID, ss.conn.UserID, ids, pids); err != nil {
+		return fmt.Errorf("give re-issued account ids: %w", err)
 	}
-	return ids, nil
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO relink_candidates (user_id, bank_connection_id, account_id, transaction_id, amount, tx_date)
+		SELECT t.user_id, t.bank_connection_id, t.account_id, t.id, t.amount, t.tx_date FROM transactions t
+		WHERE t.account_id = ANY($1) AND t.user_id = $2 AND t.bank_connection_id = $3 AND t.status <> 'deleted'
+		ON CONFLICT DO NOTHING`, ids, ss.conn.UserID, ss.conn.ID); err != nil {
+		return fmt.Errorf("record relink candidates: %w", err)
+	}
+	return nil
 }
 
-// storedAccounts reads the connection's stored accounts.
-func storedAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection) ([]storedAccount, error) {
+// recordPersistentIDs stores the persistent identity of each given
+// account, once the accounts are stored.
+func recordPersistentIDs(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, accounts []domain.ReportedAccount) error {
+	if len(accounts) == 0 {
+		return nil
+	}
+	pids, persistent := make([]string, len(accounts)), make([]string, len(accounts))
+	for i, a := range accounts {
+		pids[i], persistent[i] = a.ProviderAccountID, a.PersistentID
+	}
+	_, err := tx.Exec(ctx, `
+		UPDATE accounts a SET provider_persistent_id = r.p
+		FROM unnest($3::text[], $4::text[]) AS r(pid, p)
+		WHERE a.bank_connection_id = $1 AND a.user_id = $2 AND a.provider_account_id = r.pid`, conn.ID, conn.UserID, pids, persistent)
+	if err != nil {
+		return fmt.Errorf("record persistent account ids: %w", err)
+	}
+	return nil
+}
+
+// storedAccounts reads the connection's stored accounts, and whether it
+// has relink candidates, in one statement.
+func storedAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection) ([]storedAccount, bool, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT id, provider_account_id, COALESCE(provider_persistent_id, ''), COALESCE(type, ''), COALESCE(subtype, ''),
-			COALESCE(mask, ''), currency, name
+			COALESCE(mask, ''), currency, name, EXISTS (SELECT FROM relink_candidates c WHERE c.bank_connection_id = $1)
 		FROM accounts WHERE bank_connection_id = $1 AND user_id = $2 AND NOT manual`, conn.ID, conn.UserID)
 	if err != nil {
-		return nil, fmt.Errorf("read stored accounts: %w", err)
+		return nil, false, fmt.Errorf("read stored accounts: %w", err)
 	}
 	var out []storedAccount
 	var a storedAccount
-	_, err = pgx.ForEachRow(rows, []any{&a.id, &a.providerID, &a.persistentID, &a.typ, &a.subtype, &a.mask, &a.currency, &a.name}, func() error {
+	var relinking bool
+	_, err = pgx.ForEachRow(rows, []any{&a.id, &a.providerID, &a.persistentID, &a.typ, &a.subtype, &a.mask, &a.currency, &a.name, &relinking}, func() error {
 		out = append(out, a)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read stored accounts: %w", err)
+		return nil, false, fmt.Errorf("read stored accounts: %w", err)
 	}
-	return out, nil
+	return out, relinking, nil
 }
 
 // pairAccounts pairs stored accounts the report no longer names with
@@ -467,40 +473,28 @@ func jaccard(a, b map[string]bool) float64 {
 // the relink candidates no reported row matched are marked deleted where
 // they are dated on or after the earliest date the new link reported for
 // their account (older ones are history the new link does not reach),
-// and the candidates are dropped. It returns how many rows it marked; a
-// connection without candidates costs one index probe. The earliest date
-// per account is computed once (MATERIALIZED), not per candidate.
+// and the candidates are dropped, in one statement. It returns how many
+// rows it marked; a connection without candidates costs one index probe.
+// The earliest date per account is computed once (MATERIALIZED), not per
+// candidate, from the candidates as they were before the statement.
 func finishRelink(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID) (int64, error) {
-	var has bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM relink_candidates WHERE bank_connection_id = $1)`,
-		connectionID).Scan(&has); err != nil || !has {
-		return 0, wrapErr("finish relink", err)
-	}
 	tag, err := tx.Exec(ctx, `
-		WITH reach AS MATERIALIZED (
+		WITH gone AS (
+			DELETE FROM relink_candidates WHERE bank_connection_id = $1
+			RETURNING user_id, account_id, transaction_id, tx_date),
+		reach AS MATERIALIZED (
 			SELECT a.account_id, a.user_id, (SELECT min(t.tx_date) FROM transactions t
 				WHERE t.account_id = a.account_id AND t.user_id = a.user_id AND t.status <> 'deleted'
 					AND NOT EXISTS (SELECT 1 FROM relink_candidates x WHERE x.transaction_id = t.id AND x.user_id = t.user_id)) AS since
-			FROM (SELECT DISTINCT account_id, user_id FROM relink_candidates WHERE bank_connection_id = $1) a)
+			FROM (SELECT DISTINCT account_id, user_id FROM gone) a)
 		UPDATE transactions t SET status = 'deleted', updated_at = now()
-		FROM relink_candidates c JOIN reach r ON r.account_id = c.account_id AND r.user_id = c.user_id
-		WHERE c.bank_connection_id = $1 AND t.id = c.transaction_id AND t.user_id = c.user_id
+		FROM gone c JOIN reach r ON r.account_id = c.account_id AND r.user_id = c.user_id
+		WHERE t.id = c.transaction_id AND t.user_id = c.user_id
 			AND r.since IS NOT NULL AND c.tx_date >= r.since AND t.status <> 'deleted'`, connectionID)
 	if err != nil {
-		return 0, fmt.Errorf("finish relink: remove unmatched transactions: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM relink_candidates WHERE bank_connection_id = $1`, connectionID); err != nil {
-		return 0, fmt.Errorf("finish relink: drop candidates: %w", err)
+		return 0, fmt.Errorf("finish relink: %w", err)
 	}
 	return tag.RowsAffected(), nil
-}
-
-// wrapErr wraps a non-nil err with what failed.
-func wrapErr(what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%s: %w", what, err)
 }
 
 // relinkSQL finds relink candidates (relinkCandidates). The look-up per

@@ -107,14 +107,14 @@ func (ss *SyncSession) ApplyAccounts(ctx context.Context, institution string, ac
 	}
 	var ids map[string]uuid.UUID
 	err := ss.store.inTx(ctx, func(tx pgx.Tx) error {
-		if err := ss.applyAccountIdentities(ctx, tx, accounts); err != nil {
+		unrecorded, err := ss.applyAccountIdentities(ctx, tx, accounts)
+		if err != nil {
 			return err
 		}
-		var err error
 		if ids, err = upsertAccounts(ctx, tx, ss.conn, accounts, today); err != nil {
 			return err
 		}
-		if err := recordPersistentIDs(ctx, tx, ss.conn, accounts); err != nil {
+		if err := recordPersistentIDs(ctx, tx, ss.conn, unrecorded); err != nil {
 			return err
 		}
 		return markDataset(ctx, tx, ss.conn.ID, "accounts", true, "")

@@ -2,6 +2,8 @@ package worker_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +50,28 @@ func BenchmarkSyncRelinkPlaid(b *testing.B) {
 			c.ID).Scan(&kept, &live); err != nil {
 			b.Fatal(err)
 		}
+		// Ordinary syncs after it: what the re-link's checks cost them.
+		clear(e.tracer.times)
+		var incr []time.Duration
+		for range 10 {
+			if err := e.sim.Advance(1); err != nil {
+				b.Fatal(err)
+			}
+			d, _ := e.sync(c)
+			incr = append(incr, d)
+		}
+		var checks, total time.Duration
+		for k, v := range e.tracer.times {
+			total += v
+			if strings.HasPrefix(k, "SELECT EXISTS (SELECT FROM") || strings.HasPrefix(k, "SELECT id, provider_account_id,") ||
+				strings.HasPrefix(k, "UPDATE accounts a SET") || strings.HasPrefix(k, "WITH gone AS") {
+				checks += v
+			}
+		}
+		slices.Sort(incr)
+		b.ReportMetric(float64(incr[len(incr)/2].Microseconds())/1000, "ms-incremental-median")
+		b.ReportMetric(float64(checks.Microseconds())/1000/float64(len(incr)), "ms-relink-checks/sync")
+		b.ReportMetric(100*checks.Seconds()/total.Seconds(), "%-of-statement-time")
 		b.ReportMetric(first.Seconds(), "s-first-sync")
 		b.ReportMetric(reread.Seconds(), "s-whole-reread")
 		b.ReportMetric(relink.Seconds(), "s-relink-sync")
