@@ -27,6 +27,13 @@ CREATE TABLE relink_candidates (
 );
 CREATE INDEX relink_candidates_match_idx ON relink_candidates (bank_connection_id, account_id, amount, tx_date);
 
+-- relinking is set while the connection has relink candidates: an ordinary
+-- sync reads it with the connection's row instead of probing the
+-- candidates' index (which a large re-link leaves full of dead entries
+-- until vacuumed).
+ALTER TABLE bank_connections ADD COLUMN relinking boolean NOT NULL DEFAULT false;
+
 -- +goose Down
+ALTER TABLE bank_connections DROP COLUMN relinking;
 DROP TABLE relink_candidates;
 ALTER TABLE accounts DROP COLUMN provider_persistent_id;

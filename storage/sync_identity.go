@@ -111,6 +111,9 @@ func (ss *SyncSession) remapAccounts(ctx context.Context, tx pgx.Tx, pairs map[u
 		ON CONFLICT DO NOTHING`, ids, ss.conn.UserID, ss.conn.ID); err != nil {
 		return fmt.Errorf("record relink candidates: %w", err)
 	}
+	if _, err := tx.Exec(ctx, `UPDATE bank_connections SET relinking = true WHERE id = $1`, ss.conn.ID); err != nil {
+		return fmt.Errorf("mark the connection relinking: %w", err)
+	}
 	return nil
 }
 
@@ -135,11 +138,11 @@ func recordPersistentIDs(ctx context.Context, tx pgx.Tx, conn domain.BankConnect
 }
 
 // storedAccounts reads the connection's stored accounts, and whether it
-// has relink candidates, in one statement.
+// has relink candidates (bank_connections.relinking), in one statement.
 func storedAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection) ([]storedAccount, bool, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT id, provider_account_id, COALESCE(provider_persistent_id, ''), COALESCE(type, ''), COALESCE(subtype, ''),
-			COALESCE(mask, ''), currency, name, EXISTS (SELECT FROM relink_candidates c WHERE c.bank_connection_id = $1)
+			COALESCE(mask, ''), currency, name, (SELECT c.relinking FROM bank_connections c WHERE c.id = $1)
 		FROM accounts WHERE bank_connection_id = $1 AND user_id = $2 AND NOT manual`, conn.ID, conn.UserID)
 	if err != nil {
 		return nil, false, fmt.Errorf("read stored accounts: %w", err)
@@ -474,13 +477,16 @@ func jaccard(a, b map[string]bool) float64 {
 // they are dated on or after the earliest date the new link reported for
 // their account (older ones are history the new link does not reach),
 // and the candidates are dropped, in one statement. It returns how many
-// rows it marked; a connection without candidates costs one index probe.
+// rows it marked; a connection that is not relinking costs one look-up of
+// its row (the candidates are not read).
 // The earliest date per account is computed once (MATERIALIZED), not per
 // candidate, from the candidates as they were before the statement.
 func finishRelink(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID) (int64, error) {
 	tag, err := tx.Exec(ctx, `
-		WITH gone AS (
-			DELETE FROM relink_candidates WHERE bank_connection_id = $1
+		WITH ended AS (
+			UPDATE bank_connections SET relinking = false WHERE id = $1 AND relinking RETURNING id),
+		gone AS (
+			DELETE FROM relink_candidates WHERE bank_connection_id = $1 AND EXISTS (SELECT FROM ended)
 			RETURNING user_id, account_id, transaction_id, tx_date),
 		reach AS MATERIALIZED (
 			SELECT a.account_id, a.user_id, (SELECT min(t.tx_date) FROM transactions t
