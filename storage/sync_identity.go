@@ -26,8 +26,9 @@ import (
 //     exactly one stored and one reported account fit. The stored account
 //     takes the new provider id.
 //   - The stored transactions of each re-matched account become relink
-//     candidates (relink_candidates, migration 00025). Only while a
-//     connection has candidates does a sync match transactions: a
+//     candidates (relink_candidates, migration 00025) and the connection
+//     is marked relinking. Only while it is does a sync match
+//     transactions: a
 //     reported row whose provider id is unknown takes the id of the one
 //     candidate of its account with the same amount, status and currency,
 //     dated within two days, with a similar description.
