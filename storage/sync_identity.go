@@ -477,17 +477,22 @@ func jaccard(a, b map[string]bool) float64 {
 // the relink candidates no reported row matched are marked deleted where
 // they are dated on or after the earliest date the new link reported for
 // their account (older ones are history the new link does not reach),
-// and the candidates are dropped, in one statement. It returns how many
-// rows it marked; a connection that is not relinking costs one look-up of
-// its row (the candidates are not read).
-// The earliest date per account is computed once (MATERIALIZED), not per
-// candidate, from the candidates as they were before the statement.
+// and the candidates are dropped. It returns how many rows it marked; a
+// connection that is not relinking costs one look-up of its row by
+// primary key (the candidates are not read). The earliest date per
+// account is computed once (MATERIALIZED), not per candidate, from the
+// candidates as they were before the statement.
 func finishRelink(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID) (int64, error) {
-	tag, err := tx.Exec(ctx, `
-		WITH ended AS (
-			UPDATE bank_connections SET relinking = false WHERE id = $1 AND relinking RETURNING id),
-		gone AS (
-			DELETE FROM relink_candidates WHERE bank_connection_id = $1 AND EXISTS (SELECT FROM ended)
+	tag, err := tx.Exec(ctx, `UPDATE bank_connections SET relinking = false WHERE id = $1 AND relinking`, connectionID)
+	if err != nil || tag.RowsAffected() == 0 {
+		if err != nil {
+			return 0, fmt.Errorf("finish relink: %w", err)
+		}
+		return 0, nil
+	}
+	tag, err = tx.Exec(ctx, `
+		WITH gone AS (
+			DELETE FROM relink_candidates WHERE bank_connection_id = $1
 			RETURNING user_id, account_id, transaction_id, tx_date),
 		reach AS MATERIALIZED (
 			SELECT a.account_id, a.user_id, (SELECT min(t.tx_date) FROM transactions t

@@ -64,7 +64,7 @@ func BenchmarkSyncRelinkPlaid(b *testing.B) {
 		for k, v := range e.tracer.times {
 			total += v
 			if strings.HasPrefix(k, "SELECT EXISTS (SELECT FROM") || strings.HasPrefix(k, "SELECT id, provider_account_id,") ||
-				strings.HasPrefix(k, "UPDATE accounts a SET") || strings.HasPrefix(k, "WITH ended AS") {
+				strings.HasPrefix(k, "UPDATE accounts a SET") || strings.HasPrefix(k, "UPDATE bank_connections SET relinking") {
 				checks += v
 			}
 		}
