@@ -6,15 +6,21 @@ package domain
 // for both (providers.Account names it for adapters).
 type ReportedAccount struct {
 	ProviderAccountID string
-	Name              string
-	Mask              string
-	Type              string
-	Subtype           string
-	Currency          string
-	CurrentBalance    *Money
-	AvailableBalance  *Money
-	CreditLimit       *Money
-	Liability         *Liability
+	// PersistentID is the provider's identity of the account that survives
+	// a re-link, when the provider gives one (Plaid's
+	// persistent_account_id, Enable Banking's identification_hash); empty
+	// otherwise. Caveat: only some providers and institutions report it,
+	// so a sync also matches re-issued accounts on their other attributes.
+	PersistentID     string
+	Name             string
+	Mask             string
+	Type             string
+	Subtype          string
+	Currency         string
+	CurrentBalance   *Money
+	AvailableBalance *Money
+	CreditLimit      *Money
+	Liability        *Liability
 	// BalancesUnknown reports that the provider could not give this
 	// account's balances this time (a spent quota, a failed balance call, a
 	// response without them): CurrentBalance, AvailableBalance and

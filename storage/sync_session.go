@@ -70,6 +70,9 @@ type SyncSession struct {
 	// knownCategories are the provider categories copied in this run, by
 	// provider id.
 	knownCategories map[string]knownCategory
+	// relinking is set while the connection has relink candidates: its
+	// pages' unknown provider ids are matched to them (sync_identity.go).
+	relinking bool
 }
 
 // knownCategory is a provider category copied for the user in a run: its
@@ -104,8 +107,14 @@ func (ss *SyncSession) ApplyAccounts(ctx context.Context, institution string, ac
 	}
 	var ids map[string]uuid.UUID
 	err := ss.store.inTx(ctx, func(tx pgx.Tx) error {
-		var err error
+		unrecorded, err := ss.applyAccountIdentities(ctx, tx, accounts)
+		if err != nil {
+			return err
+		}
 		if ids, err = upsertAccounts(ctx, tx, ss.conn, accounts, today); err != nil {
+			return err
+		}
+		if err := recordPersistentIDs(ctx, tx, ss.conn, unrecorded); err != nil {
 			return err
 		}
 		return markDataset(ctx, tx, ss.conn.ID, "accounts", true, "")
@@ -307,6 +316,11 @@ func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionW
 	rows, keepPending, err := ss.rows(ctx, tx, page)
 	if err != nil {
 		return err
+	}
+	if ss.relinking {
+		if err := ss.matchTransactions(ctx, tx, rows); err != nil {
+			return err
+		}
 	}
 	changed, err := ss.write(ctx, tx, w, rows, page.Removed)
 	if err != nil {

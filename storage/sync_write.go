@@ -274,6 +274,11 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 			institution_id = COALESCE(NULLIF($5, ''), institution_id),
 			institution_logo_url = COALESCE(NULLIF($6, ''), institution_logo_url), updated_at = now()
 			WHERE id = $1`, connectionID, o.NextSyncAt, o.HasInvestments, o.Institution, o.InstitutionID, o.LogoURL)
+		if err == nil {
+			var n int64
+			n, err = finishRelink(ctx, tx, connectionID)
+			o.Changes.Removed += n
+		}
 	} else {
 		_, err = tx.Exec(ctx, `UPDATE bank_connections SET
 			status = CASE WHEN status = 'disabled' THEN status ELSE 'error' END,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
+	"github.com/finsync/finsync/providers/sim/simkit"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
@@ -75,17 +77,26 @@ func connectionJSON(c domain.BankConnection) map[string]any {
 	}
 }
 
-// addConnection is `connections add`.
-type addConnection struct {
-	user, provider, credentials, baseURL, institution, simURL, simName string
+// credentialInput is the credential flags `connections add` and
+// `connections reauth` share: where the credentials come from (a file,
+// standard input, the command line, or the simulator), the base URL, and
+// whether to try them with the provider first.
+type credentialInput struct {
+	credentials, baseURL, simURL, simName string
 	// credentialsFile is --credentials-file.
 	credentialsFile string
 	useSim, check   bool
-	interval        time.Duration
 	// stdin is where `--credentials -` reads; warn receives the warning
 	// about credentials given on the command line.
 	stdin io.Reader
 	warn  io.Writer
+}
+
+// addConnection is `connections add`.
+type addConnection struct {
+	credentialInput
+	user, provider, institution string
+	interval                    time.Duration
 }
 
 // maxCredentialsBytes bounds credentials read from a file or standard
@@ -101,7 +112,7 @@ const inlineCredentialsWarning = "warning: --credentials JSON shows the credenti
 // --credentials - (standard input) or --credentials JSON (with a warning:
 // the command line is visible in the process list); nil when none is
 // given.
-func (ac *addConnection) readCredentials() ([]byte, error) {
+func (ac *credentialInput) readCredentials() ([]byte, error) {
 	switch {
 	case ac.credentialsFile != "" && ac.credentials != "":
 		return nil, fmt.Errorf("give either --credentials or --credentials-file, not both")
@@ -139,6 +150,68 @@ func readBounded(flag string, r io.Reader) ([]byte, error) {
 	return bytes.TrimSpace(b), nil
 }
 
+// resolve returns the credentials the flags give for a connection of
+// the described provider, checked against its declared schema (and, with
+// --check, by one call to the provider), a one-time credential exchanged
+// for the lasting one, and the base URL to store (--base-url, the
+// simulator's with --sim, else defaultBase). Nothing is stored.
+func (ci *credentialInput) resolve(ctx context.Context, a *app, reg *providers.Registry, desc providers.Description, settings []byte, defaultBase string) ([]byte, string, error) {
+	var creds []byte
+	var baseURL string
+	var err error
+	if !ci.useSim {
+		if creds, err = ci.readCredentials(); err != nil {
+			return nil, "", err
+		}
+	}
+	switch {
+	case ci.useSim:
+		root := ci.simURL
+		if root == "" {
+			root = a.cfg.SimURL
+		}
+		if root == "" {
+			return nil, "", fmt.Errorf("--sim needs --sim-url or FINSYNC_SIM_URL")
+		}
+		name := ci.simName
+		if name == "" {
+			name = uuid.NewString()
+		}
+		// The provider's link flow where it has one, signed with the stored settings.
+		if creds, err = allsim.Link(ctx, &http.Client{Timeout: checkTimeout}, desc.Name, root, name, settings); err != nil {
+			return nil, "", fmt.Errorf("--sim: %w", err)
+		}
+		baseURL = allsim.BaseURL(desc.Name, root)
+	case len(creds) == 0:
+		return nil, "", fmt.Errorf("credentials are required: --credentials-file PATH, --credentials - (standard input) or --credentials JSON (a JSON object), or --sim")
+	default:
+		if err := desc.CheckCredentials(creds); err != nil {
+			return nil, "", fmt.Errorf("--credentials: %w", err)
+		}
+		baseURL = defaultBase
+	}
+	if ci.baseURL != "" {
+		if err := checkBaseURL(ci.baseURL); err != nil {
+			return nil, "", err
+		}
+		baseURL = ci.baseURL
+	}
+	nc := storage.NewConnection{Provider: desc.Name, BaseURL: baseURL}
+	if creds, err = exchangeCredentials(ctx, reg, nc, creds); err != nil {
+		return nil, "", err
+	}
+	full, err := withSettings(desc, settings, creds)
+	if err != nil {
+		return nil, "", err
+	}
+	if ci.check {
+		if err := checkWithProvider(ctx, reg, nc, full); err != nil {
+			return nil, "", err
+		}
+	}
+	return creds, baseURL, nil
+}
+
 // build checks the flags and the credentials (against the provider's
 // declared schema, and with --check by one call to the provider) and
 // returns the connection to store; nothing is stored when it fails.
@@ -160,54 +233,8 @@ func (ac *addConnection) build(ctx context.Context, a *app) (storage.NewConnecti
 		return nc, err
 	}
 	var creds []byte
-	if !ac.useSim {
-		if creds, err = ac.readCredentials(); err != nil {
-			return nc, err
-		}
-	}
-	switch {
-	case ac.useSim:
-		root := ac.simURL
-		if root == "" {
-			root = a.cfg.SimURL
-		}
-		if root == "" {
-			return nc, fmt.Errorf("--sim needs --sim-url or FINSYNC_SIM_URL")
-		}
-		name := ac.simName
-		if name == "" {
-			name = uuid.NewString()
-		}
-		// The provider's link flow where it has one, signed with the stored settings.
-		if creds, err = allsim.Link(ctx, &http.Client{Timeout: checkTimeout}, ac.provider, root, name, settings); err != nil {
-			return nc, fmt.Errorf("--sim: %w", err)
-		}
-		nc.BaseURL = allsim.BaseURL(ac.provider, root)
-	case len(creds) == 0:
-		return nc, fmt.Errorf("credentials are required: --credentials-file PATH, --credentials - (standard input) or --credentials JSON (a JSON object), or --sim")
-	default:
-		if err := desc.CheckCredentials(creds); err != nil {
-			return nc, fmt.Errorf("--credentials: %w", err)
-		}
-		nc.BaseURL = desc.DefaultBaseURL
-	}
-	if ac.baseURL != "" {
-		if err := checkBaseURL(ac.baseURL); err != nil {
-			return nc, err
-		}
-		nc.BaseURL = ac.baseURL
-	}
-	if creds, err = exchangeCredentials(ctx, reg, nc, creds); err != nil {
+	if creds, nc.BaseURL, err = ac.resolve(ctx, a, reg, desc, settings, desc.DefaultBaseURL); err != nil {
 		return nc, err
-	}
-	full, err := withSettings(desc, settings, creds)
-	if err != nil {
-		return nc, err
-	}
-	if ac.check {
-		if err := checkWithProvider(ctx, reg, nc, full); err != nil {
-			return nc, err
-		}
 	}
 	if ac.interval > 0 {
 		nc.SyncInterval = &ac.interval
@@ -302,15 +329,8 @@ func (a *app) connectionsCmd() *cobra.Command {
 	f.StringVar(&ac.user, "user", "", "user id (required)")
 	names, creds, intervals := providerHelp(registry())
 	f.StringVar(&ac.provider, "provider", "", names+" (required)")
-	f.StringVar(&ac.credentials, "credentials", "", "provider credentials as a JSON object with the keys ("+creds+"; ? marks optional ones); "+
-		"- reads them from standard input. Given inline, they show in the process list: prefer a file or standard input")
-	f.StringVar(&ac.credentialsFile, "credentials-file", "", "read the credentials (the JSON object of --credentials) from this file")
-	f.StringVar(&ac.baseURL, "base-url", "", "provider API base URL (default: the provider's production URL)")
+	ac.addFlags(add, creds, "provider API base URL (default: the provider's production URL)")
 	f.StringVar(&ac.institution, "institution", "", "institution name")
-	f.BoolVar(&ac.useSim, "sim", false, "use credentials the simulator accepts (by the provider's link flow where it has one)")
-	f.BoolVar(&ac.check, "check", false, "first fetch the connection's accounts once from the provider; store nothing if that fails")
-	f.StringVar(&ac.simURL, "sim-url", "", "the simulator's root URL (default $FINSYNC_SIM_URL)")
-	f.StringVar(&ac.simName, "sim-name", "", "names the simulated connection (same name, same data)")
 	f.DurationVar(&ac.interval, "interval", 0, intervalHelp(intervals))
 	_ = add.MarkFlagRequired("user")
 	_ = add.MarkFlagRequired("provider")
@@ -338,8 +358,102 @@ func (a *app) connectionsCmd() *cobra.Command {
 		},
 	}
 	list.Flags().StringVar(&listUser, "user", "", "only this user's connections")
-	cmd.AddCommand(add, list, a.setEnabledCmd("disable", false), a.setEnabledCmd("enable", true))
+	cmd.AddCommand(add, list, a.reauthCmd(), a.setEnabledCmd("disable", false), a.setEnabledCmd("enable", true))
 	return cmd
+}
+
+// addFlags registers the credential flags on cmd; creds lists each
+// provider's credential keys, baseHelp documents --base-url.
+func (ci *credentialInput) addFlags(cmd *cobra.Command, creds, baseHelp string) {
+	f := cmd.Flags()
+	f.StringVar(&ci.credentials, "credentials", "", "provider credentials as a JSON object with the keys ("+creds+"; ? marks optional ones); "+
+		"- reads them from standard input. Given inline, they show in the process list: prefer a file or standard input")
+	f.StringVar(&ci.credentialsFile, "credentials-file", "", "read the credentials (the JSON object of --credentials) from this file")
+	f.StringVar(&ci.baseURL, "base-url", "", baseHelp)
+	f.BoolVar(&ci.useSim, "sim", false, "use credentials the simulator accepts (by the provider's link flow where it has one)")
+	f.BoolVar(&ci.check, "check", false, "first fetch the connection's accounts once from the provider; store nothing if that fails")
+	f.StringVar(&ci.simURL, "sim-url", "", "the simulator's root URL (default $FINSYNC_SIM_URL)")
+	f.StringVar(&ci.simName, "sim-name", "", "names the simulated connection (same name, same data; NAME"+simkit.RelinkSeparator+
+		"N is the same data linked again for the Nth time, with new ids where the provider re-issues them)")
+}
+
+// reauthCmd is `connections reauth ID`: the user linked the bank again
+// (a new Plaid Item, a new consent), and the connection takes the new
+// credentials.
+func (a *app) reauthCmd() *cobra.Command {
+	var ci credentialInput
+	cmd := &cobra.Command{
+		Use:   "reauth ID",
+		Short: "Put new credentials on an existing connection (after the user linked the bank again) and sync it now; its id, accounts and transactions stay",
+		Long: "Put new credentials on an existing connection, sealed like every credential, and enqueue its sync at once.\n" +
+			"The connection keeps its id; the sync matches the accounts and transactions the provider re-issued to the stored ones,\n" +
+			"which keep their ids, categories and rule outcomes (docs/relink.md). On its first successful sync the connection is\n" +
+			"active again, its error cleared. The credentials must be the connection's provider's.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := uuid.Parse(args[0])
+			if err != nil {
+				return fmt.Errorf("connection id: %w", err)
+			}
+			ci.stdin, ci.warn = cmd.InOrStdin(), a.errOut
+			return a.withStore(cmd.Context(), func(st *storage.Store) error {
+				c, err := ci.reauth(cmd.Context(), a, st, id)
+				if err != nil {
+					return err
+				}
+				return a.print(connectionJSON(c), fmt.Sprintf("connection %s (%s) has new credentials; sync enqueued", c.ID, c.Provider))
+			})
+		},
+	}
+	_, creds, _ := providerHelp(registry())
+	ci.addFlags(cmd, creds, "provider API base URL (default: the connection's own)")
+	return cmd
+}
+
+// reauth puts the flags' credentials on connection id and enqueues its
+// sync. Unknown connections and credentials that are not the
+// connection's provider's are refused, nothing stored.
+func (ci *credentialInput) reauth(ctx context.Context, a *app, st *storage.Store, id uuid.UUID) (domain.BankConnection, error) {
+	conn, err := st.ConnectionByID(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return conn, fmt.Errorf("connection %s not found", id)
+	}
+	if err != nil {
+		return conn, err
+	}
+	reg := registry()
+	desc, ok := reg.Describe(conn.Provider)
+	if !ok {
+		return conn, fmt.Errorf("connection %s: provider %q has no adapter in this build", id, conn.Provider)
+	}
+	settings, err := a.storedSettings(ctx, desc)
+	if err != nil {
+		return conn, err
+	}
+	creds, baseURL, err := ci.resolve(ctx, a, reg, desc, settings, conn.BaseURL)
+	if err != nil {
+		return conn, fmt.Errorf("connection %s (%s): %w", id, conn.Provider, err)
+	}
+	box, err := a.box()
+	if err != nil {
+		return conn, err
+	}
+	sealed, err := box.Seal(creds)
+	if err != nil {
+		return conn, err
+	}
+	c, err := st.ReauthConnection(ctx, id, sealed, baseURL)
+	if err != nil {
+		return c, err
+	}
+	client, err := worker.NewInsertClient(st)
+	if err != nil {
+		return c, err
+	}
+	if _, err := enqueueSyncs(ctx, client, []uuid.UUID{c.ID}); err != nil {
+		return c, err
+	}
+	return c, nil
 }
 
 func (a *app) printConnections(cs []domain.BankConnection) error {

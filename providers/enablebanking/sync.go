@@ -40,6 +40,9 @@ type details struct {
 	Product         string `json:"product"`
 	Currency        string `json:"currency"`
 	CashAccountType string `json:"cash_account_type"`
+	// IdentificationHash is the same for every session that reaches the
+	// account: what a re-link matches accounts on.
+	IdentificationHash string `json:"identification_hash"`
 }
 
 type amount struct {
@@ -125,7 +128,8 @@ var accountTypes = map[string][2]string{"CACC": {"depository", "checking"}, "CAS
 
 func mapAccount(uid string, d details) providers.Account {
 	acc := providers.Account{ProviderAccountID: uid, Name: cmp.Or(d.Name, d.Product, d.AccountID.IBAN),
-		Currency: strings.ToUpper(d.Currency), Type: "other", Subtype: "other", Mask: wire.Last4(d.AccountID.IBAN)}
+		Currency: strings.ToUpper(d.Currency), Type: "other", Subtype: "other", Mask: wire.Last4(d.AccountID.IBAN),
+		PersistentID: d.IdentificationHash}
 	if t, ok := accountTypes[d.CashAccountType]; ok {
 		acc.Type, acc.Subtype = t[0], t[1]
 	}

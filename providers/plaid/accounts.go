@@ -24,6 +24,9 @@ type account struct {
 	Type         string   `json:"type"`
 	Subtype      *string  `json:"subtype"`
 	Balances     balances `json:"balances"`
+	// PersistentAccountID is the same for every Item that reaches the
+	// account (depository accounts at some institutions only).
+	PersistentAccountID *string `json:"persistent_account_id"`
 }
 
 type item struct {
@@ -113,6 +116,9 @@ func mapAccount(acc account) providers.Account {
 	}
 	if acc.Subtype != nil {
 		out.Subtype = *acc.Subtype
+	}
+	if acc.PersistentAccountID != nil {
+		out.PersistentID = *acc.PersistentAccountID
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+
+	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
 // ProviderSim is one provider's simulated API, mounted by a Simulator:
@@ -137,13 +139,16 @@ func (ps Providers) OwnCredentials(provider, name string) json.RawMessage {
 // Link returns a new connection's credentials for provider from the
 // simulator served at root: by its link flow where it has one (LinkSim),
 // else OwnCredentials(name) when settings are given and Credentials(name)
-// when not.
+// when not. A name with a relink generation (simkit.SplitRelink) designates
+// the same data linked again: its pre-made credentials, without the flow,
+// whose sessions are always new data.
 func (ps Providers) Link(ctx context.Context, client *http.Client, provider, root, name string, settings json.RawMessage) (json.RawMessage, error) {
 	p := ps.Lookup(provider)
 	if p == nil {
 		return nil, fmt.Errorf("link: unknown provider %q", provider)
 	}
-	if l, ok := p.(LinkSim); ok {
+	_, gen := simkit.SplitRelink(name)
+	if l, ok := p.(LinkSim); ok && gen == 0 {
 		return l.Link(ctx, client, strings.TrimSuffix(root, "/"), name, settings)
 	}
 	if settings != nil {

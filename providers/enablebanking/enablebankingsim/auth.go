@@ -53,9 +53,13 @@ type authRequest struct {
 // application, on first use of a session id.
 type session struct {
 	id, app, psuType string
-	bank             aspsp
-	validUntil       time.Time
-	closed           atomic.Bool
+	// data is the session whose accounts and transactions this one shows:
+	// its own id, but for a demo session that re-links another
+	// (relinkedSession), the first one's.
+	data       string
+	bank       aspsp
+	validUntil time.Time
+	closed     atomic.Bool
 }
 
 // status is the session's status at the simulated instant now.
@@ -245,7 +249,7 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request, app strin
 	s.minted++
 	id := simkit.UUIDFrom(simkit.Hash2(s.h.Seed()^0x5e5, s.minted))
 	if ok && a.app == app {
-		s.sessions[id] = &session{id: id, app: app, psuType: a.psuType, bank: a.bank, validUntil: a.validUntil}
+		s.sessions[id] = &session{id: id, data: id, app: app, psuType: a.psuType, bank: a.bank, validUntil: a.validUntil}
 	}
 	sess := s.sessions[id]
 	s.mu.Unlock()
@@ -278,8 +282,9 @@ func (s *server) sessionOf(id, app string) *session {
 	if app != DemoApplicationID || !simkit.IsUUID(id) {
 		return nil
 	}
-	seed := s.h.ConnSeed(Name, id)
-	sess := &session{id: id, app: app, psuType: "personal", bank: banks[simkit.Pick(simkit.Hash2(seed, 1), len(banks))],
+	data, _ := splitSession(id)
+	seed := s.h.ConnSeed(Name, data)
+	sess := &session{id: id, data: data, app: app, psuType: "personal", bank: banks[simkit.Pick(simkit.Hash2(seed, 1), len(banks))],
 		validUntil: s.h.DateOf(demoSessionDays)}
 	s.sessions[id] = sess
 	return sess

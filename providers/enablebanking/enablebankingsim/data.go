@@ -60,8 +60,14 @@ func (s *server) register(sess *session) []string {
 
 // iban returns slot k's IBAN in the bank's country.
 func iban(sess *session, k int) string {
-	h := simkit.Hash2(simkit.HashString(0x1ba, sess.id), uint64(k))
+	h := simkit.Hash2(simkit.HashString(0x1ba, sess.data), uint64(k))
 	return sess.bank.Country + strconv.Itoa(10+simkit.Pick(h, 89)) + sess.bank.BIC[:4] + strconv.FormatUint(1e13+h%9e13, 10)
+}
+
+// identificationHash is slot k's identification_hash: the same for every
+// session that reaches the account, as Enable Banking's is.
+func identificationHash(sess *session, k int) string {
+	return strconv.FormatUint(simkit.Hash2(simkit.HashString(0x1d, sess.data), uint64(k)), 16)
 }
 
 // accountResource is the account as POST /sessions and GET details give it.
@@ -70,7 +76,7 @@ func (s *server) accountResource(sess *session, k int, uid string) map[string]an
 		"uid": uid, "account_id": map[string]string{"iban": iban(sess, k)}, "name": accountInfo[k].name,
 		"details": accountInfo[k].product, "product": accountInfo[k].product, "currency": "EUR",
 		"cash_account_type": accountInfo[k].cashType, "usage": "PRIV",
-		"identification_hash": strconv.FormatUint(simkit.Hash2(0x1d, uint64(k)), 16),
+		"identification_hash": identificationHash(sess, k),
 	}
 }
 
@@ -144,7 +150,7 @@ func (s *server) details(w http.ResponseWriter, r *http.Request, sess *session, 
 // CLBD and ITAV, savings CLBD only, the card XPCD (negative: owed) and
 // CLAV (credit left).
 func (s *server) balances(w http.ResponseWriter, _ *http.Request, sess *session, k int) {
-	snap := s.h.Open(Name, sess.id, accountCount)
+	snap := s.h.Open(Name, sess.data, accountCount)
 	h := simkit.Hash2(snap.Seed^0xba1, uint64(k))
 	date := s.h.DateOf(snap.Clock).Format(time.DateOnly)
 	var b simkit.JW
@@ -182,7 +188,7 @@ func (s *server) balances(w http.ResponseWriter, _ *http.Request, sess *session,
 // (default today), oldest first, PageSize a page; continuation_key
 // resumes a listing at the same simulated day.
 func (s *server) transactions(w http.ResponseWriter, r *http.Request, sess *session, k int) {
-	snap := s.h.Open(Name, sess.id, accountCount)
+	snap := s.h.Open(Name, sess.data, accountCount)
 	q := r.URL.Query()
 	from, to := s.h.DateOf(snap.Clock-90), s.h.DateOf(snap.Clock)
 	for _, p := range []struct {

@@ -51,17 +51,54 @@ func (Sim) BaseURL(root string) string { return root + "/enablebanking" }
 // ExtraFaults lists the fault modes supported beyond the host's.
 func (Sim) ExtraFaults() []string { return nil }
 
-// CredentialKey returns the distinguishing credential: the session id.
-func (Sim) CredentialKey(c map[string]string) string { return c["session_id"] }
+// CredentialKey returns the distinguishing credential: the session id (a
+// re-linking session's is the first session's, whose data it shows).
+func (Sim) CredentialKey(c map[string]string) string {
+	data, _ := splitSession(c["session_id"])
+	return data
+}
 
 // Credentials returns credentials the simulator accepts, deterministic from
-// name: the demo application and a session authorised for it.
+// name: the demo application and a session authorised for it. A name with
+// a relink generation (simkit.SplitRelink) gives a new session of the same
+// user at the same bank: new account uids, the same accounts
+// (identification_hash, IBAN) and transactions.
 func (Sim) Credentials(name string) json.RawMessage {
+	base, gen := simkit.SplitRelink(name)
 	return simkit.MustJSON(map[string]string{
 		"application_id": DemoApplicationID,
 		"private_key":    strings.TrimSpace(demoKeyPEM),
-		"session_id":     simkit.UUIDFrom(simkit.HashString(0x5eed, Name, name)),
+		"session_id":     relinkedSession(simkit.UUIDFrom(simkit.HashString(0x5eed, Name, base)), gen),
 	})
+}
+
+// relinkDigits are the version digits of demo sessions' ids, by relink
+// generation: a first session's id is a version-4 UUID; the same id with
+// another version digit is a later session of the same user at the same
+// bank.
+const relinkDigits = "4012356789abcdef"
+
+// relinkedSession returns the id of generation gen (0: id itself; past
+// len(relinkDigits)-1 generations the digits repeat) of demo session id.
+func relinkedSession(id string, gen uint64) string {
+	if gen == 0 || len(id) != 36 {
+		return id
+	}
+	d := relinkDigits[1+(gen-1)%uint64(len(relinkDigits)-1)]
+	return id[:14] + string(d) + id[15:]
+}
+
+// splitSession returns the demo session whose data a session id shows and
+// its relink generation (0 for a version-4 id or any other).
+func splitSession(id string) (string, uint64) {
+	if !simkit.IsUUID(id) || id[14] == '4' {
+		return id, 0
+	}
+	i := strings.IndexByte(relinkDigits, id[14]|0x20)
+	if i <= 0 {
+		return id, 0
+	}
+	return id[:14] + "4" + id[15:], uint64(i)
 }
 
 // WriteFault answers an injected outage with 503 and a rate limit with

@@ -32,13 +32,23 @@ const (
 // plaidAccount is one generated Plaid account.
 type plaidAccount struct {
 	id, name, official, mask, typ, subtype string
-	current, available, limit              int64 // cents; limit/available < 0 = null
+	// persistent is persistent_account_id: the same for every Item that
+	// reaches the account; empty (left out) but for depository accounts,
+	// as Plaid reports it.
+	persistent                string
+	current, available, limit int64 // cents; limit/available < 0 = null
 }
 
 // plaidItem is one generated Plaid item at a clock.
 type plaidItem struct {
-	token           string
-	seed            uint64
+	token string
+	// key is the first-link token the item's data is generated from (the
+	// token itself but for a re-linked item).
+	key  string
+	seed uint64
+	// idSeed generates the item's ids: seed for the first link, another
+	// for each re-link (new item, account and transaction ids).
+	idSeed          uint64
 	clock           int64
 	itemID          string
 	institutionID   string
@@ -48,14 +58,16 @@ type plaidItem struct {
 
 // plaidItemFor builds the item behind an access token at the current clock.
 func (s *server) plaidItemFor(token string) *plaidItem {
-	seed := s.h.ConnSeed(Name, token)
+	key, gen := splitAccessToken(token)
+	seed := s.h.ConnSeed(Name, key)
+	idSeed := simkit.RelinkSeed(seed, gen)
 	inst := plaidInstitutions[simkit.Pick(simkit.Hash2(seed, 1), len(plaidInstitutions))]
 	it := &plaidItem{
-		token: token, seed: seed, clock: s.h.Clock(),
-		itemID:        string(simkit.AppendAlnum(nil, simkit.Hash2(seed, 2), 37)),
+		token: token, key: key, seed: seed, idSeed: idSeed, clock: s.h.Clock(),
+		itemID:        string(simkit.AppendAlnum(nil, simkit.Hash2(idSeed, 2), 37)),
 		institutionID: inst[0], institutionName: inst[1],
 	}
-	it.buildAccounts(s.moves(token))
+	it.buildAccounts(s.moves(key))
 	return it
 }
 
@@ -78,7 +90,10 @@ func (it *plaidItem) buildAccounts(m *plaidMoves) {
 	}
 	for k := range defs {
 		a := &defs[k]
-		a.id = string(simkit.AppendAlnum(nil, h(uint64(k)), 37))
+		a.id = string(simkit.AppendAlnum(nil, simkit.Hash2(it.idSeed^0xacc7, uint64(k)), 37))
+		if a.typ == "depository" {
+			a.persistent = string(simkit.AppendHex(nil, h(uint64(200+k)), 64))
+		}
 		a.mask = string(simkit.AppendDigits(nil, h(uint64(100+k)), 4))
 		switch k {
 		case plaidChecking, plaidSavings:
@@ -153,6 +168,10 @@ func (it *plaidItem) writeAccount(b *simkit.JW, k int, now time.Time, invest boo
 	b.Str(a.name)
 	b.Field("official_name")
 	b.Str(a.official)
+	if a.persistent != "" {
+		b.Field("persistent_account_id")
+		b.Str(a.persistent)
+	}
 	b.Field("subtype")
 	b.Str(a.subtype)
 	b.Field("type")

@@ -10,6 +10,8 @@ package plaidsim
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/finsync/finsync/providers/sim"
@@ -45,7 +47,11 @@ func (Sim) BaseURL(root string) string { return root }
 
 // CredentialKey returns the distinguishing credential of decoded
 // credentials ("" when missing).
-func (Sim) CredentialKey(c map[string]string) string { return c["access_token"] }
+// A re-linked item's token designates the same data as the first one's.
+func (Sim) CredentialKey(c map[string]string) string {
+	key, _ := splitAccessToken(c["access_token"])
+	return key
+}
 
 // WriteFault answers with the provider's real error for an injected
 // outage or rate limit.
@@ -58,14 +64,46 @@ func (Sim) WriteFault(w http.ResponseWriter, r *http.Request, mode string) {
 }
 
 // Credentials returns credentials the simulator accepts, in the shape
-// the adapter stores, deterministic from name.
+// the adapter stores, deterministic from name. A name with a relink
+// generation (simkit.SplitRelink) gives the access token of a new Item
+// for the same data: its item, account and transaction ids are new, its
+// accounts' persistent_account_id the same, as Plaid's are when a user
+// links the same bank again.
 func (Sim) Credentials(name string) json.RawMessage {
-	h := simkit.HashString(0x5eed, Name, name)
+	base, gen := simkit.SplitRelink(name)
+	h := simkit.HashString(0x5eed, Name, base)
 	return simkit.MustJSON(map[string]string{
 		"client_id":    string(simkit.AppendHex(nil, h, 24)),
 		"secret":       string(simkit.AppendHex(nil, simkit.Mix(h), 30)),
-		"access_token": "access-sandbox-" + simkit.UUIDFrom(simkit.Mix(h+1)),
+		"access_token": relinkedAccessToken("access-sandbox-"+simkit.UUIDFrom(simkit.Mix(h+1)), gen),
 	})
+}
+
+// relinkTokenMark ends the access token of a re-linked item, before its
+// generation.
+const relinkTokenMark = "-r"
+
+// relinkedAccessToken returns the access token of generation gen of the
+// item whose first token is token.
+func relinkedAccessToken(token string, gen uint64) string {
+	if gen == 0 {
+		return token
+	}
+	return token + relinkTokenMark + strconv.FormatUint(gen, 10)
+}
+
+// splitAccessToken returns the first-link token an access token's data is
+// generated from, and the item's relink generation.
+func splitAccessToken(token string) (string, uint64) {
+	i := strings.LastIndex(token, relinkTokenMark)
+	if i < 0 {
+		return token, 0
+	}
+	g, err := strconv.ParseUint(token[i+len(relinkTokenMark):], 10, 32)
+	if err != nil || g == 0 {
+		return token, 0
+	}
+	return token[:i], g
 }
 
 // server serves Plaid's endpoints for one simulator.

@@ -76,8 +76,8 @@ func (s *server) plaidSync(w http.ResponseWriter, r *http.Request, req *plaidReq
 			return
 		}
 	}
-	snap := s.h.Open(Name, req.AccessToken, plaidTxAccounts)
-	cur, errCode := s.plaidLoopPosition(req, snap, slot)
+	snap := s.h.Open(Name, it.key, plaidTxAccounts)
+	cur, errCode := s.plaidLoopPosition(req, snap, syncTag(it.idSeed), slot)
 	if errCode != "" {
 		s.writeSyncError(w, r, errCode)
 		return
@@ -85,7 +85,8 @@ func (s *server) plaidSync(w http.ResponseWriter, r *http.Request, req *plaidReq
 	opts := plaidTxOptions{
 		pfc:       req.Options.PFCVersion,
 		origDesc:  req.Options.IncludeOriginalDescription,
-		tag:       syncTag(snap.Seed),
+		tag:       syncTag(it.idSeed),
+		idSeed:    it.idSeed,
 		inst:      simkit.Pick(simkit.Hash2(it.seed, 1), len(plaidInstitutions)),
 		accountID: func(k int) string { return it.accounts[k].id },
 		dateOf:    s.h.DateOf,
@@ -112,8 +113,9 @@ func (s *server) plaidSync(w http.ResponseWriter, r *http.Request, req *plaidReq
 
 // plaidLoopPosition resolves the request's cursor to the loop position to
 // serve, or returns an error code.
-func (s *server) plaidLoopPosition(req *plaidRequest, snap sim.Snapshot, slot int) (syncCursor, string) {
-	tag := syncTag(snap.Seed)
+// A cursor carries the tag of the item it was issued for (tag): another
+// item's, a re-linked item's included, is invalid.
+func (s *server) plaidLoopPosition(req *plaidRequest, snap sim.Snapshot, tag string, slot int) (syncCursor, string) {
 	start := syncCursor{tag: tag, from: -1, to: snap.Clock, slot: slot}
 	if req.Cursor == nil || *req.Cursor == "" {
 		return start, ""
@@ -152,9 +154,12 @@ func (s *server) writeSyncError(w http.ResponseWriter, r *http.Request, code str
 // plaidTxOptions carries what encoding a Plaid transaction needs besides
 // the timeline.
 type plaidTxOptions struct {
-	pfc       string
-	origDesc  bool
-	tag       string
+	pfc      string
+	origDesc bool
+	tag      string
+	// idSeed generates the transaction ids (the item's: new ones on a
+	// re-link).
+	idSeed    uint64
 	inst      int
 	accountID func(slot int) string
 	dateOf    func(day int64) time.Time
@@ -224,7 +229,7 @@ func buildSyncPage(b *simkit.JW, t *simkit.Timeline, cur syncCursor, count int, 
 		b.Raw(`{"account_id":`)
 		b.Str(o.accountID(t.Account(j)))
 		b.Raw(`,"transaction_id":`)
-		b.B = appendPlaidTxID(b.B, t.Seed, j, true)
+		b.B = appendPlaidTxID(b.B, o.idSeed, j, true)
 		b.Byte('}')
 		b.Flush()
 	}
@@ -372,7 +377,7 @@ func writePlaidTxTail(b *simkit.JW, t *simkit.Timeline, i int64, l simkit.Life, 
 	b.Bool(pending)
 	b.Raw(`,"pending_transaction_id":`)
 	if !pending && l.PendDays > 0 {
-		b.B = appendPlaidTxID(b.B, t.Seed, i, true)
+		b.B = appendPlaidTxID(b.B, o.idSeed, i, true)
 	} else {
 		b.Null()
 	}
@@ -383,7 +388,7 @@ func writePlaidTxTail(b *simkit.JW, t *simkit.Timeline, i int64, l simkit.Life, 
 	b.Raw(`,"version":`)
 	b.Str(o.pfc)
 	b.Raw(`},"transaction_code":null,"transaction_id":`)
-	b.B = appendPlaidTxID(b.B, t.Seed, i, pending && l.PendDays > 0)
+	b.B = appendPlaidTxID(b.B, o.idSeed, i, pending && l.PendDays > 0)
 	b.Raw(`,"transaction_type":`)
 	switch pc.channel {
 	case "online":
