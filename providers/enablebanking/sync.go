@@ -36,13 +36,11 @@ type details struct {
 	AccountID struct {
 		IBAN string `json:"iban"`
 	} `json:"account_id"`
-	Name            string `json:"name"`
-	Product         string `json:"product"`
-	Currency        string `json:"currency"`
-	CashAccountType string `json:"cash_account_type"`
-	// IdentificationHash is the same for every session that reaches the
-	// account: what a re-link matches accounts on.
-	IdentificationHash string `json:"identification_hash"`
+	Name               string `json:"name"`
+	Product            string `json:"product"`
+	Currency           string `json:"currency"`
+	CashAccountType    string `json:"cash_account_type"`
+	IdentificationHash string `json:"identification_hash"` // the same in every session: a re-link's match
 }
 
 type amount struct {
@@ -181,9 +179,9 @@ type transaction struct {
 
 // Transactions reads one account per call: every continuation page from
 // its last booking date minus OverlapDays (first sync: WindowDays back) to
-// req.Today, so that ids made of content count occurrences over the whole
-// window. An account whose quota is spent is skipped; the last
-// page's NextAllowedAt is its reset. The session read costs no bank quota.
+// req.Today, so that ids made of content count occurrences over the whole window.
+// An account whose quota is spent is skipped; the last page's NextAllowedAt
+// is its reset. The session read costs no bank quota.
 func (a *Adapter) Transactions(ctx context.Context, conn providers.Connection, req providers.TransactionRequest) (providers.TransactionPage, error) {
 	cur := cursor{Booked: map[string]string{}}
 	if err := wire.DecodeCursor(req.Cursor, &cur); err != nil {
