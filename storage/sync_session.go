@@ -70,6 +70,9 @@ type SyncSession struct {
 	// knownCategories are the provider categories copied in this run, by
 	// provider id.
 	knownCategories map[string]knownCategory
+	// written are the rows the current batch inserted or changed, which
+	// transfer detection pairs at the batch's end.
+	written []uuid.UUID
 }
 
 // knownCategory is a provider category copied for the user in a run: its
@@ -143,8 +146,9 @@ type SyncResult struct {
 
 // ApplyBatch stores pages in order, then the cursor after the last one, in
 // one database transaction: rows, removals, pending sets, categories, the
-// user's rules on changed rows, the transactions dataset mark and the
-// job's progress. While the run is fresh, a batch that only adds rows is
+// user's rules on changed rows, transfers (pairs of removed rows dropped,
+// changed rows paired with the user's other accounts: detectTransfers),
+// the transactions dataset mark and the job's progress. While the run is fresh, a batch that only adds rows is
 // copied in with one COPY; should one of its rows be stored already,
 // the copy is undone (a savepoint) and the batch is upserted page by page,
 // as every later batch is. The result counts only once it returns without
@@ -155,6 +159,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 	}
 	var changes RowChanges
 	err := ss.store.inTx(ctx, func(tx pgx.Tx) error {
+		ss.written = ss.written[:0]
 		w := newTransactionWriter(tx, ss.conn)
 		defer func() { changes = w.Changes() }()
 		stored, err := ss.storeFresh(ctx, tx, w, batch)
@@ -167,6 +172,9 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 					return err
 				}
 			}
+		}
+		if err := ss.transfers(ctx, tx, w.Changes().Removed > 0); err != nil {
+			return err
 		}
 		if err := markDataset(ctx, tx, ss.conn.ID, "transactions", true, ""); err != nil {
 			return err
@@ -281,8 +289,10 @@ func (ss *SyncSession) rows(ctx context.Context, tx pgx.Tx, page *SyncPage) ([]d
 	return page.Upserts, keepPending, nil
 }
 
-// applyRules runs the user's rules on the rows a page inserted or changed.
+// applyRules runs the user's rules on the rows a page inserted or changed,
+// and notes them for transfer detection at the batch's end.
 func (ss *SyncSession) applyRules(ctx context.Context, tx pgx.Tx, changed []uuid.UUID) error {
+	ss.written = append(ss.written, changed...)
 	if ss.opts.Rules == nil || len(changed) == 0 {
 		return nil
 	}
@@ -290,6 +300,18 @@ func (ss *SyncSession) applyRules(ctx context.Context, tx pgx.Tx, changed []uuid
 		return fmt.Errorf("apply rules: %w", err)
 	}
 	return nil
+}
+
+// transfers drops the pairs of rows the batch removed (when it removed
+// any) and pairs the rows it wrote, inside the batch's transaction.
+func (ss *SyncSession) transfers(ctx context.Context, tx pgx.Tx, removed bool) error {
+	if removed {
+		if err := dropDeletedTransfers(ctx, tx, ss.conn.UserID); err != nil {
+			return err
+		}
+	}
+	_, err := detectTransfers(ctx, tx, ss.conn.UserID, ss.written)
+	return err
 }
 
 // storePage writes one page inside the batch's transaction.

@@ -88,6 +88,7 @@ func v2Routes() []route {
 	}}})...)
 	routes = append(routes, tagged(tagAccounts(), v2AccountRoutes())...)
 	routes = append(routes, tagged(tagTransactions(), v2TransactionRoutes())...)
+	routes = append(routes, tagged(tagTransfers(), v2TransferRoutes())...)
 	routes = append(routes, tagged(tagCategories(), v2CategoryRoutes())...)
 	routes = append(routes, tagged(tagInvestments(), v2InvestmentRoutes())...)
 	routes = append(routes, tagged(tagRules(), v2RuleRoutes())...)
@@ -163,7 +164,7 @@ func v2TransactionRoutes() []route {
 			params: []Obj{
 				paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("categoryId"),
 				paramRef("transactionStatusFilter"), paramRef("startDate"), paramRef("endDate"),
-				paramRef("cursor"), paramRef("limit"), paramRef("includeHidden"),
+				paramRef("cursor"), paramRef("limit"), paramRef("includeHidden"), paramRef("transfersFilter"),
 			},
 			status: http.StatusOK, respDesc: "A page of transactions.",
 			schema: object(req("transactions", array(ref("Transaction"))), req("pageInfo", ref("PageInfo"))),
@@ -330,6 +331,9 @@ func v2Parameters() Obj {
 			enum("pending", "posted", "deleted", "all").with("default", "posted"))},
 		{"includeHidden", queryParam("includeHidden", "Include transactions hidden by a rule.",
 			boolean().with("default", false))},
+		{"transfersFilter", queryParam("transfers", "Sides of transfers the credential sees: include them, "+
+			"exclude them (spending and income only), or list only them.",
+			enum("include", "exclude", "only").with("default", "include"))},
 	}
 }
 
