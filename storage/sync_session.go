@@ -45,6 +45,9 @@ type SyncSessionOptions struct {
 	// JobID is the River job running the sync, whose metadata receives each
 	// committed batch's progress (addSyncProgress); zero records none.
 	JobID int64
+	// SkipTransfers turns transfer detection off, for benchmarks that
+	// measure its cost; a sync that serves users never sets it.
+	SkipTransfers bool
 }
 
 // SyncSession writes one sync run of one connection: its accounts, its
@@ -71,8 +74,10 @@ type SyncSession struct {
 	// provider id.
 	knownCategories map[string]knownCategory
 	// written are the rows the current batch inserted or changed, which
-	// transfer detection pairs at the batch's end.
+	// transfer detection pairs at the batch's end; copied are those it
+	// copied in fresh, as detection reads them.
 	written []uuid.UUID
+	copied  []detectRow
 }
 
 // knownCategory is a provider category copied for the user in a run: its
@@ -159,7 +164,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 	}
 	var changes RowChanges
 	err := ss.store.inTx(ctx, func(tx pgx.Tx) error {
-		ss.written = ss.written[:0]
+		ss.written, ss.copied = ss.written[:0], ss.copied[:0]
 		w := newTransactionWriter(tx, ss.conn)
 		defer func() { changes = w.Changes() }()
 		stored, err := ss.storeFresh(ctx, tx, w, batch)
@@ -226,7 +231,8 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transaction
 	if err != nil || !ok {
 		return false, err
 	}
-	return true, ss.applyRules(ctx, tx, ids)
+	ss.copied = freshDetectRows(rows, ids)
+	return true, ss.runRules(ctx, tx, ids)
 }
 
 // insertFresh copies rows none of which should be stored yet straight in,
@@ -293,6 +299,11 @@ func (ss *SyncSession) rows(ctx context.Context, tx pgx.Tx, page *SyncPage) ([]d
 // and notes them for transfer detection at the batch's end.
 func (ss *SyncSession) applyRules(ctx context.Context, tx pgx.Tx, changed []uuid.UUID) error {
 	ss.written = append(ss.written, changed...)
+	return ss.runRules(ctx, tx, changed)
+}
+
+// runRules runs the user's rules on changed rows.
+func (ss *SyncSession) runRules(ctx context.Context, tx pgx.Tx, changed []uuid.UUID) error {
 	if ss.opts.Rules == nil || len(changed) == 0 {
 		return nil
 	}
@@ -303,15 +314,19 @@ func (ss *SyncSession) applyRules(ctx context.Context, tx pgx.Tx, changed []uuid
 }
 
 // transfers drops the pairs of rows the batch removed (when it removed
-// any) and pairs the rows it wrote, inside the batch's transaction.
+// any) and pairs the rows it wrote, inside the batch's transaction: those
+// it copied in fresh as they were copied (no read back), the others as
+// stored.
 func (ss *SyncSession) transfers(ctx context.Context, tx pgx.Tx, removed bool) error {
 	if removed {
 		if err := dropDeletedTransfers(ctx, tx, ss.conn.UserID); err != nil {
 			return err
 		}
 	}
-	_, err := detectTransfers(ctx, tx, ss.conn.UserID, ss.written)
-	return err
+	if ss.opts.SkipTransfers || len(ss.written)+len(ss.copied) == 0 {
+		return nil
+	}
+	return detectSynced(ctx, tx, ss.conn.UserID, ss.copied, ss.written)
 }
 
 // storePage writes one page inside the batch's transaction.

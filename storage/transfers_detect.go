@@ -3,9 +3,13 @@ package storage
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/finsync/finsync/domain"
 )
 
 // DetectTransfers pairs the user's transactions ids (new or changed rows)
@@ -26,30 +30,154 @@ func (s *Store) DetectTransfers(ctx context.Context, userID uuid.UUID, ids []uui
 }
 
 // detectTransfers pairs rows among changed with their counterparts, inside
-// tx, and returns how many pairs it stored. It takes a transaction-level
-// advisory lock on the user first, so that two syncs of the user's
-// connections writing the two sides of a transfer at once detect it in
-// turn (the second sees the first's committed row) instead of both
-// missing it. Candidates come from SQL (equal absolute amounts in the
-// date window, on transactions_transfer_match_idx; cross-currency rows by
-// date); scoring and the choice are scoreTransfer and chooseTransfers.
+// tx, and returns how many pairs it stored: detectRows on the rows that
+// are live, non-zero and unpaired.
 func detectTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID, changed []uuid.UUID) (int, error) {
 	if len(changed) == 0 {
 		return 0, nil
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('transfers:' || $1::text, 0))`, userID); err != nil {
-		return 0, fmt.Errorf("detect transfers: lock user: %w", err)
+	if err := lockUserTransfers(ctx, tx, userID); err != nil {
+		return 0, err
 	}
-	pairs, err := candidatePairs(ctx, tx, userID, changed)
+	rows, err := loadDetectRows(ctx, tx, userID, changed)
+	if err != nil {
+		return 0, err
+	}
+	return detectRows(ctx, tx, userID, rows, false)
+}
+
+// detectSynced pairs a sync batch's rows: copied (rows copied in fresh,
+// as copied) and written (rows upserted, read as stored).
+func detectSynced(ctx context.Context, tx pgx.Tx, userID uuid.UUID, copied []detectRow, written []uuid.UUID) error {
+	if err := lockUserTransfers(ctx, tx, userID); err != nil {
+		return err
+	}
+	rows, err := loadDetectRows(ctx, tx, userID, written)
+	if err != nil {
+		return err
+	}
+	window := len(copied) >= windowDetectRows
+	_, err = detectRows(ctx, tx, userID, append(rows, copied...), window)
+	return err
+}
+
+// lockUserTransfers takes a transaction-level advisory lock on the user's
+// transfers, so that two syncs of the user's connections writing the two
+// sides of a transfer at once detect it in turn (the second sees the
+// first's committed row) instead of both missing it. It also turns JIT
+// compilation off for the rest of tx: detection's statements are many
+// short index look-ups whose estimated cost can cross the JIT threshold
+// on a large batch, and compiling them costs more than running them.
+func lockUserTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('transfers:' || $1::text, 0)), set_config('jit', 'off', true)`, userID); err != nil {
+		return fmt.Errorf("detect transfers: lock user: %w", err)
+	}
+	return nil
+}
+
+// detectRow is a row detection pairs, as candidate search reads it.
+type detectRow struct {
+	id, accountID uuid.UUID
+	// minor is the amount in ten-thousandths (negative: an outflow) and
+	// day the transaction's date (posted, else authorized) in days since
+	// 2000-01-01, as transferSide has them.
+	minor, day int64
+	currency   string
+	// text is the summary, original description and merchant, lower-cased.
+	text string
+}
+
+// dayZero is the date detectRow and transferSide count days from.
+var dayZero = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// freshDetectRows are rows just copied in (with their new ids, in order)
+// as detection reads them: a fresh batch's rows are not read back.
+func freshDetectRows(txs []domain.Transaction, ids []uuid.UUID) []detectRow {
+	out := make([]detectRow, 0, len(ids))
+	for i := range ids {
+		t := &txs[i]
+		d := t.PostedDate
+		if d == nil {
+			d = t.AuthorizedDate
+		}
+		if d == nil || t.Amount.IsZero() {
+			continue
+		}
+		parts := []string{t.Summary}
+		for _, p := range []*string{t.OriginalDescription, t.MerchantName} {
+			if p != nil {
+				parts = append(parts, *p)
+			}
+		}
+		out = append(out, detectRow{id: ids[i], accountID: t.AccountID,
+			minor: t.Amount.Decimal().Shift(4).Round(0).IntPart(), day: int64(d.Sub(dayZero).Hours() / 24),
+			currency: t.Currency, text: strings.ToLower(strings.Join(parts, " "))})
+	}
+	return out
+}
+
+// loadDetectRows reads those of ids that are the user's, live, non-zero
+// and unpaired: one primary-key look-up per id (a lateral probe, whatever
+// the planner's statistics of a table a sync is filling say).
+func loadDetectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid.UUID) ([]detectRow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, `
+		SELECT t.id, t.account_id, (t.amount * 10000)::bigint, (t.tx_date - DATE '2000-01-01')::bigint, t.currency, t.text
+		FROM unnest($2::uuid[]) AS i(id)
+		CROSS JOIN LATERAL (
+			SELECT t.id, t.account_id, t.amount, t.currency, t.tx_date,
+				lower(concat_ws(' ', t.summary, t.original_description, t.merchant_name)) AS text
+			FROM transactions t
+			WHERE t.id = i.id AND t.user_id = $1 AND t.status <> 'deleted' AND t.amount <> 0 AND t.tx_date IS NOT NULL
+			LIMIT 1
+		) t
+		WHERE NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = t.id)
+			AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = t.id)`, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: load changed rows: %w", err)
+	}
+	var out []detectRow
+	var r detectRow
+	_, err = pgx.ForEachRow(rows, []any{&r.id, &r.accountID, &r.minor, &r.day, &r.currency, &r.text}, func() error {
+		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: load changed rows: %w", err)
+	}
+	return out, nil
+}
+
+// detectRows pairs rows with their counterparts and stores the pairs
+// chosen. Candidates come from candidatePairs (window: windowCandidates
+// for the same-currency ones); the candidates' own candidates decide
+// whether a candidate fits one row better than any other; scoring and the
+// choice are scoreTransfer and chooseTransfers. Caveat: the caller holds
+// lockUserTransfers.
+func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, window bool) (int, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	cross, err := userHasCurrencies(ctx, tx, userID)
+	if err != nil {
+		return 0, err
+	}
+	var pairs [][2]uuid.UUID
+	var crowded map[[16]byte]bool
+	if window {
+		pairs, crowded, err = windowCandidates(ctx, tx, userID, rows, cross)
+	} else {
+		pairs, crowded, err = candidatePairs(ctx, tx, userID, rows, cross, true)
+	}
 	if err != nil || len(pairs) == 0 {
 		return 0, err
 	}
-	want := make(map[[16]byte]bool, len(changed))
-	for _, id := range changed {
-		want[id] = true
+	want := make(map[[16]byte]bool, len(rows))
+	for _, r := range rows {
+		want[r.id] = true
 	}
-	// The candidates' own candidates decide whether a candidate fits one
-	// changed row better than any other.
 	var others []uuid.UUID
 	seen := map[[16]byte]bool{}
 	for _, p := range pairs {
@@ -58,81 +186,142 @@ func detectTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID, changed [
 			others = append(others, p[1])
 		}
 	}
-	more, err := candidatePairs(ctx, tx, userID, others)
+	otherRows, err := loadDetectRows(ctx, tx, userID, others)
 	if err != nil {
 		return 0, err
+	}
+	more, crowdedMore, err := candidatePairs(ctx, tx, userID, otherRows, cross, true)
+	if err != nil {
+		return 0, err
+	}
+	for id := range crowdedMore {
+		crowded[id] = true
 	}
 	edges, err := scoredEdges(ctx, tx, userID, append(pairs, more...))
 	if err != nil {
 		return 0, err
 	}
-	return insertDetected(ctx, tx, userID, chooseTransfers(edges, want))
+	return insertDetected(ctx, tx, userID, chooseTransfers(edges, want, crowded))
 }
 
-// candidatePairs returns, for each of ids that is live and unpaired, the
-// live, unpaired rows of the user's other accounts that could be its other
-// side: the opposite sign, the same absolute amount and currency within
-// the date window, or (a row whose description says transfer) another
-// currency within the cross-currency window. Pairs the user rejected are
-// left out.
-func candidatePairs(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid.UUID) ([][2]uuid.UUID, error) {
-	if len(ids) == 0 {
-		return nil, nil
+// userHasCurrencies reports whether the user's accounts are in more than
+// one currency: only then is there a cross-currency candidate to look for.
+func userHasCurrencies(ctx context.Context, tx pgx.Tx, userID uuid.UUID) (bool, error) {
+	var cross bool
+	if err := tx.QueryRow(ctx, `SELECT count(DISTINCT currency) > 1 FROM accounts WHERE user_id = $1`, userID).Scan(&cross); err != nil {
+		return false, fmt.Errorf("detect transfers: currencies: %w", err)
 	}
-	rows, err := tx.Query(ctx, candidatePairsSQL, userID, ids, maxTransferLagDays, maxCrossCurrencyDays, transferWordsPattern())
+	return cross, nil
+}
+
+// maxTransferCandidates is the most same-currency candidates a row
+// considers: a row with more (a common amount among many equal rows in
+// the user's other accounts within the window) is crowded and stays
+// unpaired, since no candidate among so many can beat the others by the
+// margin on the evidence scoring weighs. The bound keeps detection's cost
+// per row constant however many equal amounts a history holds.
+const maxTransferCandidates = 8
+
+// candidatePairs returns, for each of rows, the live, unpaired rows of
+// the user's other accounts that could be its other side: (when same)
+// the opposite sign, the same absolute amount and currency within the
+// date window, and (when cross, for a row whose description says
+// transfer) a row of an account in another currency within the
+// cross-currency window. Pairs the user rejected are left out. It also
+// returns the rows that are crowded (more than maxTransferCandidates
+// same-currency candidates; only the first of them are returned), which
+// must not pair.
+func candidatePairs(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, cross, same bool) ([][2]uuid.UUID, map[[16]byte]bool, error) {
+	crowded := map[[16]byte]bool{}
+	if len(rows) == 0 || (!cross && !same) {
+		return nil, crowded, nil
+	}
+	ids, accts := make([]uuid.UUID, len(rows)), make([]uuid.UUID, len(rows))
+	minors, days := make([]int64, len(rows)), make([]int64, len(rows))
+	currencies, texts := make([]string, len(rows)), make([]string, len(rows))
+	for i, r := range rows {
+		ids[i], accts[i], minors[i], days[i], currencies[i], texts[i] = r.id, r.accountID, r.minor, r.day, r.currency, r.text
+	}
+	res, err := tx.Query(ctx, candidatePairsSQL(cross, same), userID, ids, accts, minors, currencies, days, texts,
+		maxTransferLagDays, maxCrossCurrencyDays, transferWordsPattern(), maxTransferCandidates+1)
 	if err != nil {
-		return nil, fmt.Errorf("detect transfers: candidates: %w", err)
+		return nil, nil, fmt.Errorf("detect transfers: candidates: %w", err)
 	}
-	pairs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]uuid.UUID, error) {
-		var p [2]uuid.UUID
-		return p, r.Scan(&p[0], &p[1])
+	var pairs [][2]uuid.UUID
+	perRow := map[[16]byte]int{}
+	var p [2]uuid.UUID
+	var isSame bool
+	_, err = pgx.ForEachRow(res, []any{&p[0], &p[1], &isSame}, func() error {
+		if isSame {
+			perRow[p[0]]++
+			if perRow[p[0]] > maxTransferCandidates {
+				crowded[p[0]] = true
+				return nil
+			}
+		}
+		pairs = append(pairs, p)
+		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("detect transfers: candidates: %w", err)
+		return nil, nil, fmt.Errorf("detect transfers: candidates: %w", err)
 	}
-	return pairs, nil
+	return pairs, crowded, nil
 }
 
 // transferWordsPattern is transferWords as a POSIX regular expression.
 func transferWordsPattern() string {
-	p := ""
-	for i, w := range transferWords {
-		if i > 0 {
-			p += "|"
-		}
-		p += w
-	}
-	return p
+	return strings.Join(transferWords, "|")
 }
 
-// candidatePairsSQL: $1 user, $2 the rows, $3 the same-currency window in
-// days either side, $4 the cross-currency window, $5 the transfer words.
-const candidatePairsSQL = `
-WITH c AS (
-	SELECT t.id, t.account_id, t.amount, t.currency, t.tx_date,
-		lower(concat_ws(' ', t.summary, t.original_description, t.merchant_name)) AS text
-	FROM transactions t
-	WHERE t.id = ANY($2) AND t.user_id = $1 AND t.status <> 'deleted' AND t.amount <> 0
-		AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = t.id AND z.user_id = $1)
-		AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = t.id AND z.user_id = $1)
-)
-SELECT c.id, x.id FROM c
+// candidatePairsSQL: $1 user; the rows as arrays: $2 ids, $3 accounts,
+// $4 amounts in ten-thousandths, $5 currencies, $6 dates in days since
+// 2000-01-01, $7 texts; $8 the same-currency window in days either side,
+// $9 the cross-currency window, $10 the transfer words, $11 the most
+// same-currency candidates read per row. Each result is a row's id, the
+// candidate's, and whether it is a same-currency one. The same-currency
+// search (when same) is one bounded range of
+// transactions_transfer_match_idx per row: the search for the few rows an
+// incremental sync or an edit writes (windowCandidates serves a first
+// sync's batches). The cross-currency one (when cross) reads, for a row
+// whose description says transfer, the window of each of the user's
+// accounts in another currency on transactions_account_order_idx.
+func candidatePairsSQL(cross, same bool) string {
+	free := `NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = x.id)
+		AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = x.id)`
+	rejected := `NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
+			AND ((r.outflow_transaction_id = c.id AND r.inflow_transaction_id = x.id)
+				OR (r.outflow_transaction_id = x.id AND r.inflow_transaction_id = c.id)))`
+	var parts []string
+	if same {
+		parts = append(parts, `
+SELECT c.id, x.id, true FROM c
 JOIN LATERAL (
 	SELECT x.id FROM transactions x
 	WHERE x.user_id = $1 AND abs(x.amount) = abs(c.amount) AND x.status <> 'deleted'
-		AND x.tx_date BETWEEN c.tx_date - $3::int AND c.tx_date + $3::int
+		AND x.tx_date BETWEEN c.tx_date - $8::int AND c.tx_date + $8::int
 		AND x.currency = c.currency AND x.account_id <> c.account_id AND sign(x.amount) = -sign(c.amount)
-	UNION ALL
-	SELECT x.id FROM transactions x
-	WHERE c.text ~ $5 AND x.user_id = $1 AND x.status <> 'deleted'
-		AND x.tx_date BETWEEN c.tx_date - $4::int AND c.tx_date + $4::int
-		AND x.currency <> c.currency AND x.account_id <> c.account_id AND sign(x.amount) = -sign(c.amount)
-) x ON true
-WHERE NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = x.id AND z.user_id = $1)
-	AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = x.id AND z.user_id = $1)
-	AND NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
-		AND ((r.outflow_transaction_id = c.id AND r.inflow_transaction_id = x.id)
-			OR (r.outflow_transaction_id = x.id AND r.inflow_transaction_id = c.id)))`
+		AND `+free+`
+		AND `+rejected+`
+	LIMIT $11
+) x ON $9::int IS NOT NULL AND $10::text IS NOT NULL`)
+	}
+	if cross {
+		parts = append(parts, `
+SELECT c.id, x.id, false FROM c
+JOIN accounts a ON a.user_id = $1 AND a.currency <> c.currency AND a.id <> c.account_id
+JOIN transactions x ON x.account_id = a.id AND x.user_id = $1
+	AND x.tx_date BETWEEN c.tx_date - $9::int AND c.tx_date + $9::int
+WHERE c.text ~ $10 AND x.status <> 'deleted' AND x.currency <> c.currency AND sign(x.amount) = -sign(c.amount)
+	AND `+free+`
+	AND `+rejected+` AND $11::int IS NOT NULL AND $8::int IS NOT NULL`)
+	}
+	return `
+WITH c AS (
+	SELECT c.id, c.account_id, c.minor / 10000::numeric AS amount, c.currency, DATE '2000-01-01' + c.day::int AS tx_date, c.text
+	FROM unnest($2::uuid[], $3::uuid[], $4::int8[], $5::text[], $6::int8[], $7::text[])
+		AS c(id, account_id, minor, currency, day, text)
+)` + strings.Join(parts, "\nUNION ALL")
+}
 
 // scoredEdges loads both sides of each distinct pair and scores it.
 func scoredEdges(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID) ([]transferEdge, error) {

@@ -172,8 +172,10 @@ type transferEdge struct {
 // both sides, the best candidate by at least transferMargin. Every edge of
 // a row seen must be among edges (a row's competitors decide whether it
 // pairs), and only edges touching one of want are returned. Edges that
-// do not score are ignored. The result does not depend on edges' order.
-func chooseTransfers(edges []transferEdge, want map[[16]byte]bool) []transferEdge {
+// do not score are ignored, and no edge of a crowded row (one with more
+// candidates than were read) is returned, though it still competes. The
+// result does not depend on edges' order.
+func chooseTransfers(edges []transferEdge, want, crowded map[[16]byte]bool) []transferEdge {
 	type best struct {
 		top, second float64
 		edge        int
@@ -201,7 +203,7 @@ func chooseTransfers(edges []transferEdge, want map[[16]byte]bool) []transferEdg
 	var out []transferEdge
 	for i := range edges {
 		e := &edges[i]
-		if !e.score.ok || (!want[e.out.id] && !want[e.in.id]) {
+		if !e.score.ok || (!want[e.out.id] && !want[e.in.id]) || crowded[e.out.id] || crowded[e.in.id] {
 			continue
 		}
 		bo, bi := bests[e.out.id], bests[e.in.id]

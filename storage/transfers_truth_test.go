@@ -28,6 +28,8 @@ type scenarioUser struct {
 	conns []domain.BankConnection
 	// accounts are the stored account ids by scenario key.
 	accounts map[string]uuid.UUID
+	// opts are the options of its sync sessions.
+	opts storage.SyncSessionOptions
 	// round counts the syncs run, which changes every summary when
 	// touched is set (so that the rows are written again).
 	round int
@@ -63,7 +65,7 @@ func (su *scenarioUser) sync(t *testing.T, pick func(*simkit.ScenarioTransaction
 		if su.round > 1 {
 			target.Connection.LastSyncedAt = &now
 		}
-		ss := su.f.St.OpenSyncSession(target, storage.SyncSessionOptions{})
+		ss := su.f.St.OpenSyncSession(target, su.opts)
 		var accts []domain.ReportedAccount
 		for _, a := range su.sc.Accounts {
 			if a.Connection == ci {
@@ -236,4 +238,42 @@ func countIn(got []string, want map[string]bool) int {
 		}
 	}
 	return n
+}
+
+// TestTransferWindowSearchMatchesLookups checks a first sync's candidate
+// search (the window's rows read once and matched in memory) against the
+// per-row look-ups: the same scenarios, stored without detection, then
+// detected over every row by each, give the same pairs.
+func TestTransferWindowSearchMatchesLookups(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	ctx := context.Background()
+	total := 0
+	for p := range 8 {
+		var got [2][]string
+		for k, detect := range []func(context.Context, uuid.UUID, []uuid.UUID) (int, error){f.St.DetectTransfers, f.St.DetectTransfersWindow} {
+			su := newScenarioUser(t, f, simkit.NewTransferScenario(truthSeed, p))
+			su.opts.SkipTransfers = true
+			su.firstSyncs(t)
+			if n := len(su.pairs(t)); n != 0 {
+				t.Fatalf("person %d: %d pairs stored with detection off", p, n)
+			}
+			var all []uuid.UUID
+			if err := pool.QueryRow(ctx, `SELECT array_agg(id) FROM transactions WHERE user_id = $1`, su.user).Scan(&all); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := detect(ctx, su.user, all); err != nil {
+				t.Fatal(err)
+			}
+			got[k] = su.pairs(t)
+		}
+		if !slices.Equal(got[0], got[1]) {
+			t.Errorf("person %d: look-ups paired %v, the window search %v", p, got[0], got[1])
+		}
+		total += len(got[0])
+	}
+	if total < 50 {
+		t.Fatalf("only %d pairs found over 8 people", total)
+	}
+	t.Logf("%d pairs, the same by both searches", total)
 }
