@@ -144,4 +144,3 @@ func median(ds []time.Duration) time.Duration {
 	slices.Sort(s)
 	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 }
-
