@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -179,5 +180,39 @@ func TestCreateTransferChecks(t *testing.T) {
 	}
 	if _, err := f.St.CreateTransfer(ctx, sc, out2, in); !errors.Is(err, storage.ErrTransferConflict) {
 		t.Errorf("pair with a paired inflow: %v, want ErrTransferConflict", err)
+	}
+}
+
+// TestTransferCrowdedAmountsStayUnpaired: a dozen equal outflows and a
+// dozen equal inflows of two accounts on one day pair none (each row has
+// more candidates than detection reads, and none stands out), while a
+// transfer beside them pairs, by either candidate search.
+func TestTransferCrowdedAmountsStayUnpaired(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	ctx := context.Background()
+	txs := []simkit.ScenarioTransaction{
+		{ID: "x-out", Account: "chk", Amount: -123456, Currency: "USD", Day: 6, Description: "TRANSFER TO SAVINGS"},
+		{ID: "x-in", Account: "sav", Amount: 123456, Currency: "USD", Day: 6, Description: "TRANSFER FROM CHECKING"},
+	}
+	for i := range 12 {
+		txs = append(txs,
+			simkit.ScenarioTransaction{ID: fmt.Sprintf("out-%d", i), Account: "chk", Amount: -2500, Currency: "USD", Day: 5, Description: "GROCERY"},
+			simkit.ScenarioTransaction{ID: fmt.Sprintf("in-%d", i), Account: "sav", Amount: 2500, Currency: "USD", Day: 5, Description: "DEPOSIT"})
+	}
+	for _, detect := range []func(context.Context, uuid.UUID, []uuid.UUID) (int, error){f.St.DetectTransfers, f.St.DetectTransfersWindow} {
+		su := newScenarioUser(t, f, smallScenario(txs...))
+		su.opts.SkipTransfers = true
+		su.sync(t, func(*simkit.ScenarioTransaction) bool { return true }, nil, false)
+		var all []uuid.UUID
+		if err := pool.QueryRow(ctx, `SELECT array_agg(id) FROM transactions WHERE user_id = $1`, su.user).Scan(&all); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := detect(ctx, su.user, all); err != nil {
+			t.Fatal(err)
+		}
+		if got := su.pairs(t); !slices.Equal(got, []string{"x-out>x-in"}) {
+			t.Fatalf("pairs %v, want only x-out>x-in", got)
+		}
 	}
 }
