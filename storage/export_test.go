@@ -77,8 +77,12 @@ func (s *Store) DetectTransfersWindow(ctx context.Context, userID uuid.UUID, ids
 		if err != nil {
 			return err
 		}
-		n, err = detectRows(ctx, tx, userID, rows, true)
+		n, err = detectRows(ctx, tx, userID, rows, &windowSearch{})
 		return err
 	})
 	return n, err
 }
+
+// SetWindowFrom sets from how many copied rows a batch's detection is
+// searched by window, so that tests of small scenarios exercise it.
+func (ss *SyncSession) SetWindowFrom(n int) { ss.windowFrom = n }

@@ -78,6 +78,11 @@ type SyncSession struct {
 	// copied in fresh, as detection reads them.
 	written []uuid.UUID
 	copied  []detectRow
+	// copiedBefore are the rows earlier batches of a fresh run copied in,
+	// which detection matches later batches against; windowFrom is the
+	// batch size from which it does so (windowDetectRows).
+	copiedBefore *sessionRows
+	windowFrom   int
 }
 
 // knownCategory is a provider category copied for the user in a run: its
@@ -99,7 +104,11 @@ func (t SyncTarget) FirstSync() bool {
 // connection. It runs no statement. Caveat: the connection is the one
 // target loaded; changes made elsewhere during the run are not seen.
 func (s *Store) OpenSyncSession(target SyncTarget, opts SyncSessionOptions) *SyncSession {
-	return &SyncSession{store: s, conn: target.Connection, opts: opts, fresh: target.FirstSync()}
+	ss := &SyncSession{store: s, conn: target.Connection, opts: opts, fresh: target.FirstSync(), windowFrom: windowDetectRows}
+	if ss.fresh {
+		ss.copiedBefore = &sessionRows{resumed: target.HasTransactions}
+	}
+	return ss
 }
 
 // ApplyAccounts stores the connection's accounts (with today's balances,
@@ -192,7 +201,19 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 	if err != nil {
 		return SyncResult{}, err
 	}
+	ss.noteCopied()
 	return SyncResult{Changes: changes}, nil
+}
+
+// noteCopied keeps a committed batch's copied rows for the detection of
+// later batches, while the run is fresh.
+func (ss *SyncSession) noteCopied() {
+	switch {
+	case !ss.fresh:
+		ss.copiedBefore = nil
+	case ss.copiedBefore != nil && len(ss.copied) > 0:
+		ss.copiedBefore.add(ss.copied)
+	}
 }
 
 // recordProgress adds a batch to the progress of the job running the sync,
@@ -326,7 +347,7 @@ func (ss *SyncSession) transfers(ctx context.Context, tx pgx.Tx, removed bool) e
 	if ss.opts.SkipTransfers || len(ss.written)+len(ss.copied) == 0 {
 		return nil
 	}
-	return detectSynced(ctx, tx, ss.conn.UserID, ss.copied, ss.written)
+	return detectSynced(ctx, tx, ss.conn, ss.copied, ss.written, ss.windowFrom, ss.copiedBefore)
 }
 
 // storePage writes one page inside the batch's transaction.

@@ -43,21 +43,26 @@ func detectTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID, changed [
 	if err != nil {
 		return 0, err
 	}
-	return detectRows(ctx, tx, userID, rows, false)
+	return detectRows(ctx, tx, userID, rows, nil)
 }
 
 // detectSynced pairs a sync batch's rows: copied (rows copied in fresh,
-// as copied) and written (rows upserted, read as stored).
-func detectSynced(ctx context.Context, tx pgx.Tx, userID uuid.UUID, copied []detectRow, written []uuid.UUID) error {
-	if err := lockUserTransfers(ctx, tx, userID); err != nil {
+// as copied) and written (rows upserted, read as stored). A batch of at
+// least windowFrom copied rows (and no other) is searched by window, with
+// the rows the session copied before (mem).
+func detectSynced(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, copied []detectRow, written []uuid.UUID, windowFrom int, mem *sessionRows) error {
+	if err := lockUserTransfers(ctx, tx, conn.UserID); err != nil {
 		return err
 	}
-	rows, err := loadDetectRows(ctx, tx, userID, written)
+	rows, err := loadDetectRows(ctx, tx, conn.UserID, written)
 	if err != nil {
 		return err
 	}
-	window := len(copied) >= windowDetectRows
-	_, err = detectRows(ctx, tx, userID, append(rows, copied...), window)
+	var window *windowSearch
+	if len(copied) >= windowFrom && len(rows) == 0 {
+		window = &windowSearch{connID: conn.ID, mem: mem}
+	}
+	_, err = detectRows(ctx, tx, conn.UserID, append(rows, copied...), window)
 	return err
 }
 
@@ -150,13 +155,21 @@ func loadDetectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid
 	return out, nil
 }
 
+// windowSearch selects windowCandidates for a batch: the connection whose
+// session copied it, and the rows the session copied before (nil: read
+// them from the database).
+type windowSearch struct {
+	connID uuid.UUID
+	mem    *sessionRows
+}
+
 // detectRows pairs rows with their counterparts and stores the pairs
-// chosen. Candidates come from candidatePairs (window: windowCandidates
-// for the same-currency ones); the candidates' own candidates decide
-// whether a candidate fits one row better than any other; scoring and the
-// choice are scoreTransfer and chooseTransfers. Caveat: the caller holds
+// chosen. Candidates come from candidatePairs, or windowCandidates when
+// window is set; the candidates' own candidates decide whether a
+// candidate fits one row better than any other; scoring and the choice
+// are scoreTransfer and chooseTransfers. Caveat: the caller holds
 // lockUserTransfers.
-func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, window bool) (int, error) {
+func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, window *windowSearch) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
@@ -164,19 +177,33 @@ func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectR
 	if err != nil {
 		return 0, err
 	}
+	want := make(map[[16]byte]bool, len(rows))
+	for _, r := range rows {
+		want[r.id] = true
+	}
 	var pairs [][2]uuid.UUID
 	var crowded map[[16]byte]bool
-	if window {
-		pairs, crowded, err = windowCandidates(ctx, tx, userID, rows, cross)
+	if window != nil {
+		pairs, crowded, err = windowCandidates(ctx, tx, userID, window.connID, rows, cross, window.mem)
 	} else {
-		pairs, crowded, err = candidatePairs(ctx, tx, userID, rows, cross, true)
+		pairs, crowded, err = probeCandidates(ctx, tx, userID, rows, cross, want)
 	}
 	if err != nil || len(pairs) == 0 {
 		return 0, err
 	}
-	want := make(map[[16]byte]bool, len(rows))
-	for _, r := range rows {
-		want[r.id] = true
+	edges, err := scoredEdges(ctx, tx, userID, pairs)
+	if err != nil {
+		return 0, err
+	}
+	return insertDetected(ctx, tx, userID, chooseTransfers(edges, want, crowded))
+}
+
+// probeCandidates is candidatePairs for rows and then for their
+// candidates outside rows.
+func probeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, cross bool, want map[[16]byte]bool) ([][2]uuid.UUID, map[[16]byte]bool, error) {
+	pairs, crowded, err := candidatePairs(ctx, tx, userID, rows, cross, true)
+	if err != nil || len(pairs) == 0 {
+		return nil, nil, err
 	}
 	var others []uuid.UUID
 	seen := map[[16]byte]bool{}
@@ -188,20 +215,16 @@ func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectR
 	}
 	otherRows, err := loadDetectRows(ctx, tx, userID, others)
 	if err != nil {
-		return 0, err
+		return nil, nil, err
 	}
 	more, crowdedMore, err := candidatePairs(ctx, tx, userID, otherRows, cross, true)
 	if err != nil {
-		return 0, err
+		return nil, nil, err
 	}
 	for id := range crowdedMore {
 		crowded[id] = true
 	}
-	edges, err := scoredEdges(ctx, tx, userID, append(pairs, more...))
-	if err != nil {
-		return 0, err
-	}
-	return insertDetected(ctx, tx, userID, chooseTransfers(edges, want, crowded))
+	return append(pairs, more...), crowded, nil
 }
 
 // userHasCurrencies reports whether the user's accounts are in more than
@@ -359,13 +382,16 @@ func scoredEdges(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uu
 	return edges, nil
 }
 
-// loadTransferSides reads the rows ids as scoring sees them.
+// loadTransferSides reads the rows ids as scoring sees them: a primary-key
+// look-up per id (a lateral probe, whatever the statistics of a table a
+// sync is filling say).
 func loadTransferSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid.UUID) (map[[16]byte]*transferSide, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT t.id, t.account_id, (t.amount * 10000)::bigint, t.currency, (t.tx_date - DATE '2000-01-01')::bigint,
 			lower(concat_ws(' ', t.summary, t.original_description, t.merchant_name)), a.name, COALESCE(a.mask, '')
-		FROM transactions t JOIN accounts a ON a.id = t.account_id AND a.user_id = t.user_id
-		WHERE t.id = ANY($2) AND t.user_id = $1`, userID, ids)
+		FROM unnest($2::uuid[]) AS i(id)
+		CROSS JOIN LATERAL (SELECT t.* FROM transactions t WHERE t.id = i.id AND t.user_id = $1 LIMIT 1) t
+		JOIN accounts a ON a.id = t.account_id AND a.user_id = t.user_id`, userID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("detect transfers: load rows: %w", err)
 	}

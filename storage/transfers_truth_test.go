@@ -28,8 +28,10 @@ type scenarioUser struct {
 	conns []domain.BankConnection
 	// accounts are the stored account ids by scenario key.
 	accounts map[string]uuid.UUID
-	// opts are the options of its sync sessions.
-	opts storage.SyncSessionOptions
+	// opts are the options of its sync sessions; windowFrom, when set, is
+	// from how many copied rows a batch is searched by window.
+	opts       storage.SyncSessionOptions
+	windowFrom int
 	// round counts the syncs run, which changes every summary when
 	// touched is set (so that the rows are written again).
 	round int
@@ -66,6 +68,9 @@ func (su *scenarioUser) sync(t *testing.T, pick func(*simkit.ScenarioTransaction
 			target.Connection.LastSyncedAt = &now
 		}
 		ss := su.f.St.OpenSyncSession(target, su.opts)
+		if su.windowFrom > 0 {
+			ss.SetWindowFrom(su.windowFrom)
+		}
 		var accts []domain.ReportedAccount
 		for _, a := range su.sc.Accounts {
 			if a.Connection == ci {
@@ -276,4 +281,30 @@ func TestTransferWindowSearchMatchesLookups(t *testing.T) {
 		t.Fatalf("only %d pairs found over 8 people", total)
 	}
 	t.Logf("%d pairs, the same by both searches", total)
+}
+
+// TestTransferWindowSearchInSyncs stores the same scenarios through sync
+// sessions twice, once with every fresh batch searched by window (the
+// session's earlier rows in memory, the other connections' rows read) and
+// once row by row: the pairs are the same.
+func TestTransferWindowSearchInSyncs(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	total := 0
+	for p := range 8 {
+		var got [2][]string
+		for k, from := range []int{0, 1} {
+			su := newScenarioUser(t, f, simkit.NewTransferScenario(truthSeed, p))
+			su.windowFrom = from
+			su.firstSyncs(t)
+			got[k] = su.pairs(t)
+		}
+		if !slices.Equal(got[0], got[1]) {
+			t.Errorf("person %d: look-ups paired %v, the window search %v", p, got[0], got[1])
+		}
+		total += len(got[0])
+	}
+	if total < 50 {
+		t.Fatalf("only %d pairs found over 8 people", total)
+	}
 }

@@ -14,59 +14,190 @@ import (
 // row (candidatePairsSQL).
 const windowDetectRows = 1000
 
-// windowRow is a stored row on a day of a batch's window, as
-// windowCandidates matches it.
+// maxSessionRows is the most copied rows a first sync's session keeps in
+// memory for detection (about 64 bytes each); older batches are let go
+// and their days read from the database when a later window covers them.
+const maxSessionRows = 300_000
+
+// windowRow is a row on a day of a batch's window, as windowCandidates
+// matches it.
 type windowRow struct {
 	id, accountID uuid.UUID
 	minor, day    int64
 	currency      string
 }
 
+// amountKey is what a transfer's two sides share: the absolute amount (as
+// the outflow's negation of the inflow) and the currency.
+type amountKey struct {
+	minor    int64
+	currency string
+}
+
+// sessionRows are the rows a first sync's session copied in and
+// committed, by amount: the other sides a later batch's rows can have in
+// the connection's own accounts, without reading them back. Caveat: it
+// holds at most maxSessionRows rows; the days of batches let go are
+// evicted, and resumed says the connection had rows before the session
+// (a first sync resumed), which only the database holds.
+type sessionRows struct {
+	byAmount map[amountKey][]windowRow
+	batches  [][]windowRow
+	n        int
+	evicted  map[int64]bool
+	resumed  bool
+}
+
+// add notes a committed batch's rows, letting the oldest batches go past
+// maxSessionRows.
+func (m *sessionRows) add(rows []detectRow) {
+	if m.byAmount == nil {
+		m.byAmount, m.evicted = map[amountKey][]windowRow{}, map[int64]bool{}
+	}
+	batch := toWindowRows(rows)
+	for _, w := range batch {
+		k := amountKey{w.minor, w.currency}
+		m.byAmount[k] = append(m.byAmount[k], w)
+	}
+	m.batches, m.n = append(m.batches, batch), m.n+len(batch)
+	for m.n > maxSessionRows && len(m.batches) > 1 {
+		old := m.batches[0]
+		m.batches, m.n = m.batches[1:], m.n-len(old)
+		gone := make(map[[16]byte]bool, len(old))
+		for _, w := range old {
+			gone[w.id] = true
+			m.evicted[w.day] = true
+		}
+		for _, w := range old {
+			k := amountKey{w.minor, w.currency}
+			m.byAmount[k] = slices.DeleteFunc(m.byAmount[k], func(x windowRow) bool { return gone[x.id] })
+			if len(m.byAmount[k]) == 0 {
+				delete(m.byAmount, k)
+			}
+		}
+	}
+}
+
+// toWindowRows converts detection rows.
+func toWindowRows(rows []detectRow) []windowRow {
+	out := make([]windowRow, len(rows))
+	for i, r := range rows {
+		out[i] = windowRow{id: r.id, accountID: r.accountID, minor: r.minor, day: r.day, currency: r.currency}
+	}
+	return out
+}
+
+// rowPool is where windowCandidates looks a row's candidates up: the
+// batch, the session's committed rows and the rows read from the
+// database, by amount.
+type rowPool struct {
+	parts []map[amountKey][]windowRow
+}
+
+// match returns the rows of the pool that could be r's other side in the
+// same currency: the opposite amount, another account, dated within
+// maxTransferLagDays; each once.
+func (p *rowPool) match(r windowRow) []windowRow {
+	var out []windowRow
+	var seen map[[16]byte]bool
+	for _, part := range p.parts {
+		for _, x := range part[amountKey{-r.minor, r.currency}] {
+			if x.accountID == r.accountID || abs64(x.day-r.day) > maxTransferLagDays || seen[x.id] {
+				continue
+			}
+			if seen == nil {
+				seen = map[[16]byte]bool{}
+			}
+			seen[x.id] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// byAmount indexes rows by amount.
+func byAmount(rows []windowRow) map[amountKey][]windowRow {
+	out := make(map[amountKey][]windowRow, len(rows))
+	for _, w := range rows {
+		k := amountKey{w.minor, w.currency}
+		out[k] = append(out[k], w)
+	}
+	return out
+}
+
 // windowCandidates is candidatePairs for a large batch (a first sync's
-// thousands of new rows, which cover a few weeks): it reads the user's
-// live rows on the days the batch's windows cover once, one range of
-// transactions_user_order_idx per day, and matches them to the batch's
-// rows by amount in memory, so that the cost is one narrow read per row
-// in the window rather than an index look-up per row of the batch. The
-// candidates found are then checked (unpaired, not rejected) in one
-// statement. Cross-currency candidates, for the batch's rows whose
-// description says transfer, come from candidatePairs.
-func windowCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, cross bool) ([][2]uuid.UUID, map[[16]byte]bool, error) {
-	stored, err := readWindow(ctx, tx, userID, windowDays(rows))
+// thousands of new rows, which cover a few weeks): each row's candidates,
+// and its candidates' own, are matched by amount in memory, among the
+// batch, the rows the session copied before (mem: nil reads them from the
+// database) and the rows read from the database: the user's rows on the
+// window's days that the session does not hold (its evicted days; every
+// day when mem is nil or resumed), else only those of the user's accounts
+// outside the connection. For a user whose only rows are the session's,
+// no row is read; otherwise one narrow read per row in the window, never a
+// look-up per row of the batch. The pairs found are then checked
+// (unpaired, not rejected) in one statement and bounded per row as
+// candidatePairs bounds them. Cross-currency candidates come from
+// candidatePairs.
+func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, cross bool, mem *sessionRows) ([][2]uuid.UUID, map[[16]byte]bool, error) {
+	batch := toWindowRows(rows)
+	pool := &rowPool{parts: []map[amountKey][]windowRow{byAmount(batch)}}
+	days := windowDays(rows, 2*maxTransferLagDays)
+	var dbDays, otherDays []int64
+	switch {
+	case mem == nil || mem.resumed:
+		dbDays = days
+	default:
+		pool.parts = append(pool.parts, mem.byAmount)
+		for _, d := range days {
+			if mem.evicted[d] {
+				dbDays = append(dbDays, d)
+			} else {
+				otherDays = append(otherDays, d)
+			}
+		}
+	}
+	stored, err := readWindow(ctx, tx, userID, uuid.Nil, dbDays)
 	if err != nil {
 		return nil, nil, err
 	}
-	type key struct {
-		minor    int64
-		currency string
+	others, err := readWindow(ctx, tx, userID, connID, otherDays)
+	if err != nil {
+		return nil, nil, err
 	}
-	byAmount := map[key][]int{}
-	for i := range stored {
-		k := key{stored[i].minor, stored[i].currency}
-		byAmount[k] = append(byAmount[k], i)
+	pool.parts = append(pool.parts, byAmount(append(stored, others...)))
+	inBatch := make(map[[16]byte]bool, len(batch))
+	for _, w := range batch {
+		inBatch[w.id] = true
 	}
 	var cs, xs []uuid.UUID
-	for _, r := range rows {
-		for _, j := range byAmount[key{-r.minor, r.currency}] {
-			x := &stored[j]
-			if x.accountID != r.accountID && abs64(x.day-r.day) <= maxTransferLagDays {
-				cs, xs = append(cs, r.id), append(xs, x.id)
+	gaps := map[[2]uuid.UUID]int64{}
+	var outside []windowRow
+	seen := map[[16]byte]bool{}
+	for _, c := range batch {
+		for _, x := range pool.match(c) {
+			cs, xs = append(cs, c.id), append(xs, x.id)
+			gaps[[2]uuid.UUID{c.id, x.id}] = abs64(x.day - c.day)
+			if !inBatch[x.id] && !seen[x.id] {
+				seen[x.id] = true
+				outside = append(outside, x)
 			}
+		}
+	}
+	// The candidates' own candidates decide whether a candidate fits a
+	// batch row better than any other.
+	for _, x := range outside {
+		for _, y := range pool.match(x) {
+			cs, xs = append(cs, x.id), append(xs, y.id)
+			gaps[[2]uuid.UUID{x.id, y.id}] = abs64(y.day - x.day)
 		}
 	}
 	pairs, err := freeCandidates(ctx, tx, userID, cs, xs)
 	if err != nil {
 		return nil, nil, err
 	}
-	pairs, crowded := boundCandidates(pairs, rows, stored)
+	pairs, crowded := boundCandidates(pairs, gaps)
 	if cross {
-		var says []detectRow
-		for _, r := range rows {
-			if saysTransfer(r.text) {
-				says = append(says, r)
-			}
-		}
-		more, _, err := candidatePairs(ctx, tx, userID, says, true, false)
+		more, err := crossCandidates(ctx, tx, userID, rows, outside)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -75,12 +206,34 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []d
 	return pairs, crowded, nil
 }
 
-// windowDays returns the days within maxTransferLagDays of a row's date.
-func windowDays(rows []detectRow) []int64 {
+// crossCandidates are the cross-currency candidates of the batch's rows
+// whose description says transfer, and of the batch's candidates outside
+// it.
+func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, outside []windowRow) ([][2]uuid.UUID, error) {
+	var says []detectRow
+	for _, r := range rows {
+		if saysTransfer(r.text) {
+			says = append(says, r)
+		}
+	}
+	ids := make([]uuid.UUID, len(outside))
+	for i, x := range outside {
+		ids[i] = x.id
+	}
+	more, err := loadDetectRows(ctx, tx, userID, ids)
+	if err != nil {
+		return nil, err
+	}
+	pairs, _, err := candidatePairs(ctx, tx, userID, append(says, more...), true, false)
+	return pairs, err
+}
+
+// windowDays returns the days within lag of a row's date.
+func windowDays(rows []detectRow, lag int64) []int64 {
 	seen := map[int64]bool{}
 	var out []int64
 	for _, r := range rows {
-		for d := r.day - maxTransferLagDays; d <= r.day+maxTransferLagDays; d++ {
+		for d := r.day - lag; d <= r.day+lag; d++ {
 			if !seen[d] {
 				seen[d] = true
 				out = append(out, d)
@@ -91,16 +244,44 @@ func windowDays(rows []detectRow) []int64 {
 }
 
 // readWindow reads the user's live, non-zero rows dated on days (days
-// since 2000-01-01), a lateral range per day.
-func readWindow(ctx context.Context, tx pgx.Tx, userID uuid.UUID, days []int64) ([]windowRow, error) {
-	rows, err := tx.Query(ctx, `
+// since 2000-01-01), a lateral range per day; when notConn is not nil,
+// only those of accounts outside that connection (manual accounts
+// included), a range of transactions_account_order_idx per account and
+// day.
+func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days []int64) ([]windowRow, error) {
+	if len(days) == 0 {
+		return nil, nil
+	}
+	q := `
 		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency
 		FROM unnest($2::int8[]) AS d(day)
 		CROSS JOIN LATERAL (
 			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency FROM transactions x
 			WHERE x.user_id = $1 AND x.tx_date = DATE '2000-01-01' + d.day::int AND x.status <> 'deleted' AND x.amount <> 0
 			OFFSET 0
-		) x`, userID, days)
+		) x`
+	args := []any{userID, days}
+	if notConn != uuid.Nil {
+		var accts []uuid.UUID
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(id), '{}') FROM accounts
+			WHERE user_id = $1 AND bank_connection_id IS DISTINCT FROM $2`, userID, notConn).Scan(&accts); err != nil {
+			return nil, fmt.Errorf("detect transfers: other accounts: %w", err)
+		}
+		if len(accts) == 0 {
+			return nil, nil
+		}
+		q = `
+		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency
+		FROM unnest($3::uuid[]) AS a(id) CROSS JOIN unnest($2::int8[]) AS d(day)
+		CROSS JOIN LATERAL (
+			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency FROM transactions x
+			WHERE x.account_id = a.id AND x.tx_date = DATE '2000-01-01' + d.day::int
+				AND x.user_id = $1 AND x.status <> 'deleted' AND x.amount <> 0
+			OFFSET 0
+		) x`
+		args = append(args, accts)
+	}
+	rows, err := tx.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("detect transfers: read window: %w", err)
 	}
@@ -116,7 +297,7 @@ func readWindow(ctx context.Context, tx pgx.Tx, userID uuid.UUID, days []int64) 
 	return out, nil
 }
 
-// freeCandidates keeps the pairs (cs[i], xs[i]) whose candidate is
+// freeCandidates keeps the pairs (cs[i], xs[i]) whose rows are both
 // unpaired and that the user did not reject.
 func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cs, xs []uuid.UUID) ([][2]uuid.UUID, error) {
 	if len(cs) == 0 {
@@ -126,6 +307,8 @@ func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cs, xs []u
 		SELECT p.c, p.x FROM unnest($2::uuid[], $3::uuid[]) AS p(c, x)
 		WHERE NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = p.x)
 			AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = p.x)
+			AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = p.c)
+			AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = p.c)
 			AND NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
 				AND ((r.outflow_transaction_id = p.c AND r.inflow_transaction_id = p.x)
 					OR (r.outflow_transaction_id = p.x AND r.inflow_transaction_id = p.c)))`, userID, cs, xs)
@@ -145,20 +328,13 @@ func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cs, xs []u
 // boundCandidates keeps, per row, its maxTransferCandidates candidates
 // closest in date (then by id), and returns the rows that had more:
 // crowded, as candidatePairs reports them.
-func boundCandidates(pairs [][2]uuid.UUID, rows []detectRow, stored []windowRow) ([][2]uuid.UUID, map[[16]byte]bool) {
-	day := make(map[[16]byte]int64, len(rows))
-	for _, r := range rows {
-		day[r.id] = r.day
-	}
-	xday := map[[16]byte]int64{}
-	for _, w := range stored {
-		xday[w.id] = w.day
-	}
+// gaps holds each pair's days apart.
+func boundCandidates(pairs [][2]uuid.UUID, gaps map[[2]uuid.UUID]int64) ([][2]uuid.UUID, map[[16]byte]bool) {
 	slices.SortFunc(pairs, func(a, b [2]uuid.UUID) int {
 		if c := slices.Compare(a[0][:], b[0][:]); c != 0 {
 			return c
 		}
-		ga, gb := abs64(xday[a[1]]-day[a[0]]), abs64(xday[b[1]]-day[b[0]])
+		ga, gb := gaps[a], gaps[b]
 		if ga != gb {
 			return int(ga - gb)
 		}
