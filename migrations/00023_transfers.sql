@@ -55,6 +55,9 @@ CREATE TABLE transfer_rejections (
     PRIMARY KEY (outflow_transaction_id, inflow_transaction_id, user_id)
 );
 CREATE INDEX transfer_rejections_inflow_idx ON transfer_rejections (inflow_transaction_id, user_id);
+-- Whether a user has rejected any pair (detection of a large batch checks
+-- its candidates against rejections only then).
+CREATE INDEX transfer_rejections_user_idx ON transfer_rejections (user_id);
 
 -- Candidate search of transfer detection: a user's live rows by absolute
 -- amount and date.

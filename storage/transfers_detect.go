@@ -428,8 +428,8 @@ func insertDetected(ctx context.Context, tx pgx.Tx, userID uuid.UUID, chosen []t
 		SELECT $1, o.id, i.id, o.account_id, i.account_id, o.tx_date, -o.amount, o.currency, i.amount, i.currency,
 			c.conf, 'detected', string_to_array(c.reasons, ',')
 		FROM unnest($2::uuid[], $3::uuid[], $4::float8[], $5::text[]) AS c(out_id, in_id, conf, reasons)
-		JOIN transactions o ON o.id = c.out_id AND o.user_id = $1
-		JOIN transactions i ON i.id = c.in_id AND i.user_id = $1
+		CROSS JOIN LATERAL (SELECT o.* FROM transactions o WHERE o.id = c.out_id AND o.user_id = $1 LIMIT 1) o
+		CROSS JOIN LATERAL (SELECT i.* FROM transactions i WHERE i.id = c.in_id AND i.user_id = $1 LIMIT 1) i
 		ON CONFLICT DO NOTHING`, userID, outs, ins, confs, reasons)
 	if err != nil {
 		return 0, fmt.Errorf("detect transfers: store pairs: %w", err)

@@ -191,7 +191,8 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 			gaps[[2]uuid.UUID{x.id, y.id}] = abs64(y.day - x.day)
 		}
 	}
-	pairs, err := freeCandidates(ctx, tx, userID, cs, xs)
+	lo, hi := slices.Min(days), slices.Max(days)
+	pairs, err := freeCandidates(ctx, tx, userID, cs, xs, lo, hi)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -298,20 +299,52 @@ func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days 
 }
 
 // freeCandidates keeps the pairs (cs[i], xs[i]) whose rows are both
-// unpaired and that the user did not reject.
-func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cs, xs []uuid.UUID) ([][2]uuid.UUID, error) {
+// unpaired and that the user did not reject. The rows are dated within
+// [from, to] (days since 2000-01-01): the transfers whose outflow is
+// dated within a transfer's window of that range are read once (on
+// transfers_user_date_idx) and the pairs checked against them in memory;
+// rejections are checked in SQL, and only when the user has any.
+func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cs, xs []uuid.UUID, from, to int64) ([][2]uuid.UUID, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
 	rows, err := tx.Query(ctx, `
+		SELECT outflow_transaction_id, inflow_transaction_id FROM transfers
+		WHERE user_id = $1 AND date BETWEEN DATE '2000-01-01' + $2::int AND DATE '2000-01-01' + $3::int`,
+		userID, from-maxTransferLagDays-maxTransferLeadDays, to+maxTransferLagDays+maxTransferLeadDays)
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
+	}
+	paired := map[[16]byte]bool{}
+	var a, b uuid.UUID
+	if _, err := pgx.ForEachRow(rows, []any{&a, &b}, func() error {
+		paired[a], paired[b] = true, true
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
+	}
+	var fc, fx []uuid.UUID
+	for i := range cs {
+		if !paired[cs[i]] && !paired[xs[i]] {
+			fc, fx = append(fc, cs[i]), append(fx, xs[i])
+		}
+	}
+	var any bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transfer_rejections WHERE user_id = $1)`, userID).Scan(&any); err != nil {
+		return nil, fmt.Errorf("detect transfers: rejections: %w", err)
+	}
+	if !any {
+		out := make([][2]uuid.UUID, len(fc))
+		for i := range fc {
+			out[i] = [2]uuid.UUID{fc[i], fx[i]}
+		}
+		return out, nil
+	}
+	rows, err = tx.Query(ctx, `
 		SELECT p.c, p.x FROM unnest($2::uuid[], $3::uuid[]) AS p(c, x)
-		WHERE NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = p.x)
-			AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = p.x)
-			AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = p.c)
-			AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = p.c)
-			AND NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
+		WHERE NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
 				AND ((r.outflow_transaction_id = p.c AND r.inflow_transaction_id = p.x)
-					OR (r.outflow_transaction_id = p.x AND r.inflow_transaction_id = p.c)))`, userID, cs, xs)
+					OR (r.outflow_transaction_id = p.x AND r.inflow_transaction_id = p.c)))`, userID, fc, fx)
 	if err != nil {
 		return nil, fmt.Errorf("detect transfers: check candidates: %w", err)
 	}
