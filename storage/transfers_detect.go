@@ -183,15 +183,16 @@ func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectR
 	}
 	var pairs [][2]uuid.UUID
 	var crowded map[[16]byte]bool
+	var known map[[16]byte]*transferSide
 	if window != nil {
-		pairs, crowded, err = windowCandidates(ctx, tx, userID, window.connID, rows, cross, window.mem)
+		pairs, crowded, known, err = windowCandidates(ctx, tx, userID, window.connID, rows, cross, window.mem)
 	} else {
 		pairs, crowded, err = probeCandidates(ctx, tx, userID, rows, cross, want)
 	}
 	if err != nil || len(pairs) == 0 {
 		return 0, err
 	}
-	edges, err := scoredEdges(ctx, tx, userID, pairs)
+	edges, err := scoredEdges(ctx, tx, userID, pairs, known)
 	if err != nil {
 		return 0, err
 	}
@@ -347,20 +348,31 @@ WITH c AS (
 }
 
 // scoredEdges loads both sides of each distinct pair and scores it.
-func scoredEdges(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID) ([]transferEdge, error) {
+// Sides already known (known, may be nil) are not read again.
+func scoredEdges(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID, known map[[16]byte]*transferSide) ([]transferEdge, error) {
 	var ids []uuid.UUID
 	seen := map[[16]byte]bool{}
 	for _, p := range pairs {
 		for _, id := range p {
-			if !seen[id] {
+			if !seen[id] && known[id] == nil {
 				seen[id] = true
 				ids = append(ids, id)
 			}
 		}
 	}
-	sides, err := loadTransferSides(ctx, tx, userID, ids)
-	if err != nil {
-		return nil, err
+	sides := known
+	if len(ids) > 0 {
+		loaded, err := loadTransferSides(ctx, tx, userID, ids)
+		if err != nil {
+			return nil, err
+		}
+		if sides == nil {
+			sides = loaded
+		} else {
+			for id, side := range loaded {
+				sides[id] = side
+			}
+		}
 	}
 	edges := make([]transferEdge, 0, len(pairs))
 	done := map[[2]uuid.UUID]bool{}

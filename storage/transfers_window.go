@@ -25,6 +25,8 @@ type windowRow struct {
 	id, accountID uuid.UUID
 	minor, day    int64
 	currency      string
+	// text is the summary, original description and merchant, lower-cased.
+	text string
 }
 
 // amountKey is what a transfer's two sides share: the absolute amount (as
@@ -82,7 +84,7 @@ func (m *sessionRows) add(rows []detectRow) {
 func toWindowRows(rows []detectRow) []windowRow {
 	out := make([]windowRow, len(rows))
 	for i, r := range rows {
-		out[i] = windowRow{id: r.id, accountID: r.accountID, minor: r.minor, day: r.day, currency: r.currency}
+		out[i] = windowRow{id: r.id, accountID: r.accountID, minor: r.minor, day: r.day, currency: r.currency, text: r.text}
 	}
 	return out
 }
@@ -135,10 +137,11 @@ func byAmount(rows []windowRow) map[amountKey][]windowRow {
 // outside the connection. For a user whose only rows are the session's,
 // no row is read; otherwise one narrow read per row in the window, never a
 // look-up per row of the batch. The pairs found are then checked
-// (unpaired, not rejected) in one statement and bounded per row as
-// candidatePairs bounds them. Cross-currency candidates come from
-// candidatePairs.
-func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, cross bool, mem *sessionRows) ([][2]uuid.UUID, map[[16]byte]bool, error) {
+// (unpaired, not rejected) and bounded per row as candidatePairs bounds
+// them. Cross-currency candidates come from candidatePairs. It also
+// returns the same-currency pairs' rows as scoring sees them, so that
+// they are not read again.
+func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, cross bool, mem *sessionRows) ([][2]uuid.UUID, map[[16]byte]bool, map[[16]byte]*transferSide, error) {
 	batch := toWindowRows(rows)
 	pool := &rowPool{parts: []map[amountKey][]windowRow{byAmount(batch)}}
 	days := windowDays(rows, 2*maxTransferLagDays)
@@ -158,11 +161,11 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	}
 	stored, err := readWindow(ctx, tx, userID, uuid.Nil, dbDays)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	others, err := readWindow(ctx, tx, userID, connID, otherDays)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	pool.parts = append(pool.parts, byAmount(append(stored, others...)))
 	inBatch := make(map[[16]byte]bool, len(batch))
@@ -171,12 +174,14 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	}
 	var cs, xs []uuid.UUID
 	gaps := map[[2]uuid.UUID]int64{}
+	found := map[[16]byte]windowRow{}
 	var outside []windowRow
 	seen := map[[16]byte]bool{}
 	for _, c := range batch {
 		for _, x := range pool.match(c) {
 			cs, xs = append(cs, c.id), append(xs, x.id)
 			gaps[[2]uuid.UUID{c.id, x.id}] = abs64(x.day - c.day)
+			found[c.id], found[x.id] = c, x
 			if !inBatch[x.id] && !seen[x.id] {
 				seen[x.id] = true
 				outside = append(outside, x)
@@ -189,22 +194,62 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 		for _, y := range pool.match(x) {
 			cs, xs = append(cs, x.id), append(xs, y.id)
 			gaps[[2]uuid.UUID{x.id, y.id}] = abs64(y.day - x.day)
+			found[y.id] = y
 		}
 	}
 	lo, hi := slices.Min(days), slices.Max(days)
 	pairs, err := freeCandidates(ctx, tx, userID, cs, xs, lo, hi)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	pairs, crowded := boundCandidates(pairs, gaps)
+	sides, err := windowSides(ctx, tx, userID, pairs, found)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	if cross {
 		more, err := crossCandidates(ctx, tx, userID, rows, outside)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		pairs = append(pairs, more...)
 	}
-	return pairs, crowded, nil
+	return pairs, crowded, sides, nil
+}
+
+// windowSides are the rows of pairs as scoring sees them, from the rows
+// matched and the user's accounts.
+func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID, found map[[16]byte]windowRow) (map[[16]byte]*transferSide, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT id, name, COALESCE(mask, '') FROM accounts WHERE user_id = $1`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: accounts: %w", err)
+	}
+	type names struct{ name, mask string }
+	accts := map[[16]byte]names{}
+	var id uuid.UUID
+	var n names
+	if _, err := pgx.ForEachRow(rows, []any{&id, &n.name, &n.mask}, func() error {
+		accts[id] = n
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("detect transfers: accounts: %w", err)
+	}
+	sides := make(map[[16]byte]*transferSide, 2*len(pairs))
+	for _, p := range pairs {
+		for _, id := range p {
+			w, ok := found[id]
+			if !ok || sides[id] != nil {
+				continue
+			}
+			a := accts[w.accountID]
+			sides[id] = &transferSide{id: w.id, accountID: w.accountID, minor: w.minor, currency: w.currency, day: w.day,
+				text: w.text, accountName: a.name, accountMask: a.mask}
+		}
+	}
+	return sides, nil
 }
 
 // crossCandidates are the cross-currency candidates of the batch's rows
@@ -254,10 +299,11 @@ func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days 
 		return nil, nil
 	}
 	q := `
-		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency
+		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency, x.text
 		FROM unnest($2::int8[]) AS d(day)
 		CROSS JOIN LATERAL (
-			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency FROM transactions x
+			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency,
+				lower(concat_ws(' ', x.summary, x.original_description, x.merchant_name)) AS text FROM transactions x
 			WHERE x.user_id = $1 AND x.tx_date = DATE '2000-01-01' + d.day::int AND x.status <> 'deleted' AND x.amount <> 0
 			OFFSET 0
 		) x`
@@ -272,10 +318,11 @@ func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days 
 			return nil, nil
 		}
 		q = `
-		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency
+		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency, x.text
 		FROM unnest($3::uuid[]) AS a(id) CROSS JOIN unnest($2::int8[]) AS d(day)
 		CROSS JOIN LATERAL (
-			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency FROM transactions x
+			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency,
+				lower(concat_ws(' ', x.summary, x.original_description, x.merchant_name)) AS text FROM transactions x
 			WHERE x.account_id = a.id AND x.tx_date = DATE '2000-01-01' + d.day::int
 				AND x.user_id = $1 AND x.status <> 'deleted' AND x.amount <> 0
 			OFFSET 0
@@ -288,7 +335,7 @@ func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days 
 	}
 	var out []windowRow
 	var w windowRow
-	_, err = pgx.ForEachRow(rows, []any{&w.id, &w.accountID, &w.minor, &w.day, &w.currency}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&w.id, &w.accountID, &w.minor, &w.day, &w.currency, &w.text}, func() error {
 		out = append(out, w)
 		return nil
 	})
