@@ -44,6 +44,23 @@ CREATE TRIGGER accounts_delete_transfers AFTER DELETE ON accounts
     REFERENCING OLD TABLE AS gone
     FOR EACH STATEMENT EXECUTE FUNCTION delete_account_transfers();
 
+-- A transaction marked deleted (a removal by the provider, a pending row
+-- that vanished) leaves its transfer, whatever statement marks it: two
+-- unique-index look-ups per deleted row. Rejections stay.
+-- +goose StatementBegin
+CREATE FUNCTION drop_deleted_transaction_transfers() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM transfers WHERE outflow_transaction_id = NEW.id AND user_id = NEW.user_id;
+    DELETE FROM transfers WHERE inflow_transaction_id = NEW.id AND user_id = NEW.user_id;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+
+CREATE TRIGGER transactions_deleted_drop_transfers AFTER UPDATE OF status ON transactions
+    FOR EACH ROW WHEN (NEW.status = 'deleted' AND OLD.status <> 'deleted')
+    EXECUTE FUNCTION drop_deleted_transaction_transfers();
+
 -- A pair a user unpaired (DELETE /v2/transfers/{id}): never detected again.
 -- Transaction ids are stable across re-syncs; the rows follow a pending
 -- transaction to the posted one as transfers do.
@@ -67,6 +84,8 @@ CREATE INDEX transactions_transfer_match_idx ON transactions (user_id, (abs(amou
 -- +goose Down
 DROP INDEX transactions_transfer_match_idx;
 DROP TABLE transfer_rejections;
+DROP TRIGGER transactions_deleted_drop_transfers ON transactions;
+DROP FUNCTION drop_deleted_transaction_transfers();
 DROP TRIGGER accounts_delete_transfers ON accounts;
 DROP FUNCTION delete_account_transfers();
 DROP TABLE transfers;

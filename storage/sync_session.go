@@ -160,8 +160,8 @@ type SyncResult struct {
 
 // ApplyBatch stores pages in order, then the cursor after the last one, in
 // one database transaction: rows, removals, pending sets, categories, the
-// user's rules on changed rows, transfers (pairs of removed rows dropped,
-// changed rows paired with the user's other accounts: detectTransfers),
+// user's rules on changed rows, transfers (changed rows paired with the
+// user's other accounts: detectSynced),
 // the transactions dataset mark and the job's progress. While the run is fresh, a batch that only adds rows is
 // copied in with one COPY; should one of its rows be stored already,
 // the copy is undone (a savepoint) and the batch is upserted page by page,
@@ -187,7 +187,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 				}
 			}
 		}
-		if err := ss.transfers(ctx, tx, w.Changes().Removed > 0); err != nil {
+		if err := ss.transfers(ctx, tx); err != nil {
 			return err
 		}
 		if err := markDataset(ctx, tx, ss.conn.ID, "transactions", true, ""); err != nil {
@@ -334,16 +334,11 @@ func (ss *SyncSession) runRules(ctx context.Context, tx pgx.Tx, changed []uuid.U
 	return nil
 }
 
-// transfers drops the pairs of rows the batch removed (when it removed
-// any) and pairs the rows it wrote, inside the batch's transaction: those
-// it copied in fresh as they were copied (no read back), the others as
-// stored.
-func (ss *SyncSession) transfers(ctx context.Context, tx pgx.Tx, removed bool) error {
-	if removed {
-		if err := dropDeletedTransfers(ctx, tx, ss.conn.UserID); err != nil {
-			return err
-		}
-	}
+// transfers pairs the rows the batch wrote, inside the batch's
+// transaction: those it copied in fresh as they were copied (no read
+// back), the others as stored. (A removed row's transfer is dropped by
+// the database as the row is marked deleted: migration 00023.)
+func (ss *SyncSession) transfers(ctx context.Context, tx pgx.Tx) error {
 	if ss.opts.SkipTransfers || len(ss.written)+len(ss.copied) == 0 {
 		return nil
 	}

@@ -461,19 +461,6 @@ func joinReasons(rs []string) string {
 	return out
 }
 
-// dropDeletedTransfers removes the user's transfers one of whose
-// transactions is deleted (a removal by the provider, a pending row that
-// vanished). Rejections stay.
-func dropDeletedTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID) error {
-	_, err := tx.Exec(ctx, `
-		DELETE FROM transfers tr WHERE tr.user_id = $1 AND EXISTS (SELECT 1 FROM transactions t
-			WHERE t.user_id = $1 AND t.id IN (tr.outflow_transaction_id, tr.inflow_transaction_id) AND t.status = 'deleted')`, userID)
-	if err != nil {
-		return fmt.Errorf("drop transfers of removed transactions: %w", err)
-	}
-	return nil
-}
-
 // carryTransfers moves transfers and rejections from pending transactions
 // to the posted ones that replace them: ids are changed rows that name a
 // pending transaction, pendingIDs the provider ids they name (as
