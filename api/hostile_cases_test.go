@@ -47,6 +47,9 @@ type hostileCase struct {
 // ownIDs are the caller's own resources that baselines refer to.
 type ownIDs struct {
 	connection, account, manualAccount, category, transaction, rule, webhook uuid.UUID
+	// outflow and inflow are two unpaired transactions of two accounts
+	// that a POST /v2/transfers may pair; transfer is a detected transfer.
+	outflow, inflow, transfer uuid.UUID
 }
 
 // operation is one path and method of a document, with what the cases
@@ -112,6 +115,9 @@ func baselineParam(o operation, p *openapi3.Parameter, own ownIDs) string {
 	case "id":
 		if strings.HasPrefix(o.path, "/transactions") {
 			return own.transaction.String()
+		}
+		if strings.HasPrefix(o.path, "/transfers") {
+			return own.transfer.String()
 		}
 		return own.category.String()
 	case "startDate":
@@ -187,6 +193,9 @@ func baselineBody(o operation, own ownIDs) any {
 				map[string]any{"action": "updateTransaction", "field": "Category", "value": map[string]any{"id": own.category.String()}},
 			},
 		}
+	}
+	if o.version == "/v2" && o.path == "/transfers" {
+		return map[string]any{"outflowTransactionId": own.outflow.String(), "inflowTransactionId": own.inflow.String()}
 	}
 	if o.version == "/v2" && o.path == "/webhooks" {
 		return map[string]any{"url": "https://hooks.example.com/finsync", "events": []any{"sync.completed"}}

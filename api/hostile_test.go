@@ -21,6 +21,7 @@ import (
 	"github.com/finsync/finsync/api"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
 
@@ -137,6 +138,7 @@ func (p *subjectPool) next() *subject {
 	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	s.ids.transaction = fx.Transactions(u.ID, s.ids.connection, s.ids.account, "plaid",
 		[]storagetest.Tx{{Date: day, CategoryID: &s.ids.category}, {Date: day.AddDate(0, 0, 1)}})[0]
+	s.ids.outflow, s.ids.inflow, s.ids.transfer = seedTransferIDs(p.e.t, fx, u.ID, s.ids.connection, s.ids.account)
 	fx.Holding(u.ID, s.ids.connection, s.ids.account, "AAPL")
 	fx.InvestmentTransaction(u.ID, s.ids.connection, s.ids.account, day)
 	r := p.e.send(http.MethodPost, "/v2/accounts", s.key, `{"name":"Cash","type":"cash","currency":"USD"}`)
@@ -268,4 +270,30 @@ func mustUUID(t testing.TB, v any) uuid.UUID {
 		t.Fatalf("id %v: %v", v, err)
 	}
 	return id
+}
+
+// seedTransferIDs gives the user a savings account beside account, a
+// detected transfer from account to it, and an outflow and an inflow too
+// far apart to be detected, which a POST /v2/transfers may pair.
+func seedTransferIDs(t *testing.T, fx *storagetest.Fixtures, user, conn, account uuid.UUID) (outflow, inflow, transfer uuid.UUID) {
+	t.Helper()
+	savings := fx.Account(user, conn, "plaid", "Savings")
+	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	outs := fx.Transactions(user, conn, account, "plaid", []storagetest.Tx{
+		{Date: day, Amount: "-50.00", Summary: "TRANSFER TO SAVINGS"},
+		{Date: day, Amount: "-75.00", Summary: "ONE"},
+	})
+	ins := fx.Transactions(user, conn, savings, "plaid", []storagetest.Tx{
+		{Date: day, Amount: "50.00", Summary: "TRANSFER FROM CHECKING"},
+		{Date: day.AddDate(0, 0, 30), Amount: "75.00", Summary: "TWO"},
+	})
+	ctx := context.Background()
+	if n, err := fx.St.DetectTransfers(ctx, user, append(outs, ins...)); err != nil || n != 1 {
+		t.Fatalf("detect transfers: %d, %v", n, err)
+	}
+	trs, err := fx.St.ListTransfers(ctx, storage.Scope{UserID: user}, storage.TransferFilter{}, storage.Keyset{}, 10)
+	if err != nil || len(trs) != 1 {
+		t.Fatalf("transfers: %v, %v", trs, err)
+	}
+	return outs[1], ins[1], trs[0].ID
 }

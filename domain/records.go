@@ -233,6 +233,9 @@ type Transaction struct {
 	PostedAt            *time.Time
 	// PendingProviderID names the pending transaction a posted one replaces.
 	PendingProviderID *string
+	// TransferID is the transfer the transaction is a side of, when the
+	// reading scope sees it (listings fill it; nil otherwise).
+	TransferID *uuid.UUID
 }
 
 // Day returns the transaction's date for ordering and filters: the posted

@@ -45,6 +45,9 @@ type SyncSessionOptions struct {
 	// JobID is the River job running the sync, whose metadata receives each
 	// committed batch's progress (addSyncProgress); zero records none.
 	JobID int64
+	// SkipTransfers turns transfer detection off, for benchmarks that
+	// measure its cost; a sync that serves users never sets it.
+	SkipTransfers bool
 }
 
 // SyncSession writes one sync run of one connection: its accounts, its
@@ -73,6 +76,16 @@ type SyncSession struct {
 	// relinking is set while the connection has relink candidates: its
 	// pages' unknown provider ids are matched to them (sync_identity.go).
 	relinking bool
+	// written are the rows the current batch inserted or changed, which
+	// transfer detection pairs at the batch's end; copied are those it
+	// copied in fresh, as detection reads them.
+	written []uuid.UUID
+	copied  []detectRow
+	// copiedBefore are the rows earlier batches of a fresh run copied in,
+	// which detection matches later batches against; windowFrom is the
+	// batch size from which it does so (windowDetectRows).
+	copiedBefore *sessionRows
+	windowFrom   int
 }
 
 // knownCategory is a provider category copied for the user in a run: its
@@ -94,7 +107,11 @@ func (t SyncTarget) FirstSync() bool {
 // connection. It runs no statement. Caveat: the connection is the one
 // target loaded; changes made elsewhere during the run are not seen.
 func (s *Store) OpenSyncSession(target SyncTarget, opts SyncSessionOptions) *SyncSession {
-	return &SyncSession{store: s, conn: target.Connection, opts: opts, fresh: target.FirstSync()}
+	ss := &SyncSession{store: s, conn: target.Connection, opts: opts, fresh: target.FirstSync(), windowFrom: windowDetectRows}
+	if ss.fresh {
+		ss.copiedBefore = &sessionRows{resumed: target.HasTransactions}
+	}
+	return ss
 }
 
 // ApplyAccounts stores the connection's accounts (with today's balances,
@@ -157,8 +174,9 @@ type SyncResult struct {
 
 // ApplyBatch stores pages in order, then the cursor after the last one, in
 // one database transaction: rows, removals, pending sets, categories, the
-// user's rules on changed rows, the transactions dataset mark and the
-// job's progress. While the run is fresh, a batch that only adds rows is
+// user's rules on changed rows, transfers (changed rows paired with the
+// user's other accounts: detectSynced),
+// the transactions dataset mark and the job's progress. While the run is fresh, a batch that only adds rows is
 // copied in with one COPY; should one of its rows be stored already,
 // the copy is undone (a savepoint) and the batch is upserted page by page,
 // as every later batch is. The result counts only once it returns without
@@ -169,6 +187,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 	}
 	var changes RowChanges
 	err := ss.store.inTx(ctx, func(tx pgx.Tx) error {
+		ss.written, ss.copied = ss.written[:0], ss.copied[:0]
 		w := newTransactionWriter(tx, ss.conn)
 		defer func() { changes = w.Changes() }()
 		stored, err := ss.storeFresh(ctx, tx, w, batch)
@@ -186,6 +205,9 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 				}
 			}
 		}
+		if err := ss.transfers(ctx, tx); err != nil {
+			return err
+		}
 		if err := markDataset(ctx, tx, ss.conn.ID, "transactions", true, ""); err != nil {
 			return err
 		}
@@ -198,7 +220,19 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 	if err != nil {
 		return SyncResult{}, err
 	}
+	ss.noteCopied()
 	return SyncResult{Changes: changes}, nil
+}
+
+// noteCopied keeps a committed batch's copied rows for the detection of
+// later batches, while the run is fresh.
+func (ss *SyncSession) noteCopied() {
+	switch {
+	case !ss.fresh:
+		ss.copiedBefore = nil
+	case ss.copiedBefore != nil && len(ss.copied) > 0:
+		ss.copiedBefore.add(ss.copied)
+	}
 }
 
 // recordProgress adds a batch to the progress of the job running the sync,
@@ -237,7 +271,8 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transaction
 	if err != nil || !ok {
 		return false, err
 	}
-	return true, ss.applyRules(ctx, tx, ids)
+	ss.copied = freshDetectRows(rows, ids)
+	return true, ss.runRules(ctx, tx, ids)
 }
 
 // insertFresh copies rows none of which should be stored yet straight in,
@@ -300,8 +335,15 @@ func (ss *SyncSession) rows(ctx context.Context, tx pgx.Tx, page *SyncPage) ([]d
 	return page.Upserts, keepPending, nil
 }
 
-// applyRules runs the user's rules on the rows a page inserted or changed.
+// applyRules runs the user's rules on the rows a page inserted or changed,
+// and notes them for transfer detection at the batch's end.
 func (ss *SyncSession) applyRules(ctx context.Context, tx pgx.Tx, changed []uuid.UUID) error {
+	ss.written = append(ss.written, changed...)
+	return ss.runRules(ctx, tx, changed)
+}
+
+// runRules runs the user's rules on changed rows.
+func (ss *SyncSession) runRules(ctx context.Context, tx pgx.Tx, changed []uuid.UUID) error {
 	if ss.opts.Rules == nil || len(changed) == 0 {
 		return nil
 	}
@@ -309,6 +351,17 @@ func (ss *SyncSession) applyRules(ctx context.Context, tx pgx.Tx, changed []uuid
 		return fmt.Errorf("apply rules: %w", err)
 	}
 	return nil
+}
+
+// transfers pairs the rows the batch wrote, inside the batch's
+// transaction: those it copied in fresh as they were copied (no read
+// back), the others as stored. (A removed row's transfer is dropped by
+// the database as the row is marked deleted: migration 00023.)
+func (ss *SyncSession) transfers(ctx context.Context, tx pgx.Tx) error {
+	if ss.opts.SkipTransfers || len(ss.written)+len(ss.copied) == 0 {
+		return nil
+	}
+	return detectSynced(ctx, tx, ss.conn, ss.copied, ss.written, ss.windowFrom, ss.copiedBefore)
 }
 
 // storePage writes one page inside the batch's transaction.

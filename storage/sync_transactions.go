@@ -203,6 +203,9 @@ func (w *transactionWriter) merge(ctx context.Context, txs []domain.Transaction,
 	if err := w.carryUserCategories(ctx, carryIDs, carryPending); err != nil {
 		return nil, err
 	}
+	if err := w.carryTransfers(ctx, carryIDs, carryPending); err != nil {
+		return nil, err
+	}
 	return changed, nil
 }
 
@@ -291,6 +294,9 @@ func (w *transactionWriter) InsertNew(ctx context.Context, txs []domain.Transact
 		}
 	}
 	if err := w.carryUserCategories(ctx, carryIDs, carryPending); err != nil {
+		return nil, false, err
+	}
+	if err := w.carryTransfers(ctx, carryIDs, carryPending); err != nil {
 		return nil, false, err
 	}
 	w.changes.Added += int64(len(ids))

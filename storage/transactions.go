@@ -26,6 +26,7 @@ type txRow struct {
 	amount, fees, net                                                        pgtype.Numeric
 	authorized, posted                                                       pgtype.Date
 	postedAt                                                                 pgtype.Timestamptz
+	transferID                                                               pgtype.UUID
 }
 
 // scanTransaction reads one row of transactionColumns.
@@ -37,10 +38,26 @@ func scanTransaction(row pgx.Row, t *domain.Transaction) error {
 // scan reads one row of transactionColumns through r, which a listing
 // reuses for all its rows.
 func (r *txRow) scan(row pgx.Row, t *domain.Transaction) error {
-	err := row.Scan(&r.id, &r.userID, &r.connID, &r.accountID, &t.Provider, &t.ProviderID,
+	return r.scanWith(row, t)
+}
+
+// scanWithTransfer reads one row of transactionColumns followed by
+// transferIDColumn.
+func (r *txRow) scanWithTransfer(row pgx.Row, t *domain.Transaction) error {
+	if err := r.scanWith(row, t, &r.transferID); err != nil {
+		return err
+	}
+	t.TransferID = uuidPtr(r.transferID)
+	return nil
+}
+
+// scanWith reads one row of transactionColumns followed by extra.
+func (r *txRow) scanWith(row pgx.Row, t *domain.Transaction, extra ...any) error {
+	dest := []any{&r.id, &r.userID, &r.connID, &r.accountID, &t.Provider, &t.ProviderID,
 		&t.Status, &t.Summary, &r.amount, &t.Currency, &r.authorized, &r.posted, &r.merchant,
 		&r.categoryID, &r.catSource, &r.categoryRuleID, &t.Hidden, &r.fees, &r.feeType, &r.net, &r.subAccount,
-		&r.channel, &r.check, &r.desc, &r.src, &r.typ, &t.CreatedAt, &r.postedAt)
+		&r.channel, &r.check, &r.desc, &r.src, &r.typ, &t.CreatedAt, &r.postedAt}
+	err := row.Scan(append(dest, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
@@ -107,6 +124,10 @@ type TransactionFilter struct {
 	StartDate     *domain.Date
 	EndDate       *domain.Date
 	IncludeHidden bool
+	// Transfers is TransfersInclude (or empty), TransfersExclude or
+	// TransfersOnly: whether sides of the transfers the scope sees are
+	// listed.
+	Transfers string
 }
 
 // ListTransactions lists the scope's transactions newest first, by the
@@ -141,8 +162,10 @@ func (s *Store) ListTransactions(ctx context.Context, sc Scope, f TransactionFil
 	if !f.IncludeHidden {
 		w.add("NOT t.hidden")
 	}
+	transfersFilter(&w, sc, f.Transfers)
 	w.keyset("t.tx_date", "t.id", after)
-	q := `SELECT ` + transactionColumns + ` FROM transactions t WHERE ` + w.sql() +
+	cols := transactionColumns + ", " + transferIDColumn(&w, sc)
+	q := `SELECT ` + cols + ` FROM transactions t WHERE ` + w.sql() +
 		` ORDER BY t.tx_date DESC, t.id DESC LIMIT ` + w.arg(limit)
 	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
 	if err != nil {
@@ -153,7 +176,7 @@ func (s *Store) ListTransactions(ctx context.Context, sc Scope, f TransactionFil
 	var r txRow
 	for rows.Next() {
 		out = append(out, domain.Transaction{})
-		if err := r.scan(rows, &out[len(out)-1]); err != nil {
+		if err := r.scanWithTransfer(rows, &out[len(out)-1]); err != nil {
 			return nil, fmt.Errorf("list transactions: %w", err)
 		}
 	}
@@ -166,7 +189,9 @@ func (s *Store) GetTransaction(ctx context.Context, sc Scope, id uuid.UUID) (dom
 	w.add("t.id = ?", id)
 	w.scope("t", sc)
 	var t domain.Transaction
-	if err := scanTransaction(s.reader(ctx).QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE `+w.sql(), w.args...), &t); err != nil {
+	var r txRow
+	cols := transactionColumns + ", " + transferIDColumn(&w, sc)
+	if err := r.scanWithTransfer(s.reader(ctx).QueryRow(ctx, `SELECT `+cols+` FROM transactions t WHERE `+w.sql(), w.args...), &t); err != nil {
 		return t, fmt.Errorf("get transaction %s: %w", id, err)
 	}
 	return t, nil

@@ -47,8 +47,9 @@ func (s *Store) SetTransactionCategory(ctx context.Context, sc Scope, id uuid.UU
 			provider_category_id = CASE WHEN category_kept(t.category_source, 'provider')
 				THEN t.provider_category_id ELSE COALESCE(t.provider_category_id, t.category_id) END,
 			updated_at = now()
-			WHERE ` + w.sql() + ` RETURNING ` + transactionColumns
-		if err := scanTransaction(tx.QueryRow(ctx, q, w.args...), &out); err != nil {
+			WHERE ` + w.sql() + ` RETURNING ` + transactionColumns + `, ` + transferIDColumn(&w, sc)
+		var r txRow
+		if err := r.scanWithTransfer(tx.QueryRow(ctx, q, w.args...), &out); err != nil {
 			return fmt.Errorf("set category of transaction %s: %w", id, err)
 		}
 		return nil

@@ -61,6 +61,10 @@ type Syncer struct {
 	// database (what the API shows as a connection's breaker); zero derives
 	// one from the host name and process id.
 	Holder uuid.UUID
+	// SkipTransfers turns transfer detection off in the syncs' write
+	// sessions: a knob for benchmarks that measure detection's cost, never
+	// set by finsync's commands.
+	SkipTransfers bool
 }
 
 // DefaultSlice is the slice of a sync job that NewClient's timeouts assume.
@@ -237,7 +241,8 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	pc := providers.Connection{ID: id.String(), Provider: conn.Provider, InstitutionID: conn.InstitutionID, BaseURL: conn.BaseURL, Credentials: creds}
 	openBefore := s.breakerOpen(conn)
 	session := s.Store.OpenSyncSession(target, storage.SyncSessionOptions{
-		ReadOnlyCategories: p.Describe().ReadOnlyCategories, Rules: s.ApplyRules, JobID: syncJobID(ctx)})
+		ReadOnlyCategories: p.Describe().ReadOnlyCategories, Rules: s.ApplyRules, JobID: syncJobID(ctx),
+		SkipTransfers: s.SkipTransfers})
 	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), session: session,
 		firstSync: target.FirstSync(), end: end}
 	if target.HasTransactions {

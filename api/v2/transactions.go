@@ -28,6 +28,7 @@ func (s *Server) listTransactions(c *gin.Context) {
 		IncludeHidden:    q.Bool("includeHidden"),
 	}
 	f.Statuses = transactionStatuses[q.Enum("status", "posted", "pending", "posted", "deleted", "all")]
+	f.Transfers = q.Enum("transfers", storage.TransfersInclude, storage.TransfersInclude, storage.TransfersExclude, storage.TransfersOnly)
 	f.StartDate, f.EndDate = q.dateRange()
 	f.IncludeDuplicates = q.Bool("includeDuplicates")
 	pg := s.newPager(c, "transactions", q)
@@ -89,6 +90,7 @@ func appendTransaction(b []byte, t *domain.Transaction) []byte {
 	o.StringPtr("checkNumber", t.CheckNumber)
 	o.StringPtr("originalDescription", t.OriginalDescription)
 	o.StringPtr("source", t.Source)
+	o.UUIDPtr("transferId", t.TransferID)
 	return o.End()
 }
 

@@ -28,7 +28,9 @@ const listSQL = `SELECT t.id, t.user_id, t.bank_connection_id, t.account_id, t.p
 	t.status, t.summary, t.amount, t.currency, t.authorized_date, t.posted_date, t.merchant_name,
 	t.category_id, COALESCE(t.category_source, 'provider'),
 	CASE WHEN t.category_source = 'rule' THEN t.category_rule_id END, t.hidden, t.fees, t.fee_type, t.net_amount,
-	t.sub_account, t.payment_channel, t.check_number, t.original_description, t.source, t.type, t.created_at, t.posted_at
+	t.sub_account, t.payment_channel, t.check_number, t.original_description, t.source, t.type, t.created_at, t.posted_at,
+	COALESCE((SELECT tr.id FROM transfers tr WHERE tr.outflow_transaction_id = t.id AND tr.user_id = $1),
+		(SELECT tr.id FROM transfers tr WHERE tr.inflow_transaction_id = t.id AND tr.user_id = $1))
 	FROM transactions t WHERE t.user_id = $1 AND t.status = $2 AND NOT t.hidden
 	ORDER BY t.tx_date DESC, t.id DESC LIMIT $3`
 
@@ -63,13 +65,14 @@ type transaction struct {
 	Type                pgtype.Text        `json:"-"`
 	CreatedAt           pgtype.Timestamptz `json:"-"`
 	PostedAt            pgtype.Timestamptz `json:"-"`
+	TransferID          pgtype.UUID        `json:"transferId"`
 }
 
 func (t *transaction) fields() []any {
 	return []any{&t.ID, &t.UserID, &t.BankConnectionID, &t.AccountID, &t.Provider, &t.ProviderID,
 		&t.Status, &t.Summary, &t.Amount, &t.Currency, &t.AuthorizedDate, &t.PostedDate, &t.MerchantName,
 		&t.CategoryID, &t.CategorySource, &t.CategoryRuleID, &t.Hidden, &t.Fees, &t.FeeType, &t.NetAmount, &t.SubAccount,
-		&t.PaymentChannel, &t.CheckNumber, &t.OriginalDescription, &t.Source, &t.Type, &t.CreatedAt, &t.PostedAt}
+		&t.PaymentChannel, &t.CheckNumber, &t.OriginalDescription, &t.Source, &t.Type, &t.CreatedAt, &t.PostedAt, &t.TransferID}
 }
 
 type pageInfo struct {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
@@ -109,6 +110,24 @@ func (s *seeder) insertTransactions(ctx context.Context, src *txSource) error {
 	return nil
 }
 
+// detectTransfers runs the store's transfer detection over each user's
+// transactions, as syncs would have run it on them.
+func (s *seeder) detectTransfers(ctx context.Context, users []user) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(2)
+	for i := range users {
+		g.Go(func() error {
+			var ids []uuid.UUID
+			if err := s.pool.QueryRow(ctx, `SELECT COALESCE(array_agg(id), '{}') FROM transactions WHERE user_id = $1`, users[i].id).Scan(&ids); err != nil {
+				return fmt.Errorf("transactions of %s: %w", users[i].id, err)
+			}
+			_, err := s.st.DetectTransfers(ctx, users[i].id, ids)
+			return err
+		})
+	}
+	return g.Wait()
+}
+
 // issueKeys issues one API key per user through the store and writes the
 // secrets to path, one per line, in user order.
 func (s *seeder) issueKeys(ctx context.Context, users []user, path string) error {
@@ -152,7 +171,7 @@ func writeLines(path string, lines []string) error {
 // analyze vacuums and analyzes the seeded tables, so the benchmark sees
 // fresh statistics, set hint bits and a current visibility map.
 func (s *seeder) analyze(ctx context.Context) error {
-	for _, t := range []string{"users", "credentials", "bank_connections", "accounts", "categories", "transactions"} {
+	for _, t := range []string{"users", "credentials", "bank_connections", "accounts", "categories", "transactions", "transfers"} {
 		if _, err := s.pool.Exec(ctx, "VACUUM (ANALYZE) "+t); err != nil {
 			return fmt.Errorf("vacuum analyze %s: %w", t, err)
 		}

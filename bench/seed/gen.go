@@ -60,6 +60,9 @@ type user struct {
 	connectionID uuid.UUID
 	accounts     []uuid.UUID
 	categories   []uuid.UUID // parallel to categoryNames
+	// owed is the amount (cents) of a transfer out of checking whose
+	// inflow into the user's last account is the user's next row.
+	owed int64
 }
 
 // newUsers lays out n users with one connection, 2-3 accounts and the
@@ -160,6 +163,15 @@ func (s *txSource) generate(i int) []any {
 	account := u.accounts[rng.IntN(len(u.accounts))]
 	if rng.IntN(40) == 0 { // payroll, into checking
 		cat, cents, name, channel, account = incomeCategory, -(150000 + rng.Int64N(450000)), "Acme Corp Payroll", "other", u.accounts[0]
+	}
+	last := len(u.accounts) - 1
+	switch {
+	case u.owed != 0: // a transfer's inflow, on the day of its outflow or the next
+		cents, name, channel, account = u.owed, "Transfer from "+accountKinds[0][2], "other", u.accounts[last]
+		u.owed = 0
+	case rng.IntN(50) == 0: // a transfer out of checking, in whole dollars
+		u.owed = 100 * (50 + rng.Int64N(950))
+		cents, name, channel, account = -u.owed, "Transfer to "+accountKinds[last][2], "other", u.accounts[0]
 	}
 	var categoryID, categorySource any
 	if rng.IntN(10) != 0 { // a tenth stay uncategorized

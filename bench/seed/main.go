@@ -90,6 +90,7 @@ func run(ctx context.Context, o options, lg *log.Logger) error {
 		{"transactions", func(ctx context.Context) error {
 			return sd.insertTransactions(ctx, newTxSource(rng, users, o.transactions, time.Now().UTC()))
 		}},
+		{"transfer detection", func(ctx context.Context) error { return sd.detectTransfers(ctx, users) }},
 		{"API keys", func(ctx context.Context) error { return sd.issueKeys(ctx, users, o.keysFile) }},
 		{"vacuum analyze", sd.analyze},
 	}

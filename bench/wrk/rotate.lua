@@ -5,7 +5,8 @@
 -- Every request carries the next user's API key from KEYS_FILE (one key a
 -- line), so the load rotates over all users; each thread starts at its own
 -- offset into the keys so that threads do not walk in lockstep. Requests go
--- to /v2/transactions?limit=LIMIT. done() prints one machine-readable line:
+-- to /v2/transactions?limit=LIMIT (BENCH_PATH replaces /v2/transactions,
+-- for example /v2/transfers). done() prints one machine-readable line:
 --
 --   RESULT label=LABEL limit=50 requests=... rps=... p50_ms=... p99_ms=... max_ms=... non2xx=... errors=...
 --
@@ -29,7 +30,7 @@ path = "/v2/transactions?limit=50"
 function init(args)
   local file = args[1] or error("rotate.lua: pass the keys file after --")
   local limit = args[2] or "50"
-  path = "/v2/transactions?limit=" .. limit
+  path = (os.getenv("BENCH_PATH") or "/v2/transactions") .. "?limit=" .. limit
   for line in io.lines(file) do
     if line ~= "" then
       keys[#keys + 1] = line

@@ -163,7 +163,7 @@ func v2Transaction() obj {
 		"merchantName": "Blue Bottle", "categoryId": catID, "categorySource": "provider", "categoryRuleId": nil,
 		"fees": nil, "feeType": nil,
 		"netAmount": nil, "subAccount": nil, "paymentChannel": "in store", "checkNumber": nil,
-		"originalDescription": "BLUE BOTTLE #12", "source": nil,
+		"originalDescription": "BLUE BOTTLE #12", "source": nil, "transferId": nil,
 	}
 }
 

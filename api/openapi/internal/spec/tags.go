@@ -78,7 +78,7 @@ func v1Tags() []tag {
 // v2Tags are the tags of version 2, in the order its document lists them.
 func v2Tags() []tag {
 	return []tag{
-		tagService(), tagUser(), tagAccounts(), tagTransactions(), tagConnections(),
+		tagService(), tagUser(), tagAccounts(), tagTransactions(), tagTransfers(), tagConnections(),
 		tagCategories(), tagInvestments(), tagRules(), tagWebhooks(),
 	}
 }

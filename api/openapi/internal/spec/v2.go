@@ -88,6 +88,7 @@ func v2Routes() []route {
 	}}})...)
 	routes = append(routes, tagged(tagAccounts(), v2AccountRoutes())...)
 	routes = append(routes, tagged(tagTransactions(), v2TransactionRoutes())...)
+	routes = append(routes, tagged(tagTransfers(), v2TransferRoutes())...)
 	routes = append(routes, tagged(tagCategories(), v2CategoryRoutes())...)
 	routes = append(routes, tagged(tagInvestments(), v2InvestmentRoutes())...)
 	routes = append(routes, tagged(tagRules(), v2RuleRoutes())...)
@@ -174,6 +175,7 @@ func v2TransactionRoutes() []route {
 				paramRef("bankConnectionId"), paramRef("bankAccountId"), paramRef("categoryId"),
 				paramRef("transactionStatusFilter"), paramRef("startDate"), paramRef("endDate"),
 				paramRef("cursor"), paramRef("limit"), paramRef("includeHidden"), paramRef("includeDuplicates"),
+				paramRef("transfersFilter"),
 			},
 			status: http.StatusOK, respDesc: "A page of transactions.",
 			schema: object(req("transactions", array(ref("Transaction"))), req("pageInfo", ref("PageInfo"))),
@@ -343,6 +345,9 @@ func v2Parameters() Obj {
 		{"includeDuplicates", queryParam("includeDuplicates", "finsync's addition: also list the transactions "+
 			"of accounts marked as duplicates of another account of the user (duplicateOfAccountId). A key "+
 			"whose scope lacks the original account always sees the duplicate's.", boolean().with("default", false))},
+		{"transfersFilter", queryParam("transfers", "Sides of transfers the credential sees: include them, "+
+			"exclude them (spending and income only), or list only them.",
+			enum("include", "exclude", "only").with("default", "include"))},
 	}
 }
 

@@ -48,6 +48,7 @@ func v2Schemas(provs []domain.ProviderProfile) Obj {
 			req("derived", v2BalanceDerived()),
 		)},
 		KV{"Transaction", v2Transaction()},
+		KV{"Transfer", v2TransferSchema()},
 		KV{"BankConnection", v2BankConnection()},
 		KV{"BankConnectionHealth", v2BankConnectionHealth()},
 		KV{"Category", object(
@@ -230,6 +231,8 @@ func v2Transaction() Obj {
 		req("checkNumber", orNull(str())),
 		req("originalDescription", orNull(str())),
 		req("source", orNull(str())),
+		req("transferId", describe(orNull(uuidS()), "The transfer this transaction is a side of (our addition); "+
+			"null when it is none, or when the credential does not see both its accounts.")),
 	)
 }
 

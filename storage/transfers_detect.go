@@ -1,0 +1,539 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/finsync/finsync/domain"
+)
+
+// DetectTransfers pairs the user's transactions ids (new or changed rows)
+// with the other side of a transfer in another of the user's accounts, in
+// one database transaction: the detection a sync runs on each batch, for a
+// write that changes a manual account's transactions, or a re-run. It is
+// idempotent: rows already paired are left alone and a pass over unchanged
+// rows pairs nothing new. Caveat: it pairs only rows among ids (and their
+// counterparts); it does not revisit the user's other unpaired rows.
+func (s *Store) DetectTransfers(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (int, error) {
+	var n int
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		n, err = detectTransfers(ctx, tx, userID, ids)
+		return err
+	})
+	return n, err
+}
+
+// detectTransfers pairs rows among changed with their counterparts, inside
+// tx, and returns how many pairs it stored: detectRows on the rows that
+// are live, non-zero and unpaired.
+func detectTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID, changed []uuid.UUID) (int, error) {
+	if len(changed) == 0 {
+		return 0, nil
+	}
+	if err := lockUserTransfers(ctx, tx, userID); err != nil {
+		return 0, err
+	}
+	rows, err := loadDetectRows(ctx, tx, userID, changed)
+	if err != nil {
+		return 0, err
+	}
+	return detectRows(ctx, tx, userID, rows, nil)
+}
+
+// detectSynced pairs a sync batch's rows: copied (rows copied in fresh,
+// as copied) and written (rows upserted, read as stored). A batch of at
+// least windowFrom copied rows (and no other) is searched by window, with
+// the rows the session copied before (mem).
+func detectSynced(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, copied []detectRow, written []uuid.UUID, windowFrom int, mem *sessionRows) error {
+	if err := lockUserTransfers(ctx, tx, conn.UserID); err != nil {
+		return err
+	}
+	rows, err := loadDetectRows(ctx, tx, conn.UserID, written)
+	if err != nil {
+		return err
+	}
+	var window *windowSearch
+	if len(copied) >= windowFrom && len(rows) == 0 {
+		window = &windowSearch{connID: conn.ID, mem: mem}
+	}
+	_, err = detectRows(ctx, tx, conn.UserID, append(rows, copied...), window)
+	return err
+}
+
+// lockUserTransfers takes a transaction-level advisory lock on the user's
+// transfers, so that two syncs of the user's connections writing the two
+// sides of a transfer at once detect it in turn (the second sees the
+// first's committed row) instead of both missing it. It also turns JIT
+// compilation off for the rest of tx: detection's statements are many
+// short index look-ups whose estimated cost can cross the JIT threshold
+// on a large batch, and compiling them costs more than running them.
+func lockUserTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('transfers:' || $1::text, 0)), set_config('jit', 'off', true)`, userID); err != nil {
+		return fmt.Errorf("detect transfers: lock user: %w", err)
+	}
+	return nil
+}
+
+// detectRow is a row detection pairs, as candidate search reads it.
+type detectRow struct {
+	id, accountID uuid.UUID
+	// minor is the amount in ten-thousandths (negative: an outflow) and
+	// day the transaction's date (posted, else authorized) in days since
+	// 2000-01-01, as transferSide has them.
+	minor, day int64
+	currency   string
+	// text is the summary, original description and merchant, lower-cased.
+	text string
+}
+
+// dayZero is the date detectRow and transferSide count days from.
+var dayZero = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// freshDetectRows are rows just copied in (with their new ids, in order)
+// as detection reads them: a fresh batch's rows are not read back.
+func freshDetectRows(txs []domain.Transaction, ids []uuid.UUID) []detectRow {
+	out := make([]detectRow, 0, len(ids))
+	for i := range ids {
+		t := &txs[i]
+		d := t.PostedDate
+		if d == nil {
+			d = t.AuthorizedDate
+		}
+		if d == nil || t.Amount.IsZero() {
+			continue
+		}
+		parts := []string{t.Summary}
+		for _, p := range []*string{t.OriginalDescription, t.MerchantName} {
+			if p != nil {
+				parts = append(parts, *p)
+			}
+		}
+		out = append(out, detectRow{id: ids[i], accountID: t.AccountID,
+			minor: t.Amount.Decimal().Shift(4).Round(0).IntPart(), day: int64(d.Sub(dayZero).Hours() / 24),
+			currency: t.Currency, text: strings.ToLower(strings.Join(parts, " "))})
+	}
+	return out
+}
+
+// loadDetectRows reads those of ids that are the user's, live, non-zero
+// and unpaired: one primary-key look-up per id (a lateral probe, whatever
+// the planner's statistics of a table a sync is filling say).
+func loadDetectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid.UUID) ([]detectRow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, `
+		SELECT t.id, t.account_id, (t.amount * 10000)::bigint, (t.tx_date - DATE '2000-01-01')::bigint, t.currency, t.text
+		FROM unnest($2::uuid[]) AS i(id)
+		CROSS JOIN LATERAL (
+			SELECT t.id, t.account_id, t.amount, t.currency, t.tx_date,
+				lower(concat_ws(' ', t.summary, t.original_description, t.merchant_name)) AS text
+			FROM transactions t
+			WHERE t.id = i.id AND t.user_id = $1 AND t.status <> 'deleted' AND t.amount <> 0 AND t.tx_date IS NOT NULL
+			LIMIT 1
+		) t
+		WHERE NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = t.id)
+			AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = t.id)`, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: load changed rows: %w", err)
+	}
+	var out []detectRow
+	var r detectRow
+	_, err = pgx.ForEachRow(rows, []any{&r.id, &r.accountID, &r.minor, &r.day, &r.currency, &r.text}, func() error {
+		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: load changed rows: %w", err)
+	}
+	return out, nil
+}
+
+// windowSearch selects windowCandidates for a batch: the connection whose
+// session copied it, and the rows the session copied before (nil: read
+// them from the database).
+type windowSearch struct {
+	connID uuid.UUID
+	mem    *sessionRows
+}
+
+// detectRows pairs rows with their counterparts and stores the pairs
+// chosen. Candidates come from candidatePairs, or windowCandidates when
+// window is set; the candidates' own candidates decide whether a
+// candidate fits one row better than any other; scoring and the choice
+// are scoreTransfer and chooseTransfers. Caveat: the caller holds
+// lockUserTransfers.
+func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, window *windowSearch) (int, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	cross, err := userHasCurrencies(ctx, tx, userID)
+	if err != nil {
+		return 0, err
+	}
+	want := make(map[[16]byte]bool, len(rows))
+	for _, r := range rows {
+		want[r.id] = true
+	}
+	var pairs [][2]uuid.UUID
+	var crowded map[[16]byte]bool
+	var known map[[16]byte]*transferSide
+	if window != nil {
+		pairs, crowded, known, err = windowCandidates(ctx, tx, userID, window.connID, rows, cross, window.mem)
+	} else {
+		pairs, crowded, err = probeCandidates(ctx, tx, userID, rows, cross, want)
+	}
+	if err != nil || len(pairs) == 0 {
+		return 0, err
+	}
+	edges, err := scoredEdges(ctx, tx, userID, pairs, known)
+	if err != nil {
+		return 0, err
+	}
+	return insertDetected(ctx, tx, userID, chooseTransfers(edges, want, crowded))
+}
+
+// probeCandidates is candidatePairs for rows and then for their
+// candidates outside rows.
+func probeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, cross bool, want map[[16]byte]bool) ([][2]uuid.UUID, map[[16]byte]bool, error) {
+	pairs, crowded, err := candidatePairs(ctx, tx, userID, rows, cross, true)
+	if err != nil || len(pairs) == 0 {
+		return nil, nil, err
+	}
+	var others []uuid.UUID
+	seen := map[[16]byte]bool{}
+	for _, p := range pairs {
+		if !want[p[1]] && !seen[p[1]] {
+			seen[p[1]] = true
+			others = append(others, p[1])
+		}
+	}
+	otherRows, err := loadDetectRows(ctx, tx, userID, others)
+	if err != nil {
+		return nil, nil, err
+	}
+	more, crowdedMore, err := candidatePairs(ctx, tx, userID, otherRows, cross, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	for id := range crowdedMore {
+		crowded[id] = true
+	}
+	return append(pairs, more...), crowded, nil
+}
+
+// userHasCurrencies reports whether the user's accounts are in more than
+// one currency: only then is there a cross-currency candidate to look for.
+func userHasCurrencies(ctx context.Context, tx pgx.Tx, userID uuid.UUID) (bool, error) {
+	var cross bool
+	if err := tx.QueryRow(ctx, `SELECT count(DISTINCT currency) > 1 FROM accounts WHERE user_id = $1`, userID).Scan(&cross); err != nil {
+		return false, fmt.Errorf("detect transfers: currencies: %w", err)
+	}
+	return cross, nil
+}
+
+// maxTransferCandidates is the most same-currency candidates a row
+// considers: a row with more (a common amount among many equal rows in
+// the user's other accounts within the window) is crowded and stays
+// unpaired, since no candidate among so many can beat the others by the
+// margin on the evidence scoring weighs. The bound keeps detection's cost
+// per row constant however many equal amounts a history holds.
+const maxTransferCandidates = 8
+
+// candidatePairs returns, for each of rows, the live, unpaired rows of
+// the user's other accounts that could be its other side: (when same)
+// the opposite sign, the same absolute amount and currency within the
+// date window, and (when cross, for a row whose description says
+// transfer) a row of an account in another currency within the
+// cross-currency window. Pairs the user rejected are left out. It also
+// returns the rows that are crowded (more than maxTransferCandidates
+// same-currency candidates; only the first of them are returned), which
+// must not pair.
+func candidatePairs(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, cross, same bool) ([][2]uuid.UUID, map[[16]byte]bool, error) {
+	crowded := map[[16]byte]bool{}
+	if len(rows) == 0 || (!cross && !same) {
+		return nil, crowded, nil
+	}
+	ids, accts := make([]uuid.UUID, len(rows)), make([]uuid.UUID, len(rows))
+	minors, days := make([]int64, len(rows)), make([]int64, len(rows))
+	currencies, texts := make([]string, len(rows)), make([]string, len(rows))
+	for i, r := range rows {
+		ids[i], accts[i], minors[i], days[i], currencies[i], texts[i] = r.id, r.accountID, r.minor, r.day, r.currency, r.text
+	}
+	res, err := tx.Query(ctx, candidatePairsSQL(cross, same), userID, ids, accts, minors, currencies, days, texts,
+		maxTransferLagDays, maxCrossCurrencyDays, transferWordsPattern(), maxTransferCandidates+1)
+	if err != nil {
+		return nil, nil, fmt.Errorf("detect transfers: candidates: %w", err)
+	}
+	var pairs [][2]uuid.UUID
+	perRow := map[[16]byte]int{}
+	var p [2]uuid.UUID
+	var isSame bool
+	_, err = pgx.ForEachRow(res, []any{&p[0], &p[1], &isSame}, func() error {
+		if isSame {
+			perRow[p[0]]++
+			if perRow[p[0]] > maxTransferCandidates {
+				crowded[p[0]] = true
+				return nil
+			}
+		}
+		pairs = append(pairs, p)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("detect transfers: candidates: %w", err)
+	}
+	return pairs, crowded, nil
+}
+
+// transferWordsPattern is transferWords as a POSIX regular expression.
+func transferWordsPattern() string {
+	return strings.Join(transferWords, "|")
+}
+
+// candidatePairsSQL: $1 user; the rows as arrays: $2 ids, $3 accounts,
+// $4 amounts in ten-thousandths, $5 currencies, $6 dates in days since
+// 2000-01-01, $7 texts; $8 the same-currency window in days either side,
+// $9 the cross-currency window, $10 the transfer words, $11 the most
+// same-currency candidates read per row. Each result is a row's id, the
+// candidate's, and whether it is a same-currency one. The same-currency
+// search (when same) is one bounded range of
+// transactions_transfer_match_idx per row: the search for the few rows an
+// incremental sync or an edit writes (windowCandidates serves a first
+// sync's batches). The cross-currency one (when cross) reads, for a row
+// whose description says transfer, the window of each of the user's
+// accounts in another currency on transactions_account_order_idx.
+func candidatePairsSQL(cross, same bool) string {
+	free := `NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = x.id)
+		AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = x.id)`
+	rejected := `NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
+			AND ((r.outflow_transaction_id = c.id AND r.inflow_transaction_id = x.id)
+				OR (r.outflow_transaction_id = x.id AND r.inflow_transaction_id = c.id)))`
+	var parts []string
+	if same {
+		parts = append(parts, `
+SELECT c.id, x.id, true FROM c
+JOIN LATERAL (
+	SELECT x.id FROM transactions x
+	WHERE x.user_id = $1 AND abs(x.amount) = abs(c.amount) AND x.status <> 'deleted'
+		AND x.tx_date BETWEEN c.tx_date - $8::int AND c.tx_date + $8::int
+		AND x.currency = c.currency AND x.account_id <> c.account_id AND sign(x.amount) = -sign(c.amount)
+		AND `+free+`
+		AND `+rejected+`
+	LIMIT $11
+) x ON $9::int IS NOT NULL AND $10::text IS NOT NULL`)
+	}
+	if cross {
+		parts = append(parts, `
+SELECT c.id, x.id, false FROM c
+JOIN accounts a ON a.user_id = $1 AND a.currency <> c.currency AND a.id <> c.account_id
+JOIN transactions x ON x.account_id = a.id AND x.user_id = $1
+	AND x.tx_date BETWEEN c.tx_date - $9::int AND c.tx_date + $9::int
+WHERE c.text ~ $10 AND x.status <> 'deleted' AND x.currency <> c.currency AND sign(x.amount) = -sign(c.amount)
+	AND `+free+`
+	AND `+rejected+` AND $11::int IS NOT NULL AND $8::int IS NOT NULL`)
+	}
+	return `
+WITH c AS (
+	SELECT c.id, c.account_id, c.minor / 10000::numeric AS amount, c.currency, DATE '2000-01-01' + c.day::int AS tx_date, c.text
+	FROM unnest($2::uuid[], $3::uuid[], $4::int8[], $5::text[], $6::int8[], $7::text[])
+		AS c(id, account_id, minor, currency, day, text)
+)` + strings.Join(parts, "\nUNION ALL")
+}
+
+// scoredEdges loads both sides of each distinct pair and scores it.
+// Sides already known (known, may be nil) are not read again.
+func scoredEdges(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID, known map[[16]byte]*transferSide) ([]transferEdge, error) {
+	var ids []uuid.UUID
+	seen := map[[16]byte]bool{}
+	for _, p := range pairs {
+		for _, id := range p {
+			if !seen[id] && known[id] == nil {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	sides := known
+	if len(ids) > 0 {
+		loaded, err := loadTransferSides(ctx, tx, userID, ids)
+		if err != nil {
+			return nil, err
+		}
+		if sides == nil {
+			sides = loaded
+		} else {
+			for id, side := range loaded {
+				sides[id] = side
+			}
+		}
+	}
+	edges := make([]transferEdge, 0, len(pairs))
+	done := map[[2]uuid.UUID]bool{}
+	for _, p := range pairs {
+		a, b := sides[p[0]], sides[p[1]]
+		if a == nil || b == nil {
+			continue
+		}
+		if a.minor > 0 {
+			a, b = b, a
+		}
+		key := [2]uuid.UUID{a.id, b.id}
+		if done[key] {
+			continue
+		}
+		done[key] = true
+		edges = append(edges, transferEdge{out: a, in: b, score: scoreTransfer(a, b)})
+	}
+	return edges, nil
+}
+
+// loadTransferSides reads the rows ids as scoring sees them: a primary-key
+// look-up per id (a lateral probe, whatever the statistics of a table a
+// sync is filling say).
+func loadTransferSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid.UUID) (map[[16]byte]*transferSide, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT t.id, t.account_id, (t.amount * 10000)::bigint, t.currency, (t.tx_date - DATE '2000-01-01')::bigint,
+			lower(concat_ws(' ', t.summary, t.original_description, t.merchant_name)), a.name, COALESCE(a.mask, '')
+		FROM unnest($2::uuid[]) AS i(id)
+		CROSS JOIN LATERAL (SELECT t.* FROM transactions t WHERE t.id = i.id AND t.user_id = $1 LIMIT 1) t
+		JOIN accounts a ON a.id = t.account_id AND a.user_id = t.user_id`, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: load rows: %w", err)
+	}
+	out := make(map[[16]byte]*transferSide, len(ids))
+	var s transferSide
+	var id, acct uuid.UUID
+	_, err = pgx.ForEachRow(rows, []any{&id, &acct, &s.minor, &s.currency, &s.day, &s.text, &s.accountName, &s.accountMask}, func() error {
+		side := s
+		side.id, side.accountID = id, acct
+		out[id] = &side
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: load rows: %w", err)
+	}
+	return out, nil
+}
+
+// insertDetected stores the chosen pairs (source detected) and returns how
+// many it stored; a pair one of whose rows got paired meanwhile is skipped.
+func insertDetected(ctx context.Context, tx pgx.Tx, userID uuid.UUID, chosen []transferEdge) (int, error) {
+	if len(chosen) == 0 {
+		return 0, nil
+	}
+	outs, ins := make([]uuid.UUID, len(chosen)), make([]uuid.UUID, len(chosen))
+	confs, reasons := make([]float64, len(chosen)), make([]string, len(chosen))
+	for i, e := range chosen {
+		outs[i], ins[i], confs[i] = e.out.id, e.in.id, e.score.confidence
+		reasons[i] = joinReasons(e.score.reasons)
+	}
+	tag, err := tx.Exec(ctx, `
+		INSERT INTO transfers (user_id, outflow_transaction_id, inflow_transaction_id, outflow_account_id,
+			inflow_account_id, date, amount, currency, inflow_amount, inflow_currency, confidence, source, reasons)
+		SELECT $1, o.id, i.id, o.account_id, i.account_id, o.tx_date, -o.amount, o.currency, i.amount, i.currency,
+			c.conf, 'detected', string_to_array(c.reasons, ',')
+		FROM unnest($2::uuid[], $3::uuid[], $4::float8[], $5::text[]) AS c(out_id, in_id, conf, reasons)
+		CROSS JOIN LATERAL (SELECT o.* FROM transactions o WHERE o.id = c.out_id AND o.user_id = $1 LIMIT 1) o
+		CROSS JOIN LATERAL (SELECT i.* FROM transactions i WHERE i.id = c.in_id AND i.user_id = $1 LIMIT 1) i
+		ON CONFLICT DO NOTHING`, userID, outs, ins, confs, reasons)
+	if err != nil {
+		return 0, fmt.Errorf("detect transfers: store pairs: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// joinReasons joins reasons with commas (no reason contains one).
+func joinReasons(rs []string) string {
+	out := ""
+	for i, r := range rs {
+		if i > 0 {
+			out += ","
+		}
+		out += r
+	}
+	return out
+}
+
+// carryTransfers moves transfers and rejections from pending transactions
+// to the posted ones that replace them: ids are changed rows that name a
+// pending transaction, pendingIDs the provider ids they name (as
+// carryUserCategories). One indexed look-up finds whether any named
+// pending row is paired or rejected at all; only then are rows moved.
+func (w *transactionWriter) carryTransfers(ctx context.Context, ids []uuid.UUID, pendingIDs []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	uid := w.conn.UserID
+	rows, err := w.tx.Query(ctx, `
+		SELECT c.id, p.id FROM unnest($2::uuid[], $3::text[]) AS c(id, pid)
+		JOIN transactions p ON p.bank_connection_id = $1 AND p.provider_id = c.pid AND p.user_id = $4 AND p.id <> c.id
+		WHERE EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = p.id AND z.user_id = $4)
+			OR EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = p.id AND z.user_id = $4)
+			OR EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.outflow_transaction_id = p.id AND r.user_id = $4)
+			OR EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.inflow_transaction_id = p.id AND r.user_id = $4)`,
+		w.conn.ID, ids, pendingIDs, uid)
+	if err != nil {
+		return fmt.Errorf("carry transfers to posted transactions: %w", err)
+	}
+	var posted, pending []uuid.UUID
+	var a, b uuid.UUID
+	if _, err := pgx.ForEachRow(rows, []any{&a, &b}, func() error {
+		posted, pending = append(posted, a), append(pending, b)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("carry transfers to posted transactions: %w", err)
+	}
+	if len(posted) == 0 {
+		return nil
+	}
+	for _, side := range []string{"outflow", "inflow"} {
+		if _, err := w.tx.Exec(ctx, carryTransfersSQL(side), uid, posted, pending); err != nil {
+			return fmt.Errorf("carry %s transfers to posted transactions: %w", side, err)
+		}
+	}
+	return nil
+}
+
+// carryTransfersSQL moves side's transfers ($1 user; $2 posted rows, $3
+// the pending rows they replace) unless the posted row is paired already,
+// and copies side's rejections.
+func carryTransfersSQL(side string) string {
+	col := side + "_transaction_id"
+	set := col + " = m.posted"
+	if side == "outflow" {
+		set += ", date = pt.tx_date, amount = abs(pt.amount), currency = pt.currency"
+	} else {
+		set += ", inflow_amount = abs(pt.amount), inflow_currency = pt.currency"
+	}
+	return `
+WITH m AS (SELECT * FROM unnest($2::uuid[], $3::uuid[]) AS m(posted, pending)),
+moved AS (
+	UPDATE transfers tr SET ` + set + `
+	FROM m JOIN transactions pt ON pt.id = m.posted AND pt.user_id = $1
+	WHERE tr.user_id = $1 AND tr.` + col + ` = m.pending AND pt.amount <> 0
+		AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = m.posted AND z.user_id = $1)
+		AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = m.posted AND z.user_id = $1)
+	RETURNING 1
+)
+INSERT INTO transfer_rejections (user_id, outflow_transaction_id, inflow_transaction_id)
+SELECT $1, ` + rejectionCols(side) + `
+FROM transfer_rejections r JOIN m ON r.` + col + ` = m.pending
+WHERE r.user_id = $1
+ON CONFLICT DO NOTHING`
+}
+
+// rejectionCols is the outflow and inflow columns of a rejection copied to
+// the posted row on side.
+func rejectionCols(side string) string {
+	if side == "outflow" {
+		return "m.posted, r.inflow_transaction_id"
+	}
+	return "r.outflow_transaction_id, m.posted"
+}

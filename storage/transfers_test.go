@@ -1,0 +1,218 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/sim/simkit"
+	"github.com/finsync/finsync/storage"
+	"github.com/finsync/finsync/storage/storagetest"
+)
+
+// txID returns the stored id of the user's transaction providerID.
+func (su *scenarioUser) txID(t *testing.T, providerID string) uuid.UUID {
+	t.Helper()
+	var id uuid.UUID
+	if err := su.f.Pool.QueryRow(context.Background(), `SELECT id FROM transactions WHERE user_id = $1 AND provider_id = $2`,
+		su.user, providerID).Scan(&id); err != nil {
+		t.Fatalf("transaction %s: %v", providerID, err)
+	}
+	return id
+}
+
+// transferID returns the id of the user's transfer whose outflow is
+// providerID.
+func (su *scenarioUser) transferID(t *testing.T, providerID string) uuid.UUID {
+	t.Helper()
+	var id uuid.UUID
+	if err := su.f.Pool.QueryRow(context.Background(), `SELECT tr.id FROM transfers tr
+		JOIN transactions o ON o.id = tr.outflow_transaction_id WHERE tr.user_id = $1 AND o.provider_id = $2`,
+		su.user, providerID).Scan(&id); err != nil {
+		t.Fatalf("transfer of %s: %v", providerID, err)
+	}
+	return id
+}
+
+// smallScenario is a checking and a savings account at one bank and a
+// checking account at another, with the transactions given.
+func smallScenario(txs ...simkit.ScenarioTransaction) simkit.TransferScenario {
+	return simkit.TransferScenario{
+		Accounts: []simkit.ScenarioAccount{
+			{Key: "chk", Connection: 0, Name: "Checking", Mask: "1111", Type: "depository", Subtype: "checking", Currency: "USD"},
+			{Key: "sav", Connection: 0, Name: "Savings", Mask: "2222", Type: "depository", Subtype: "savings", Currency: "USD"},
+			{Key: "chk2", Connection: 1, Name: "Other Checking", Mask: "3333", Type: "depository", Subtype: "checking", Currency: "USD"},
+		},
+		Transactions: txs,
+	}
+}
+
+// TestRejectedTransferNeverComesBack unpairs a detected transfer and runs
+// ten re-syncs that write every row again (so detection sees them all) and
+// a detection pass over every row: the pair never comes back, and the
+// other pairs stay.
+func TestRejectedTransferNeverComesBack(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	ctx := context.Background()
+	su := newScenarioUser(t, f, simkit.NewTransferScenario(7, 1))
+	su.firstSyncs(t)
+	before := su.pairs(t)
+	if len(before) < 5 {
+		t.Fatalf("only %d pairs detected", len(before))
+	}
+	rejected := before[0]
+	out := strings.Split(rejected, ">")[0]
+	if err := f.St.DeleteTransfer(ctx, storage.Scope{UserID: su.user}, su.transferID(t, out)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		su.resync(t, true)
+		if got := su.pairs(t); slices.Contains(got, rejected) || len(got) != len(before)-1 {
+			t.Fatalf("re-sync %d: pairs %v; the rejected %s must stay unpaired and the others stay", i+1, got, rejected)
+		}
+	}
+	var all []uuid.UUID
+	if err := pool.QueryRow(ctx, `SELECT array_agg(id) FROM transactions WHERE user_id = $1`, su.user).Scan(&all); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.St.DetectTransfers(ctx, su.user, all); err != nil || n != 0 {
+		t.Fatalf("a detection pass paired %d (%v)", n, err)
+	}
+	// The user may pair it by hand, which forgets the rejection.
+	ids := strings.Split(rejected, ">")
+	tr, err := f.St.CreateTransfer(ctx, storage.Scope{UserID: su.user}, su.txID(t, ids[0]), su.txID(t, ids[1]))
+	if err != nil || tr.Source != "user" || tr.Confidence != 1 {
+		t.Fatalf("pair by hand: %+v, %v", tr, err)
+	}
+}
+
+// TestTransferFollowsPendingToPosted pairs a pending outflow, then posts
+// it: the pair moves to the posted transaction, and stays when the pending
+// one is removed; removing the inflow drops the pair.
+func TestTransferFollowsPendingToPosted(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	su := newScenarioUser(t, f, smallScenario(
+		simkit.ScenarioTransaction{ID: "p1", Account: "chk", Amount: -25000, Currency: "USD", Day: 3, Description: "XFER TO SAVINGS", Pending: true, PostsAs: "t1"},
+		simkit.ScenarioTransaction{ID: "t1", Account: "chk", Amount: -25000, Currency: "USD", Day: 4, Description: "XFER TO SAVINGS", Replaces: "p1"},
+		simkit.ScenarioTransaction{ID: "in1", Account: "sav", Amount: 25000, Currency: "USD", Day: 4, Description: "XFER FROM CHECKING"},
+	))
+	su.sync(t, func(x *simkit.ScenarioTransaction) bool { return x.Replaces == "" }, nil, false)
+	if got := su.pairs(t); !slices.Equal(got, []string{"p1>in1"}) {
+		t.Fatalf("pending pair: %v", got)
+	}
+	tr := su.transferID(t, "p1")
+	su.sync(t, func(x *simkit.ScenarioTransaction) bool { return x.ID == "t1" }, nil, false)
+	if got := su.pairs(t); !slices.Equal(got, []string{"t1>in1"}) || su.transferID(t, "t1") != tr {
+		t.Fatalf("after posting: %v", got)
+	}
+	su.sync(t, func(*simkit.ScenarioTransaction) bool { return false }, []string{"p1"}, false)
+	if got := su.pairs(t); !slices.Equal(got, []string{"t1>in1"}) {
+		t.Fatalf("after the pending row's removal: %v", got)
+	}
+	su.sync(t, func(*simkit.ScenarioTransaction) bool { return false }, []string{"in1"}, false)
+	if got := su.pairs(t); len(got) != 0 {
+		t.Fatalf("after the inflow's removal: %v", got)
+	}
+}
+
+// TestTransferAmbiguityAndRefunds: two equal transfers on one day stay
+// unpaired, a refund in the purchase's account is never a transfer, and a
+// transfer across connections pairs.
+func TestTransferAmbiguityAndRefunds(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	su := newScenarioUser(t, f, smallScenario(
+		simkit.ScenarioTransaction{ID: "o1", Account: "chk", Amount: -50000, Currency: "USD", Day: 3, Description: "TRANSFER"},
+		simkit.ScenarioTransaction{ID: "o2", Account: "chk", Amount: -50000, Currency: "USD", Day: 3, Description: "TRANSFER"},
+		simkit.ScenarioTransaction{ID: "i1", Account: "sav", Amount: 50000, Currency: "USD", Day: 3, Description: "TRANSFER"},
+		simkit.ScenarioTransaction{ID: "i2", Account: "sav", Amount: 50000, Currency: "USD", Day: 3, Description: "TRANSFER"},
+		simkit.ScenarioTransaction{ID: "buy", Account: "chk", Amount: -4599, Currency: "USD", Day: 5, Description: "STORE"},
+		simkit.ScenarioTransaction{ID: "refund", Account: "chk", Amount: 4599, Currency: "USD", Day: 6, Description: "REFUND STORE"},
+		simkit.ScenarioTransaction{ID: "ach-out", Account: "chk2", Amount: -123456, Currency: "USD", Day: 8, Description: "ACH DEBIT"},
+		simkit.ScenarioTransaction{ID: "ach-in", Account: "chk", Amount: 123456, Currency: "USD", Day: 10, Description: "ACH CREDIT 3333"},
+	))
+	su.sync(t, func(*simkit.ScenarioTransaction) bool { return true }, nil, false)
+	if got := su.pairs(t); !slices.Equal(got, []string{"ach-out>ach-in"}) {
+		t.Fatalf("pairs %v, want only ach-out>ach-in", got)
+	}
+}
+
+// TestCreateTransferChecks: a manual pair must be an outflow and an inflow
+// of two of the scope's accounts, neither paired yet.
+func TestCreateTransferChecks(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	ctx := context.Background()
+	su := newScenarioUser(t, f, smallScenario(
+		simkit.ScenarioTransaction{ID: "out", Account: "chk", Amount: -1000, Currency: "USD", Day: 1, Description: "A"},
+		simkit.ScenarioTransaction{ID: "out2", Account: "chk", Amount: -2000, Currency: "USD", Day: 1, Description: "B"},
+		simkit.ScenarioTransaction{ID: "in", Account: "sav", Amount: 3000, Currency: "USD", Day: 20, Description: "C"},
+		simkit.ScenarioTransaction{ID: "in-same", Account: "chk", Amount: 3000, Currency: "USD", Day: 20, Description: "D"},
+	))
+	su.sync(t, func(*simkit.ScenarioTransaction) bool { return true }, nil, false)
+	sc := storage.Scope{UserID: su.user}
+	invalid := func(out, in uuid.UUID) {
+		t.Helper()
+		var e *storage.TransferInvalidError
+		if _, err := f.St.CreateTransfer(ctx, sc, out, in); !errors.As(err, &e) {
+			t.Errorf("pair %s, %s: %v, want TransferInvalidError", out, in, err)
+		}
+	}
+	out, out2, in, same := su.txID(t, "out"), su.txID(t, "out2"), su.txID(t, "in"), su.txID(t, "in-same")
+	invalid(in, out)
+	invalid(out, same)
+	invalid(out, uuid.New())
+	other := storage.Scope{UserID: f.User(domain.PlanPro, true).ID}
+	if _, err := f.St.CreateTransfer(ctx, other, out, in); err == nil {
+		t.Error("another user paired the transactions")
+	}
+	tr, err := f.St.CreateTransfer(ctx, sc, out, in)
+	if err != nil || tr.Amount.String() != "10" || tr.InflowAmount.String() != "30" || tr.Source != "user" {
+		t.Fatalf("pair: %+v, %v", tr, err)
+	}
+	if _, err := f.St.CreateTransfer(ctx, sc, out2, in); !errors.Is(err, storage.ErrTransferConflict) {
+		t.Errorf("pair with a paired inflow: %v, want ErrTransferConflict", err)
+	}
+}
+
+// TestTransferCrowdedAmountsStayUnpaired: a dozen equal outflows and a
+// dozen equal inflows of two accounts on one day pair none (each row has
+// more candidates than detection reads, and none stands out), while a
+// transfer beside them pairs, by either candidate search.
+func TestTransferCrowdedAmountsStayUnpaired(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	ctx := context.Background()
+	txs := []simkit.ScenarioTransaction{
+		{ID: "x-out", Account: "chk", Amount: -123456, Currency: "USD", Day: 6, Description: "TRANSFER TO SAVINGS"},
+		{ID: "x-in", Account: "sav", Amount: 123456, Currency: "USD", Day: 6, Description: "TRANSFER FROM CHECKING"},
+	}
+	for i := range 12 {
+		txs = append(txs,
+			simkit.ScenarioTransaction{ID: fmt.Sprintf("out-%d", i), Account: "chk", Amount: -2500, Currency: "USD", Day: 5, Description: "GROCERY"},
+			simkit.ScenarioTransaction{ID: fmt.Sprintf("in-%d", i), Account: "sav", Amount: 2500, Currency: "USD", Day: 5, Description: "DEPOSIT"})
+	}
+	for _, detect := range []func(context.Context, uuid.UUID, []uuid.UUID) (int, error){f.St.DetectTransfers, f.St.DetectTransfersWindow} {
+		su := newScenarioUser(t, f, smallScenario(txs...))
+		su.opts.SkipTransfers = true
+		su.sync(t, func(*simkit.ScenarioTransaction) bool { return true }, nil, false)
+		var all []uuid.UUID
+		if err := pool.QueryRow(ctx, `SELECT array_agg(id) FROM transactions WHERE user_id = $1`, su.user).Scan(&all); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := detect(ctx, su.user, all); err != nil {
+			t.Fatal(err)
+		}
+		if got := su.pairs(t); !slices.Equal(got, []string{"x-out>x-in"}) {
+			t.Fatalf("pairs %v, want only x-out>x-in", got)
+		}
+	}
+}

@@ -1,0 +1,447 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// windowDetectRows is from how many rows a sync batch's same-currency
+// candidates are found by windowCandidates rather than looked up row by
+// row (candidatePairsSQL).
+const windowDetectRows = 1000
+
+// maxSessionRows is the most copied rows a first sync's session keeps in
+// memory for detection (about 64 bytes each); older batches are let go
+// and their days read from the database when a later window covers them.
+const maxSessionRows = 300_000
+
+// windowRow is a row on a day of a batch's window, as windowCandidates
+// matches it.
+type windowRow struct {
+	id, accountID uuid.UUID
+	minor, day    int64
+	currency      string
+	// text is the summary, original description and merchant, lower-cased.
+	text string
+}
+
+// amountKey is what a transfer's two sides share: the absolute amount (as
+// the outflow's negation of the inflow) and the currency.
+type amountKey struct {
+	minor    int64
+	currency string
+}
+
+// sessionRows are the rows a first sync's session copied in and
+// committed, by amount: the other sides a later batch's rows can have in
+// the connection's own accounts, without reading them back. Caveat: it
+// holds at most maxSessionRows rows; the days of batches let go are
+// evicted, and resumed says the connection had rows before the session
+// (a first sync resumed), which only the database holds.
+type sessionRows struct {
+	byAmount map[amountKey][]windowRow
+	batches  [][]windowRow
+	n        int
+	evicted  map[int64]bool
+	resumed  bool
+}
+
+// add notes a committed batch's rows, letting the oldest batches go past
+// maxSessionRows.
+func (m *sessionRows) add(rows []detectRow) {
+	if m.byAmount == nil {
+		m.byAmount, m.evicted = map[amountKey][]windowRow{}, map[int64]bool{}
+	}
+	batch := toWindowRows(rows)
+	for _, w := range batch {
+		k := amountKey{w.minor, w.currency}
+		m.byAmount[k] = append(m.byAmount[k], w)
+	}
+	m.batches, m.n = append(m.batches, batch), m.n+len(batch)
+	for m.n > maxSessionRows && len(m.batches) > 1 {
+		old := m.batches[0]
+		m.batches, m.n = m.batches[1:], m.n-len(old)
+		gone := make(map[[16]byte]bool, len(old))
+		for _, w := range old {
+			gone[w.id] = true
+			m.evicted[w.day] = true
+		}
+		for _, w := range old {
+			k := amountKey{w.minor, w.currency}
+			m.byAmount[k] = slices.DeleteFunc(m.byAmount[k], func(x windowRow) bool { return gone[x.id] })
+			if len(m.byAmount[k]) == 0 {
+				delete(m.byAmount, k)
+			}
+		}
+	}
+}
+
+// toWindowRows converts detection rows.
+func toWindowRows(rows []detectRow) []windowRow {
+	out := make([]windowRow, len(rows))
+	for i, r := range rows {
+		out[i] = windowRow{id: r.id, accountID: r.accountID, minor: r.minor, day: r.day, currency: r.currency, text: r.text}
+	}
+	return out
+}
+
+// rowPool is where windowCandidates looks a row's candidates up: the
+// batch, the session's committed rows and the rows read from the
+// database, by amount.
+type rowPool struct {
+	parts []map[amountKey][]windowRow
+}
+
+// match returns the rows of the pool that could be r's other side in the
+// same currency: the opposite amount, another account, dated within
+// maxTransferLagDays; each once.
+func (p *rowPool) match(r windowRow) []windowRow {
+	var out []windowRow
+	var seen map[[16]byte]bool
+	for _, part := range p.parts {
+		for _, x := range part[amountKey{-r.minor, r.currency}] {
+			if x.accountID == r.accountID || abs64(x.day-r.day) > maxTransferLagDays || seen[x.id] {
+				continue
+			}
+			if seen == nil {
+				seen = map[[16]byte]bool{}
+			}
+			seen[x.id] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// byAmount indexes rows by amount.
+func byAmount(rows []windowRow) map[amountKey][]windowRow {
+	out := make(map[amountKey][]windowRow, len(rows))
+	for _, w := range rows {
+		k := amountKey{w.minor, w.currency}
+		out[k] = append(out[k], w)
+	}
+	return out
+}
+
+// windowCandidates is candidatePairs for a large batch (a first sync's
+// thousands of new rows, which cover a few weeks): each row's candidates,
+// and its candidates' own, are matched by amount in memory, among the
+// batch, the rows the session copied before (mem: nil reads them from the
+// database) and the rows read from the database: the user's rows on the
+// window's days that the session does not hold (its evicted days; every
+// day when mem is nil or resumed), else only those of the user's accounts
+// outside the connection. For a user whose only rows are the session's,
+// no row is read; otherwise one narrow read per row in the window, never a
+// look-up per row of the batch. The pairs found are then checked
+// (unpaired, not rejected) and bounded per row as candidatePairs bounds
+// them. Cross-currency candidates come from candidatePairs. It also
+// returns the same-currency pairs' rows as scoring sees them, so that
+// they are not read again.
+func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, cross bool, mem *sessionRows) ([][2]uuid.UUID, map[[16]byte]bool, map[[16]byte]*transferSide, error) {
+	batch := toWindowRows(rows)
+	pool := &rowPool{parts: []map[amountKey][]windowRow{byAmount(batch)}}
+	days := windowDays(rows, 2*maxTransferLagDays)
+	var dbDays, otherDays []int64
+	switch {
+	case mem == nil || mem.resumed:
+		dbDays = days
+	default:
+		pool.parts = append(pool.parts, mem.byAmount)
+		for _, d := range days {
+			if mem.evicted[d] {
+				dbDays = append(dbDays, d)
+			} else {
+				otherDays = append(otherDays, d)
+			}
+		}
+	}
+	stored, err := readWindow(ctx, tx, userID, uuid.Nil, dbDays)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	others, err := readWindow(ctx, tx, userID, connID, otherDays)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pool.parts = append(pool.parts, byAmount(append(stored, others...)))
+	inBatch := make(map[[16]byte]bool, len(batch))
+	for _, w := range batch {
+		inBatch[w.id] = true
+	}
+	var cs, xs []uuid.UUID
+	gaps := map[[2]uuid.UUID]int64{}
+	found := map[[16]byte]windowRow{}
+	var outside []windowRow
+	seen := map[[16]byte]bool{}
+	for _, c := range batch {
+		for _, x := range pool.match(c) {
+			cs, xs = append(cs, c.id), append(xs, x.id)
+			gaps[[2]uuid.UUID{c.id, x.id}] = abs64(x.day - c.day)
+			found[c.id], found[x.id] = c, x
+			if !inBatch[x.id] && !seen[x.id] {
+				seen[x.id] = true
+				outside = append(outside, x)
+			}
+		}
+	}
+	// The candidates' own candidates decide whether a candidate fits a
+	// batch row better than any other.
+	for _, x := range outside {
+		for _, y := range pool.match(x) {
+			cs, xs = append(cs, x.id), append(xs, y.id)
+			gaps[[2]uuid.UUID{x.id, y.id}] = abs64(y.day - x.day)
+			found[y.id] = y
+		}
+	}
+	lo, hi := slices.Min(days), slices.Max(days)
+	pairs, err := freeCandidates(ctx, tx, userID, cs, xs, lo, hi)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pairs, crowded := boundCandidates(pairs, gaps)
+	sides, err := windowSides(ctx, tx, userID, pairs, found)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if cross {
+		more, err := crossCandidates(ctx, tx, userID, rows, outside)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		pairs = append(pairs, more...)
+	}
+	return pairs, crowded, sides, nil
+}
+
+// windowSides are the rows of pairs as scoring sees them, from the rows
+// matched and the user's accounts.
+func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID, found map[[16]byte]windowRow) (map[[16]byte]*transferSide, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT id, name, COALESCE(mask, '') FROM accounts WHERE user_id = $1`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: accounts: %w", err)
+	}
+	type names struct{ name, mask string }
+	accts := map[[16]byte]names{}
+	var id uuid.UUID
+	var n names
+	if _, err := pgx.ForEachRow(rows, []any{&id, &n.name, &n.mask}, func() error {
+		accts[id] = n
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("detect transfers: accounts: %w", err)
+	}
+	sides := make(map[[16]byte]*transferSide, 2*len(pairs))
+	for _, p := range pairs {
+		for _, id := range p {
+			w, ok := found[id]
+			if !ok || sides[id] != nil {
+				continue
+			}
+			a := accts[w.accountID]
+			sides[id] = &transferSide{id: w.id, accountID: w.accountID, minor: w.minor, currency: w.currency, day: w.day,
+				text: w.text, accountName: a.name, accountMask: a.mask}
+		}
+	}
+	return sides, nil
+}
+
+// crossCandidates are the cross-currency candidates of the batch's rows
+// whose description says transfer, and of the batch's candidates outside
+// it.
+func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, outside []windowRow) ([][2]uuid.UUID, error) {
+	var says []detectRow
+	for _, r := range rows {
+		if saysTransfer(r.text) {
+			says = append(says, r)
+		}
+	}
+	ids := make([]uuid.UUID, len(outside))
+	for i, x := range outside {
+		ids[i] = x.id
+	}
+	more, err := loadDetectRows(ctx, tx, userID, ids)
+	if err != nil {
+		return nil, err
+	}
+	pairs, _, err := candidatePairs(ctx, tx, userID, append(says, more...), true, false)
+	return pairs, err
+}
+
+// windowDays returns the days within lag of a row's date.
+func windowDays(rows []detectRow, lag int64) []int64 {
+	seen := map[int64]bool{}
+	var out []int64
+	for _, r := range rows {
+		for d := r.day - lag; d <= r.day+lag; d++ {
+			if !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// readWindow reads the user's live, non-zero rows dated on days (days
+// since 2000-01-01), a lateral range per day; when notConn is not nil,
+// only those of accounts outside that connection (manual accounts
+// included), a range of transactions_account_order_idx per account and
+// day.
+func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days []int64) ([]windowRow, error) {
+	if len(days) == 0 {
+		return nil, nil
+	}
+	q := `
+		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency, x.text
+		FROM unnest($2::int8[]) AS d(day)
+		CROSS JOIN LATERAL (
+			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency,
+				lower(concat_ws(' ', x.summary, x.original_description, x.merchant_name)) AS text FROM transactions x
+			WHERE x.user_id = $1 AND x.tx_date = DATE '2000-01-01' + d.day::int AND x.status <> 'deleted' AND x.amount <> 0
+			OFFSET 0
+		) x`
+	args := []any{userID, days}
+	if notConn != uuid.Nil {
+		var accts []uuid.UUID
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(id), '{}') FROM accounts
+			WHERE user_id = $1 AND bank_connection_id IS DISTINCT FROM $2`, userID, notConn).Scan(&accts); err != nil {
+			return nil, fmt.Errorf("detect transfers: other accounts: %w", err)
+		}
+		if len(accts) == 0 {
+			return nil, nil
+		}
+		q = `
+		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency, x.text
+		FROM unnest($3::uuid[]) AS a(id) CROSS JOIN unnest($2::int8[]) AS d(day)
+		CROSS JOIN LATERAL (
+			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency,
+				lower(concat_ws(' ', x.summary, x.original_description, x.merchant_name)) AS text FROM transactions x
+			WHERE x.account_id = a.id AND x.tx_date = DATE '2000-01-01' + d.day::int
+				AND x.user_id = $1 AND x.status <> 'deleted' AND x.amount <> 0
+			OFFSET 0
+		) x`
+		args = append(args, accts)
+	}
+	rows, err := tx.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: read window: %w", err)
+	}
+	var out []windowRow
+	var w windowRow
+	_, err = pgx.ForEachRow(rows, []any{&w.id, &w.accountID, &w.minor, &w.day, &w.currency, &w.text}, func() error {
+		out = append(out, w)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: read window: %w", err)
+	}
+	return out, nil
+}
+
+// freeCandidates keeps the pairs (cs[i], xs[i]) whose rows are both
+// unpaired and that the user did not reject. The rows are dated within
+// [from, to] (days since 2000-01-01): the transfers whose outflow is
+// dated within a transfer's window of that range are read once (on
+// transfers_user_date_idx) and the pairs checked against them in memory;
+// rejections are checked in SQL, and only when the user has any.
+func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cs, xs []uuid.UUID, from, to int64) ([][2]uuid.UUID, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, `
+		SELECT outflow_transaction_id, inflow_transaction_id FROM transfers
+		WHERE user_id = $1 AND date BETWEEN DATE '2000-01-01' + $2::int AND DATE '2000-01-01' + $3::int`,
+		userID, from-maxTransferLagDays-maxTransferLeadDays, to+maxTransferLagDays+maxTransferLeadDays)
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
+	}
+	paired := map[[16]byte]bool{}
+	var a, b uuid.UUID
+	if _, err := pgx.ForEachRow(rows, []any{&a, &b}, func() error {
+		paired[a], paired[b] = true, true
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
+	}
+	var fc, fx []uuid.UUID
+	for i := range cs {
+		if !paired[cs[i]] && !paired[xs[i]] {
+			fc, fx = append(fc, cs[i]), append(fx, xs[i])
+		}
+	}
+	var any bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transfer_rejections WHERE user_id = $1)`, userID).Scan(&any); err != nil {
+		return nil, fmt.Errorf("detect transfers: rejections: %w", err)
+	}
+	if !any {
+		out := make([][2]uuid.UUID, len(fc))
+		for i := range fc {
+			out[i] = [2]uuid.UUID{fc[i], fx[i]}
+		}
+		return out, nil
+	}
+	rows, err = tx.Query(ctx, `
+		SELECT p.c, p.x FROM unnest($2::uuid[], $3::uuid[]) AS p(c, x)
+		WHERE NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
+				AND ((r.outflow_transaction_id = p.c AND r.inflow_transaction_id = p.x)
+					OR (r.outflow_transaction_id = p.x AND r.inflow_transaction_id = p.c)))`, userID, fc, fx)
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: check candidates: %w", err)
+	}
+	pairs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]uuid.UUID, error) {
+		var p [2]uuid.UUID
+		return p, r.Scan(&p[0], &p[1])
+	})
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: check candidates: %w", err)
+	}
+	return pairs, nil
+}
+
+// boundCandidates keeps, per row, its maxTransferCandidates candidates
+// closest in date (then by id), and returns the rows that had more:
+// crowded, as candidatePairs reports them.
+// gaps holds each pair's days apart.
+func boundCandidates(pairs [][2]uuid.UUID, gaps map[[2]uuid.UUID]int64) ([][2]uuid.UUID, map[[16]byte]bool) {
+	slices.SortFunc(pairs, func(a, b [2]uuid.UUID) int {
+		if c := slices.Compare(a[0][:], b[0][:]); c != 0 {
+			return c
+		}
+		ga, gb := gaps[a], gaps[b]
+		if ga != gb {
+			return int(ga - gb)
+		}
+		return slices.Compare(a[1][:], b[1][:])
+	})
+	crowded := map[[16]byte]bool{}
+	var out [][2]uuid.UUID
+	var prev uuid.UUID
+	n := 0
+	for i, p := range pairs {
+		if i == 0 || p[0] != prev {
+			n, prev = 0, p[0]
+		}
+		n++
+		if n > maxTransferCandidates {
+			crowded[p[0]] = true
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, crowded
+}
+
+// abs64 is |v|.
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}

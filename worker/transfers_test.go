@@ -1,0 +1,146 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/finsync/finsync/storage"
+)
+
+// transferPairs returns the user's transfers as "outflow>inflow" ids.
+func (e *benchEnv) transferPairs() []string {
+	e.tb.Helper()
+	trs, err := e.st.ListTransfers(context.Background(), storage.Scope{UserID: e.user.ID}, storage.TransferFilter{}, storage.Keyset{}, 1000)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	out := make([]string, 0, len(trs))
+	for _, tr := range trs {
+		out = append(out, tr.OutflowTransactionID.String()+">"+tr.InflowTransactionID.String())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestRejectedTransferStaysRejectedAcrossSyncs syncs a simulated Plaid
+// connection through the worker's Syncer, unpairs a detected transfer,
+// then runs ten syncs of the following days (new rows, pending rows
+// posting) and a detection pass over every stored row: the unpaired pair
+// never comes back, and the other pairs stay.
+func TestRejectedTransferStaysRejectedAcrossSyncs(t *testing.T) {
+	e := newBenchEnv(t)
+	ctx := context.Background()
+	c := e.connect("plaid", "rejected-transfer", 3000, 60)
+	e.sync(c)
+	before := e.transferPairs()
+	if len(before) < 2 {
+		t.Fatalf("only %d transfers detected in the first sync", len(before))
+	}
+	trs, err := e.st.ListTransfers(ctx, storage.Scope{UserID: e.user.ID}, storage.TransferFilter{}, storage.Keyset{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rejected := trs[0].OutflowTransactionID.String() + ">" + trs[0].InflowTransactionID.String()
+	if err := e.st.DeleteTransfer(ctx, storage.Scope{UserID: e.user.ID}, trs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := e.sim.Advance(1); err != nil {
+			t.Fatal(err)
+		}
+		e.sync(c)
+		got := e.transferPairs()
+		if slices.Contains(got, rejected) {
+			t.Fatalf("sync %d: the unpaired transfer %s is back", i+1, rejected)
+		}
+		for _, p := range before {
+			if p != rejected && !slices.Contains(got, p) {
+				t.Fatalf("sync %d: transfer %s is gone", i+1, p)
+			}
+		}
+	}
+	var all []uuid.UUID
+	if err := e.pool.QueryRow(ctx, `SELECT array_agg(id) FROM transactions WHERE user_id = $1`, e.user.ID).Scan(&all); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.DetectTransfers(ctx, e.user.ID, all); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(e.transferPairs(), rejected) {
+		t.Fatalf("a detection pass over every row paired the unpaired transfer %s again", rejected)
+	}
+}
+
+// BenchmarkSyncFirstPlaidTransfers measures what transfer detection costs
+// a first sync: first syncs of the same Plaid history with detection on
+// and off (the Syncer's benchmark knob), alternating (on, off, then off,
+// on, ...), each in a database of its own. It reports the median of each
+// and their ratio; FINSYNC_BENCH_SYNC_ROUNDS sets the rounds (default 2).
+func BenchmarkSyncFirstPlaidTransfers(b *testing.B) {
+	size := benchSize(b)
+	rounds := 2
+	if v := os.Getenv("FINSYNC_BENCH_SYNC_ROUNDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("FINSYNC_BENCH_SYNC_ROUNDS=%q: want a positive integer", v)
+		}
+		rounds = n
+	}
+	times := map[bool][]time.Duration{}
+	for range b.N {
+		for r := range rounds {
+			for j := range 2 {
+				skip := (r+j)%2 == 1
+				d, n, pairs := firstSyncOnce(b, size, skip)
+				times[skip] = append(times[skip], d)
+				b.Logf("round %d, detection %s: %v, %d rows, %.0f tx/s, %d transfers", r+1, onOff(!skip), d, n, float64(n)/d.Seconds(), pairs)
+			}
+		}
+	}
+	on, off := median(times[false]), median(times[true])
+	b.ReportMetric(on.Seconds(), "s-median-detection-on")
+	b.ReportMetric(off.Seconds(), "s-median-detection-off")
+	b.ReportMetric(100*(on.Seconds()/off.Seconds()-1), "%-more-with-detection")
+}
+
+// firstSyncOnce runs one first sync of size rows in a fresh database and
+// returns its duration, the rows received and the transfers stored.
+func firstSyncOnce(b *testing.B, size int, skip bool) (time.Duration, int64, int) {
+	b.Helper()
+	e := newBenchEnv(b)
+	e.syncer.SkipTransfers = skip
+	c := e.connect("plaid", fmt.Sprintf("first-%v", skip), size, 365)
+	b.StartTimer()
+	d, n := e.sync(c)
+	b.StopTimer()
+	var pairs int
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM transfers`).Scan(&pairs); err != nil {
+		b.Fatal(err)
+	}
+	if skip != (pairs == 0) {
+		b.Fatalf("detection %s stored %d transfers", onOff(!skip), pairs)
+	}
+	return d, n, pairs
+}
+
+// onOff names a switch's state.
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}
+
+// median is the middle of ds (the mean of the two middle ones).
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+}
