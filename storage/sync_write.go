@@ -290,8 +290,19 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 	if err != nil {
 		return nil, fmt.Errorf("record sync outcome of connection %s: %w", connectionID, err)
 	}
-	if _, err := markDuplicateAccountsAfter(ctx, tx, prev.userID, o); err != nil {
-		return nil, err
+	// Double-link marks are a best effort, in a savepoint: a statement
+	// timeout there must not fail a sync whose rows are stored; the next
+	// sync's end tries again.
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sync outcome of connection %s: savepoint: %w", connectionID, err)
+	}
+	if _, err := markDuplicateAccountsAfter(ctx, sp, prev.userID, o); err != nil {
+		if err := sp.Rollback(ctx); err != nil {
+			return nil, fmt.Errorf("sync outcome of connection %s: %w", connectionID, err)
+		}
+	} else if err := sp.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("sync outcome of connection %s: %w", connectionID, err)
 	}
 	return syncWebhookEvents(ctx, tx, connectionID, prev, o)
 }
