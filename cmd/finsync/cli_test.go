@@ -82,6 +82,28 @@ func TestOperatorCommands(t *testing.T) {
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+// startWorker runs `finsync worker` in this process against dbURL, with
+// args after the subcommand, until the test ends; it returns the worker's
+// standard error, for failure messages.
+func startWorker(t *testing.T, dbURL string, args ...string) *syncBuffer {
+	t.Helper()
+	var wOut, wErr syncBuffer
+	wroot := newRoot(&wOut, &wErr)
+	wroot.SetArgs(append([]string{"--database-url", dbURL, "worker", "--metrics-addr", ""}, args...))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- wroot.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(40 * time.Second):
+			t.Error("worker did not stop")
+		}
+	})
+	return &wErr
+}
+
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -45,20 +45,7 @@ func TestSyncWaitOnASpentQuotaExitsHeldBack(t *testing.T) {
 	other := run(t, dbURL, "connections", "add", "--user", uid, "--provider", "mercury", "--sim", "--sim-url", s.URL)["id"].(string)
 
 	// A worker with the providers' limits, counted in PostgreSQL.
-	var wOut, wErr syncBuffer
-	wroot := newRoot(&wOut, &wErr)
-	wroot.SetArgs([]string{"--database-url", dbURL, "worker", "--metrics-addr", ""})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- wroot.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(40 * time.Second):
-			t.Error("worker did not stop")
-		}
-	})
+	wErr := startWorker(t, dbURL)
 
 	// SimpleFIN allows bursts of 6 requests; a sync spends 2.
 	for i := 0; i < 3; i++ {

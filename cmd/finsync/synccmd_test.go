@@ -42,20 +42,7 @@ func TestSyncWaitWithoutWorkerFailsFast(t *testing.T) {
 	t.Logf("no worker noticed after %s; printed:\n%s", took.Round(time.Millisecond), errOut.String())
 
 	// With a worker: the enqueued syncs run, and the wait shows progress.
-	var wOut, wErr syncBuffer
-	wroot := newRoot(&wOut, &wErr)
-	wroot.SetArgs([]string{"--database-url", dbURL, "worker", "--metrics-addr", "", "--no-provider-rate-limits"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- wroot.ExecuteContext(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(40 * time.Second):
-			t.Error("worker did not stop")
-		}
-	})
+	wErr := startWorker(t, dbURL, "--no-provider-rate-limits")
 	var out2, errOut2 syncBuffer
 	root = newRoot(&out2, &errOut2)
 	root.SetArgs([]string{"--database-url", dbURL, "sync", "--connection", cid, "--wait", "--timeout", "2m"})
