@@ -426,7 +426,7 @@ func (ci *credentialInput) reauth(ctx context.Context, a *app, st *storage.Store
 	if !ok {
 		return conn, fmt.Errorf("connection %s: provider %q has no adapter in this build", id, conn.Provider)
 	}
-	settings, err := a.storedSettings(ctx, desc)
+	settings, err := a.settingsIn(ctx, st, desc)
 	if err != nil {
 		return conn, err
 	}

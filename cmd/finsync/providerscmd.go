@@ -149,17 +149,27 @@ func settingKeys(d providers.Description) []string {
 }
 
 // storedSettings opens the settings stored for desc's provider; nil when
-// it declares none or none are set.
+// it declares none or none are set. It opens a store for the read: inside
+// one already open, call settingsIn.
 func (a *app) storedSettings(ctx context.Context, desc providers.Description) (json.RawMessage, error) {
 	if len(desc.Settings) == 0 {
 		return nil, nil
 	}
-	var sealed []byte
+	var settings json.RawMessage
 	err := a.withStore(ctx, func(st *storage.Store) error {
 		var err error
-		sealed, err = st.ProviderSettings(ctx, desc.Name)
+		settings, err = a.settingsIn(ctx, st, desc)
 		return err
 	})
+	return settings, err
+}
+
+// settingsIn is storedSettings read through st.
+func (a *app) settingsIn(ctx context.Context, st *storage.Store, desc providers.Description) (json.RawMessage, error) {
+	if len(desc.Settings) == 0 {
+		return nil, nil
+	}
+	sealed, err := st.ProviderSettings(ctx, desc.Name)
 	if err != nil || sealed == nil {
 		return nil, err
 	}
