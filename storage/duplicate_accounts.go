@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -232,13 +233,19 @@ func (w *where) notDuplicate(alias string, sc Scope, include bool) {
 		" AND d.duplicate_of_account_id IN "+scopeAccounts+")", sc.UserID, sc.CredentialID, sc.UserID)
 }
 
-// markDuplicateAccountsAfter runs markDuplicateAccounts for the user at
-// the end of a sync whose outcome is o, inside its transaction: after a
-// successful sync only, once every batch of the run is stored (a sliced
-// sync's partial runs mark nothing).
-func markDuplicateAccountsAfter(ctx context.Context, q querier, userID uuid.UUID, o SyncOutcome) ([]uuid.UUID, error) {
-	if !o.OK {
-		return nil, nil
+// markDuplicatesAtEnd runs markDuplicateAccounts for the user at the end
+// of a successful sync, inside its transaction, once every batch of the run
+// is stored (a sliced sync's partial runs mark nothing). It is a best effort
+// in a savepoint: a statement timeout there (seen on a 600,000-row second
+// link) must not fail a sync whose rows are stored, and the next sync's end
+// tries again; any other error is returned.
+func markDuplicatesAtEnd(ctx context.Context, tx pgx.Tx, userID uuid.UUID) error {
+	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+		_, err := markDuplicateAccounts(ctx, sp, userID)
+		return markTimeout(err)
+	})
+	if errors.Is(err, ErrStatementTimeout) {
+		return nil
 	}
-	return markDuplicateAccounts(ctx, q, userID)
+	return err
 }

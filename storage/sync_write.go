@@ -279,6 +279,9 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 			n, err = finishRelink(ctx, tx, connectionID)
 			o.Changes.Removed += n
 		}
+		if err == nil {
+			err = markDuplicatesAtEnd(ctx, tx, prev.userID)
+		}
 	} else {
 		_, err = tx.Exec(ctx, `UPDATE bank_connections SET
 			status = CASE WHEN status = 'disabled' THEN status ELSE 'error' END,
@@ -289,20 +292,6 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 	}
 	if err != nil {
 		return nil, fmt.Errorf("record sync outcome of connection %s: %w", connectionID, err)
-	}
-	// Double-link marks are a best effort, in a savepoint: a statement
-	// timeout there must not fail a sync whose rows are stored; the next
-	// sync's end tries again.
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("sync outcome of connection %s: savepoint: %w", connectionID, err)
-	}
-	if _, err := markDuplicateAccountsAfter(ctx, sp, prev.userID, o); err != nil {
-		if err := sp.Rollback(ctx); err != nil {
-			return nil, fmt.Errorf("sync outcome of connection %s: %w", connectionID, err)
-		}
-	} else if err := sp.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("sync outcome of connection %s: %w", connectionID, err)
 	}
 	return syncWebhookEvents(ctx, tx, connectionID, prev, o)
 }
