@@ -322,11 +322,7 @@ func (ss *SyncSession) relinkCandidates(ctx context.Context, tx pgx.Tx, rows []d
 		make([]string, n), make([]string, n), make([]string, n)
 	for i := range rows {
 		t := &rows[i]
-		d := t.PostedDate
-		if d == nil {
-			d = t.AuthorizedDate
-		}
-		if d != nil {
+		if d := t.Day(); d != nil {
 			dates[i] = d.String()
 		}
 		pids[i], accts[i], amounts[i], statuses[i], currencies[i] = t.ProviderID, t.AccountID, t.Amount.String(), t.Status, t.Currency

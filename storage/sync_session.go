@@ -108,8 +108,8 @@ func (t SyncTarget) FirstSync() bool {
 // target loaded; changes made elsewhere during the run are not seen.
 func (s *Store) OpenSyncSession(target SyncTarget, opts SyncSessionOptions) *SyncSession {
 	ss := &SyncSession{store: s, conn: target.Connection, opts: opts, fresh: target.FirstSync(), windowFrom: windowDetectRows}
-	if ss.fresh {
-		ss.copiedBefore = &sessionRows{resumed: target.HasTransactions}
+	if ss.fresh && !target.HasTransactions {
+		ss.copiedBefore = &sessionRows{}
 	}
 	return ss
 }
@@ -187,7 +187,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 	}
 	var changes RowChanges
 	err := ss.store.inTx(ctx, func(tx pgx.Tx) error {
-		ss.written, ss.copied = ss.written[:0], ss.copied[:0]
+		ss.written, ss.copied = ss.written[:0], nil // copied rows may be kept by copiedBefore
 		w := newTransactionWriter(tx, ss.conn)
 		defer func() { changes = w.Changes() }()
 		stored, err := ss.storeFresh(ctx, tx, w, batch)

@@ -101,10 +101,7 @@ func freshDetectRows(txs []domain.Transaction, ids []uuid.UUID) []detectRow {
 	out := make([]detectRow, 0, len(ids))
 	for i := range ids {
 		t := &txs[i]
-		d := t.PostedDate
-		if d == nil {
-			d = t.AuthorizedDate
-		}
+		d := t.Day()
 		if d == nil || t.Amount.IsZero() {
 			continue
 		}

@@ -19,16 +19,6 @@ const windowDetectRows = 1000
 // and their days read from the database when a later window covers them.
 const maxSessionRows = 300_000
 
-// windowRow is a row on a day of a batch's window, as windowCandidates
-// matches it.
-type windowRow struct {
-	id, accountID uuid.UUID
-	minor, day    int64
-	currency      string
-	// text is the summary, original description and merchant, lower-cased.
-	text string
-}
-
 // amountKey is what a transfer's two sides share: the absolute amount (as
 // the outflow's negation of the inflow) and the currency.
 type amountKey struct {
@@ -40,28 +30,25 @@ type amountKey struct {
 // committed, by amount: the other sides a later batch's rows can have in
 // the connection's own accounts, without reading them back. Caveat: it
 // holds at most maxSessionRows rows; the days of batches let go are
-// evicted, and resumed says the connection had rows before the session
-// (a first sync resumed), which only the database holds.
+// evicted. A resumed first sync (the connection had rows before the
+// session, which only the database holds) keeps none.
 type sessionRows struct {
-	byAmount map[amountKey][]windowRow
-	batches  [][]windowRow
+	byAmount map[amountKey][]detectRow
+	batches  [][]detectRow
 	n        int
 	evicted  map[int64]bool
-	resumed  bool
 }
 
 // add notes a committed batch's rows, letting the oldest batches go past
 // maxSessionRows.
 func (m *sessionRows) add(rows []detectRow) {
 	if m.byAmount == nil {
-		m.byAmount, m.evicted = map[amountKey][]windowRow{}, map[int64]bool{}
+		m.byAmount, m.evicted = map[amountKey][]detectRow{}, map[int64]bool{}
 	}
-	batch := toWindowRows(rows)
-	for _, w := range batch {
-		k := amountKey{w.minor, w.currency}
-		m.byAmount[k] = append(m.byAmount[k], w)
+	for k, ws := range byAmount(rows) {
+		m.byAmount[k] = append(m.byAmount[k], ws...)
 	}
-	m.batches, m.n = append(m.batches, batch), m.n+len(batch)
+	m.batches, m.n = append(m.batches, rows), m.n+len(rows)
 	for m.n > maxSessionRows && len(m.batches) > 1 {
 		old := m.batches[0]
 		m.batches, m.n = m.batches[1:], m.n-len(old)
@@ -72,7 +59,7 @@ func (m *sessionRows) add(rows []detectRow) {
 		}
 		for _, w := range old {
 			k := amountKey{w.minor, w.currency}
-			m.byAmount[k] = slices.DeleteFunc(m.byAmount[k], func(x windowRow) bool { return gone[x.id] })
+			m.byAmount[k] = slices.DeleteFunc(m.byAmount[k], func(x detectRow) bool { return gone[x.id] })
 			if len(m.byAmount[k]) == 0 {
 				delete(m.byAmount, k)
 			}
@@ -80,27 +67,18 @@ func (m *sessionRows) add(rows []detectRow) {
 	}
 }
 
-// toWindowRows converts detection rows.
-func toWindowRows(rows []detectRow) []windowRow {
-	out := make([]windowRow, len(rows))
-	for i, r := range rows {
-		out[i] = windowRow{id: r.id, accountID: r.accountID, minor: r.minor, day: r.day, currency: r.currency, text: r.text}
-	}
-	return out
-}
-
 // rowPool is where windowCandidates looks a row's candidates up: the
 // batch, the session's committed rows and the rows read from the
 // database, by amount.
 type rowPool struct {
-	parts []map[amountKey][]windowRow
+	parts []map[amountKey][]detectRow
 }
 
 // match returns the rows of the pool that could be r's other side in the
 // same currency: the opposite amount, another account, dated within
 // maxTransferLagDays; each once.
-func (p *rowPool) match(r windowRow) []windowRow {
-	var out []windowRow
+func (p *rowPool) match(r detectRow) []detectRow {
+	var out []detectRow
 	var seen map[[16]byte]bool
 	for _, part := range p.parts {
 		for _, x := range part[amountKey{-r.minor, r.currency}] {
@@ -118,8 +96,8 @@ func (p *rowPool) match(r windowRow) []windowRow {
 }
 
 // byAmount indexes rows by amount.
-func byAmount(rows []windowRow) map[amountKey][]windowRow {
-	out := make(map[amountKey][]windowRow, len(rows))
+func byAmount(rows []detectRow) map[amountKey][]detectRow {
+	out := make(map[amountKey][]detectRow, len(rows))
 	for _, w := range rows {
 		k := amountKey{w.minor, w.currency}
 		out[k] = append(out[k], w)
@@ -133,7 +111,7 @@ func byAmount(rows []windowRow) map[amountKey][]windowRow {
 // batch, the rows the session copied before (mem: nil reads them from the
 // database) and the rows read from the database: the user's rows on the
 // window's days that the session does not hold (its evicted days; every
-// day when mem is nil or resumed), else only those of the user's accounts
+// day when mem is nil), else only those of the user's accounts
 // outside the connection. For a user whose only rows are the session's,
 // no row is read; otherwise one narrow read per row in the window, never a
 // look-up per row of the batch. The pairs found are then checked
@@ -142,12 +120,11 @@ func byAmount(rows []windowRow) map[amountKey][]windowRow {
 // returns the same-currency pairs' rows as scoring sees them, so that
 // they are not read again.
 func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, cross bool, mem *sessionRows) ([][2]uuid.UUID, map[[16]byte]bool, map[[16]byte]*transferSide, error) {
-	batch := toWindowRows(rows)
-	pool := &rowPool{parts: []map[amountKey][]windowRow{byAmount(batch)}}
+	pool := &rowPool{parts: []map[amountKey][]detectRow{byAmount(rows)}}
 	days := windowDays(rows, 2*maxTransferLagDays)
 	var dbDays, otherDays []int64
 	switch {
-	case mem == nil || mem.resumed:
+	case mem == nil:
 		dbDays = days
 	default:
 		pool.parts = append(pool.parts, mem.byAmount)
@@ -168,16 +145,16 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 		return nil, nil, nil, err
 	}
 	pool.parts = append(pool.parts, byAmount(append(stored, others...)))
-	inBatch := make(map[[16]byte]bool, len(batch))
-	for _, w := range batch {
+	inBatch := make(map[[16]byte]bool, len(rows))
+	for _, w := range rows {
 		inBatch[w.id] = true
 	}
 	var cs, xs []uuid.UUID
 	gaps := map[[2]uuid.UUID]int64{}
-	found := map[[16]byte]windowRow{}
-	var outside []windowRow
+	found := map[[16]byte]detectRow{}
+	var outside []detectRow
 	seen := map[[16]byte]bool{}
-	for _, c := range batch {
+	for _, c := range rows {
 		for _, x := range pool.match(c) {
 			cs, xs = append(cs, c.id), append(xs, x.id)
 			gaps[[2]uuid.UUID{c.id, x.id}] = abs64(x.day - c.day)
@@ -219,7 +196,7 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 
 // windowSides are the rows of pairs as scoring sees them, from the rows
 // matched and the user's accounts.
-func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID, found map[[16]byte]windowRow) (map[[16]byte]*transferSide, error) {
+func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID, found map[[16]byte]detectRow) (map[[16]byte]*transferSide, error) {
 	if len(pairs) == 0 {
 		return nil, nil
 	}
@@ -255,7 +232,7 @@ func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uu
 // crossCandidates are the cross-currency candidates of the batch's rows
 // whose description says transfer, and of the batch's candidates outside
 // it.
-func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, outside []windowRow) ([][2]uuid.UUID, error) {
+func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, outside []detectRow) ([][2]uuid.UUID, error) {
 	var says []detectRow
 	for _, r := range rows {
 		if saysTransfer(r.text) {
@@ -294,7 +271,7 @@ func windowDays(rows []detectRow, lag int64) []int64 {
 // only those of accounts outside that connection (manual accounts
 // included), a range of transactions_account_order_idx per account and
 // day.
-func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days []int64) ([]windowRow, error) {
+func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days []int64) ([]detectRow, error) {
 	if len(days) == 0 {
 		return nil, nil
 	}
@@ -333,8 +310,8 @@ func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days 
 	if err != nil {
 		return nil, fmt.Errorf("detect transfers: read window: %w", err)
 	}
-	var out []windowRow
-	var w windowRow
+	var out []detectRow
+	var w detectRow
 	_, err = pgx.ForEachRow(rows, []any{&w.id, &w.accountID, &w.minor, &w.day, &w.currency, &w.text}, func() error {
 		out = append(out, w)
 		return nil
