@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/finsync/finsync/providers/sim"
@@ -95,15 +94,7 @@ func relinkedAccessToken(token string, gen uint64) string {
 // splitAccessToken returns the first-link token an access token's data is
 // generated from, and the item's relink generation.
 func splitAccessToken(token string) (string, uint64) {
-	i := strings.LastIndex(token, relinkTokenMark)
-	if i < 0 {
-		return token, 0
-	}
-	g, err := strconv.ParseUint(token[i+len(relinkTokenMark):], 10, 32)
-	if err != nil || g == 0 {
-		return token, 0
-	}
-	return token[:i], g
+	return simkit.SplitGeneration(token, relinkTokenMark)
 }
 
 // server serves Plaid's endpoints for one simulator.

@@ -16,15 +16,23 @@ const RelinkSeparator = "~relink"
 // designates and its relink generation (0: the first link, also for a
 // name whose suffix is not a generation).
 func SplitRelink(name string) (base string, gen uint64) {
-	i := strings.LastIndex(name, RelinkSeparator)
+	return SplitGeneration(name, RelinkSeparator)
+}
+
+// SplitGeneration splits s at its last sep followed by a positive number:
+// what comes before and that number; s and 0 when it has none. A
+// simulator whose credentials carry a relink generation in their own
+// format (a mark of its own) splits them with it.
+func SplitGeneration(s, sep string) (string, uint64) {
+	i := strings.LastIndex(s, sep)
 	if i < 0 {
-		return name, 0
+		return s, 0
 	}
-	g, err := strconv.ParseUint(name[i+len(RelinkSeparator):], 10, 32)
+	g, err := strconv.ParseUint(s[i+len(sep):], 10, 32)
 	if err != nil || g == 0 {
-		return name, 0
+		return s, 0
 	}
-	return name[:i], g
+	return s[:i], g
 }
 
 // RelinkSeed returns the seed of the ids a provider issues for the data of
