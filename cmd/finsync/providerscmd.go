@@ -17,8 +17,7 @@ import (
 
 // configureProvider is `providers configure NAME`.
 type configureProvider struct {
-	in     addConnection // its credentials flags and readers
-	useSim bool
+	in credentialInput // its --credentials flags, readers and --sim
 }
 
 // settingsOf returns the settings to store for desc: the simulator's with
@@ -32,9 +31,9 @@ func (cp *configureProvider) settingsOf(desc providers.Description) ([]byte, err
 	switch {
 	case err != nil:
 		return nil, err
-	case cp.useSim && raw != nil:
+	case cp.in.useSim && raw != nil:
 		return nil, errors.New("give either --sim or the settings, not both")
-	case cp.useSim:
+	case cp.in.useSim:
 		return allsim.Settings(desc.Name), nil
 	case raw == nil:
 		return nil, errors.New("settings are required: --credentials-file PATH, --credentials - (standard input), --credentials JSON, or --sim")
@@ -53,9 +52,10 @@ func (a *app) providersCmd() *cobra.Command {
 		Short: "Set a provider's settings (for Enable Banking its application id and private key), stored encrypted, for every connection",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			desc, ok := registry().Describe(args[0])
+			reg := registry()
+			desc, ok := reg.Describe(args[0])
 			if !ok {
-				names, _, _ := providerHelp(registry())
+				names, _, _ := providerHelp(reg)
 				return fmt.Errorf("provider must be one of %s", names)
 			}
 			cp.in.stdin, cp.in.warn = cmd.InOrStdin(), a.errOut
@@ -83,7 +83,7 @@ func (a *app) providersCmd() *cobra.Command {
 	f := configure.Flags()
 	f.StringVar(&cp.in.credentials, "credentials", "", "the settings as a JSON object; - reads them from standard input (inline, they show in the process list)")
 	f.StringVar(&cp.in.credentialsFile, "credentials-file", "", "read the settings (a JSON object) from this file")
-	f.BoolVar(&cp.useSim, "sim", false, "store the settings the simulator accepts (its demo application)")
+	f.BoolVar(&cp.in.useSim, "sim", false, "store the settings the simulator accepts (its demo application)")
 
 	clearCmd := &cobra.Command{
 		Use:   "clear NAME",
