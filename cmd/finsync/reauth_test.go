@@ -73,7 +73,7 @@ func TestConnectionsReauth(t *testing.T) {
 		{[]string{"not-a-uuid", "--sim", "--sim-url", s.URL}, "connection id"},
 		{[]string{uuid.NewString(), "--sim", "--sim-url", s.URL}, "not found"},
 		{[]string{id, "--credentials", string(allsim.Credentials("mercury", "alice"))}, "unknown key"},
-		{[]string{id, "--credentials", `{"api_key":"sk_test_1"}`}, "plaid"},
+		{[]string{id, "--credentials", `{"api_key":"sk_test_1"}`}, `unknown key "api_key"`},
 		{[]string{id}, "credentials are required"},
 	} {
 		err := runErr(t, dbURL, append([]string{"connections", "reauth"}, c.args...)...)
