@@ -373,8 +373,9 @@ func (ci *credentialInput) addFlags(cmd *cobra.Command, creds, baseHelp string) 
 	f.BoolVar(&ci.useSim, "sim", false, "use credentials the simulator accepts (by the provider's link flow where it has one)")
 	f.BoolVar(&ci.check, "check", false, "first fetch the connection's accounts once from the provider; store nothing if that fails")
 	f.StringVar(&ci.simURL, "sim-url", "", "the simulator's root URL (default $FINSYNC_SIM_URL)")
-	f.StringVar(&ci.simName, "sim-name", "", "names the simulated connection (same name, same data; NAME"+simkit.RelinkSeparator+
-		"N is the same data linked again for the Nth time, with new ids where the provider re-issues them)")
+	f.StringVar(&ci.simName, "sim-name", "", "names the simulated connection (same name, same data, but a link flow's session is new data each time; NAME"+
+		simkit.RelinkSeparator+"N is the same data linked again for the Nth time, under new ids, for the simulators of providers that "+
+		"re-issue ids on a re-link: others take it as a new name)")
 }
 
 // reauthCmd is `connections reauth ID`: the user linked the bank again
