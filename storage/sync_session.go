@@ -194,11 +194,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 		if err != nil {
 			return err
 		}
-		if stored {
-			if err := notePendingSeen(ctx, tx, ss.conn.ID, pendingOf(batch...)); err != nil {
-				return err
-			}
-		} else {
+		if !stored {
 			for i := range batch {
 				if err := ss.storePage(ctx, tx, w, &batch[i]); err != nil {
 					return err
@@ -251,24 +247,28 @@ func (ss *SyncSession) recordProgress(ctx context.Context, tx pgx.Tx, batch []Sy
 // storeFresh stores a fresh run's whole batch with one COPY when its pages
 // only add rows: no page replaces a pending set, and no id the batch
 // removes is one it also adds (removals are applied after the copy, which
-// is then what page-by-page storing would give). It reports whether it
-// stored the batch. When the batch meets a stored row, nothing is written,
+// is then what page-by-page storing would give), with its pending ids noted
+// as storePage notes a page's. It reports whether it stored the batch. When the batch meets a stored row, nothing is written,
 // the run stops being fresh, and the caller stores the batch page by page.
 func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transactionWriter, batch []SyncPage) (bool, error) {
 	if !ss.fresh || !onlyAdds(batch) {
 		return false, nil
 	}
 	var rows []domain.Transaction
-	var removed []string
+	var removed, pending []string
 	for i := range batch {
-		pageRows, _, err := ss.rows(ctx, tx, &batch[i])
+		pageRows, pagePending, err := ss.rows(ctx, tx, &batch[i])
 		if err != nil {
 			return false, err
 		}
 		rows, removed = append(rows, pageRows...), append(removed, batch[i].Removed...)
+		pending = append(pending, pagePending...)
 	}
 	ids, ok, err := ss.insertFresh(ctx, tx, w, rows, removed)
 	if err != nil || !ok {
+		return false, err
+	}
+	if err := notePendingSeen(ctx, tx, ss.conn.ID, pending); err != nil {
 		return false, err
 	}
 	ss.copied = freshDetectRows(rows, ids)

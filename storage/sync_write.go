@@ -174,19 +174,6 @@ func notePendingSeen(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, ids
 	return nil
 }
 
-// pendingOf returns the provider ids of the pages' pending transactions.
-func pendingOf(pages ...SyncPage) []string {
-	var out []string
-	for i := range pages {
-		for j := range pages[i].Upserts {
-			if pages[i].Upserts[j].Status == domain.TxPending {
-				out = append(out, pages[i].Upserts[j].ProviderID)
-			}
-		}
-	}
-	return out
-}
-
 // PendingProviderIDs lists the connection's stored pending transactions.
 func (s *Store) PendingProviderIDs(ctx context.Context, connectionID uuid.UUID) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT provider_id FROM transactions WHERE bank_connection_id = $1 AND status = 'pending' ORDER BY provider_id`, connectionID)
