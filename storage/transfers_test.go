@@ -195,7 +195,13 @@ func TestTransferCrowdedAmountsStayUnpaired(t *testing.T) {
 		{ID: "x-out", Account: "chk", Amount: -123456, Currency: "USD", Day: 6, Description: "TRANSFER TO SAVINGS"},
 		{ID: "x-in", Account: "sav", Amount: 123456, Currency: "USD", Day: 6, Description: "TRANSFER FROM CHECKING"},
 	}
-	for i := range 12 {
+	// Among the crowd, one pair says transfer on both sides: its evidence
+	// would win over the other candidates, but with more than
+	// maxTransferCandidates candidates each it stays unpaired all the same.
+	txs = append(txs,
+		simkit.ScenarioTransaction{ID: "out-0", Account: "chk", Amount: -2500, Currency: "USD", Day: 5, Description: "TRANSFER TO SAVINGS"},
+		simkit.ScenarioTransaction{ID: "in-0", Account: "sav", Amount: 2500, Currency: "USD", Day: 5, Description: "TRANSFER FROM CHECKING"})
+	for i := 1; i < 12; i++ {
 		txs = append(txs,
 			simkit.ScenarioTransaction{ID: fmt.Sprintf("out-%d", i), Account: "chk", Amount: -2500, Currency: "USD", Day: 5, Description: "GROCERY"},
 			simkit.ScenarioTransaction{ID: fmt.Sprintf("in-%d", i), Account: "sav", Amount: 2500, Currency: "USD", Day: 5, Description: "DEPOSIT"})
