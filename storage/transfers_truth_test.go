@@ -32,6 +32,10 @@ type scenarioUser struct {
 	// from how many copied rows a batch is searched by window.
 	opts       storage.SyncSessionOptions
 	windowFrom int
+	// batchPages, when set, is how many pages each ApplyBatch stores (else
+	// one batch a sync), so that later batches meet the session's earlier
+	// rows.
+	batchPages int
 	// round counts the syncs run, which changes every summary when
 	// touched is set (so that the rows are written again).
 	round int
@@ -113,8 +117,16 @@ func (su *scenarioUser) sync(t *testing.T, pick func(*simkit.ScenarioTransaction
 			rows = rows[n:]
 		}
 		pages = append(pages, storage.SyncPage{Removed: removed, Next: fmt.Sprintf("c%d", su.round)})
-		if _, err := ss.ApplyBatch(ctx, pages); err != nil {
-			t.Fatal(err)
+		per := len(pages)
+		if su.batchPages > 0 {
+			per = su.batchPages
+		}
+		for len(pages) > 0 {
+			n := min(per, len(pages))
+			if _, err := ss.ApplyBatch(ctx, pages[:n]); err != nil {
+				t.Fatal(err)
+			}
+			pages = pages[n:]
 		}
 	}
 }
@@ -295,7 +307,7 @@ func TestTransferWindowSearchInSyncs(t *testing.T) {
 		var got [2][]string
 		for k, from := range []int{0, 1} {
 			su := newScenarioUser(t, f, simkit.NewTransferScenario(truthSeed, p))
-			su.windowFrom = from
+			su.windowFrom, su.batchPages = from, 2
 			su.firstSyncs(t)
 			got[k] = su.pairs(t)
 		}
