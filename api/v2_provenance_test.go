@@ -51,7 +51,7 @@ func newSyncWorld(t *testing.T) *syncWorld {
 		if err != nil {
 			t.Fatal(err)
 		}
-		syncer := &worker.Syncer{Store: c.Store, Providers: provs, Box: box, Log: c.Log, Holder: uuid.New(), ApplyRules: storage.ApplyRulesIn}
+		syncer := &worker.Syncer{Store: c.Store, Providers: provs, Box: box, Log: c.Log, Holder: uuid.New()}
 		w.jobs = startWorkerClient(t, worker.Config{Store: c.Store, Log: c.Log, Syncer: syncer})
 		c.Jobs = w.jobs
 	})

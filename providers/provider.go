@@ -59,43 +59,13 @@ type AccountSet struct {
 	ConsentExpiresAt time.Time
 }
 
-// CategoryRef is a provider's category for a transaction.
-type CategoryRef struct {
-	ProviderID  string
-	Name        string
-	Group       string
-	Description string
-}
+// CategoryRef is a provider's category for a transaction
+// (domain.ReportedCategory).
+type CategoryRef = domain.ReportedCategory
 
-// Transaction is a transaction as a provider reports it, converted to
-// finsync's conventions: outflow negative, major units, status one of
-// domain.TxPending, domain.TxPosted, domain.TxDeleted.
-type Transaction struct {
-	ProviderID          string
-	ProviderAccountID   string
-	Status              string
-	Summary             string
-	Amount              domain.Money
-	Currency            string
-	AuthorizedDate      *domain.Date
-	PostedDate          *domain.Date
-	MerchantName        *string
-	Category            *CategoryRef
-	Fees                *domain.Money
-	FeeType             *string
-	NetAmount           *domain.Money
-	SubAccount          *string
-	PaymentChannel      *string
-	CheckNumber         *string
-	OriginalDescription *string
-	Type                *string
-	CreatedAt           time.Time
-	PostedAt            *time.Time
-	// PendingProviderID names the pending transaction this posted one
-	// replaces (Plaid's pending_transaction_id), so that a user's category
-	// carries over.
-	PendingProviderID *string
-}
+// Transaction is a transaction as a provider reports it: the record a
+// sync stores (domain.ReportedTransaction).
+type Transaction = domain.ReportedTransaction
 
 // TransactionRequest asks for the next page of a connection's transactions.
 type TransactionRequest struct {
@@ -111,33 +81,9 @@ type TransactionRequest struct {
 	Today domain.Date
 }
 
-// TransactionPage is one page of a connection's transactions.
-type TransactionPage struct {
-	// Upserts are new or changed transactions.
-	Upserts []Transaction
-	// Removed are provider ids the provider says no longer exist.
-	Removed []string
-	// ReplacePendingFor, when non-empty, says that the pending transactions
-	// in Upserts of this page and of the earlier pages of the same sync
-	// (since the last page with Done) are the complete pending set for
-	// these provider account ids: any other stored pending transaction of
-	// those accounts has vanished and becomes deleted (GoCardless signals
-	// removals this way). An adapter whose provider pages an account's rows
-	// (a continuation key) may return them over several pages and name the
-	// account on its last one. Caveat: a pending row listed on any page of
-	// the sync is kept, even if a later page of it no longer lists it.
-	ReplacePendingFor []string
-	// Next is the opaque cursor to store with this page and resume from.
-	Next string
-	// Done reports that this was the last page of this sync.
-	Done bool
-	// NextAllowedAt, when not zero (last page only), is when the provider's
-	// quota lets a sync fetch every account again (GoCardless banks allow a
-	// few successful calls per account per day). Accounts whose quota is
-	// spent are skipped without spending a call, so a sync before this time
-	// is harmless but incomplete; schedule the next full sync after it.
-	NextAllowedAt time.Time
-}
+// TransactionPage is one page of a connection's transactions
+// (domain.ReportedPage).
+type TransactionPage = domain.ReportedPage
 
 // Holdings is a connection's investment positions.
 type Holdings struct {
@@ -145,38 +91,17 @@ type Holdings struct {
 	Securities []Security
 }
 
-// Holding is one position as a provider reports it.
-type Holding struct {
-	ProviderAccountID  string
-	ProviderSecurityID string
-	Quantity           domain.Money
-	CostBasis          *domain.Money
-	InstitutionPrice   domain.Money
-	InstitutionValue   domain.Money
-	Currency           string
-	PriceAsOf          *domain.Date
-}
+// Holding is one position as a provider reports it
+// (domain.ReportedHolding).
+type Holding = domain.ReportedHolding
 
 // Security is a tradable instrument as a provider reports it: the record
 // a sync stores as it is (domain.ReportedSecurity).
 type Security = domain.ReportedSecurity
 
-// InvestmentTransaction is one investment event as a provider reports it,
-// converted so that cash out is negative.
-type InvestmentTransaction struct {
-	ProviderID         string
-	ProviderAccountID  string
-	ProviderSecurityID *string
-	Date               domain.Date
-	Type               string
-	Subtype            string
-	Quantity           domain.Money
-	Price              domain.Money
-	Amount             domain.Money
-	Fees               *domain.Money
-	Currency           string
-	Description        string
-}
+// InvestmentTransaction is one investment event as a provider reports it
+// (domain.ReportedInvestmentTransaction).
+type InvestmentTransaction = domain.ReportedInvestmentTransaction
 
 // InvestmentTransactions is every investment event in a date window.
 type InvestmentTransactions struct {

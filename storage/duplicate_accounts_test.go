@@ -70,23 +70,25 @@ func (lu *linkUser) sync(t *testing.T, ci int) {
 		lu.accounts[k], lu.keys[id] = id, k
 	}
 	base := time.Now().AddDate(0, 0, -simkit.LinkScenarioDays)
-	var rows []domain.Transaction
+	var rows []domain.ReportedTransaction
 	for _, x := range lu.sc.Transactions {
-		acct, ok := ids[x.Account]
-		if !ok {
+		if _, ok := ids[x.Account]; !ok {
 			continue
 		}
 		day := domain.DateOf(base.AddDate(0, 0, x.Day))
-		rows = append(rows, domain.Transaction{AccountID: acct, ProviderID: x.ID, Status: domain.TxPosted, Summary: x.Description,
+		rows = append(rows, domain.ReportedTransaction{ProviderAccountID: x.Account, ProviderID: x.ID, Status: domain.TxPosted, Summary: x.Description,
 			Amount: domain.MoneyFromMinor(x.Amount, 2), Currency: "USD", AuthorizedDate: &day, PostedDate: &day, CreatedAt: day.Time})
 	}
-	var pages []storage.SyncPage
+	var pages []domain.ReportedPage
 	for len(rows) > 0 {
 		n := min(100, len(rows))
-		pages = append(pages, storage.SyncPage{Upserts: rows[:n], Next: "c"})
+		pages = append(pages, domain.ReportedPage{Upserts: rows[:n], Next: "c"})
 		rows = rows[n:]
 	}
 	if _, err := ss.ApplyBatch(ctx, pages); err != nil {
+		t.Fatal(err)
+	}
+	if err := ss.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := lu.f.St.FinishSync(ctx, conn.ID, storage.SyncOutcome{OK: true}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/rules"
 )
 
@@ -32,8 +33,27 @@ const ActiveRulesSQL = activeRulesSQL
 // MarkTimeout exposes markTimeout to the external tests.
 var MarkTimeout = markTimeout
 
-// OnlyAdds exposes onlyAdds to the external tests.
-var OnlyAdds = onlyAdds
+// OnlyAdds is onlyAdds of the provider's pages, for the external tests.
+func OnlyAdds(batch []domain.ReportedPage) bool {
+	pages := make([]storedPage, len(batch))
+	for i, p := range batch {
+		pages[i] = storedPage{Removed: p.Removed, ReplacePendingFor: p.ReplacePendingFor}
+		for _, t := range p.Upserts {
+			pages[i].Upserts = append(pages[i].Upserts, domain.Transaction{ProviderID: t.ProviderID})
+		}
+	}
+	return onlyAdds(pages)
+}
+
+// ObserveRules has fn see the rows each of the session's rules runs is
+// given.
+func (ss *SyncSession) ObserveRules(fn func([]uuid.UUID)) { ss.ruled = fn }
+
+// ApplyRulesTo applies the user's rules to the given transactions in one
+// database transaction, as a sync batch does with the rows it wrote.
+func ApplyRulesTo(ctx context.Context, st *Store, userID uuid.UUID, ids []uuid.UUID, cache *rules.Cache) error {
+	return st.inTx(ctx, func(tx pgx.Tx) error { return applyRulesTx(ctx, tx, userID, ids, cache) })
+}
 
 // RuleCandidates exposes ruleCandidates on the store's reader, so that the
 // tests check the database's prefilter against the rule engine.

@@ -11,13 +11,10 @@ import (
 	"github.com/finsync/finsync/domain"
 )
 
-// SyncedSecurity is a security as a sync stores it for a user.
-type SyncedSecurity = domain.ReportedSecurity
-
 // upsertSecurities stores the user's securities, in one statement, and
 // returns their ids by provider security id. Caveat: secs must not list a
 // provider security id twice (ApplyInvestments keeps the first).
-func upsertSecurities(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider string, secs []SyncedSecurity) (map[string]uuid.UUID, error) {
+func upsertSecurities(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider string, secs []domain.ReportedSecurity) (map[string]uuid.UUID, error) {
 	ids := make(map[string]uuid.UUID, len(secs))
 	if len(secs) == 0 {
 		return ids, nil

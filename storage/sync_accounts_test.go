@@ -25,11 +25,11 @@ func TestUpsertAccountsKeepsUnknownBalances(t *testing.T) {
 	conn := domain.BankConnection{ID: connID, UserID: u.ID, Provider: "gocardless"}
 	day := domain.DateOf(time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC))
 	money := func(s string) *domain.Money { m := domain.MustMoney(s); return &m }
-	upsert := func(a storage.SyncedAccount) {
+	upsert := func(a domain.ReportedAccount) {
 		t.Helper()
 		a.ProviderAccountID, a.Name, a.Currency = "acc-1", "Main", "EUR"
 		if err := f.St.InTx(ctx, func(tx pgx.Tx) error {
-			_, err := storage.UpsertAccounts(ctx, tx, conn, []storage.SyncedAccount{a}, day)
+			_, err := storage.UpsertAccounts(ctx, tx, conn, []domain.ReportedAccount{a}, day)
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -58,20 +58,20 @@ func TestUpsertAccountsKeepsUnknownBalances(t *testing.T) {
 	}
 
 	// A new account whose balances are unknown: nothing known, nothing recorded.
-	upsert(storage.SyncedAccount{BalancesUnknown: true})
+	upsert(domain.ReportedAccount{BalancesUnknown: true})
 	if r := read(); r.current != nil || r.available != nil || r.asOf != nil || r.history != nil {
 		t.Fatalf("new account with unknown balances: %s %s %v %s", str(r.current), str(r.available), r.asOf, str(r.history))
 	}
-	upsert(storage.SyncedAccount{CurrentBalance: money("10.50"), AvailableBalance: money("8.25")})
+	upsert(domain.ReportedAccount{CurrentBalance: money("10.50"), AvailableBalance: money("8.25")})
 	known := read()
 	if str(known.current) != "10.5000" || str(known.available) != "8.2500" || known.asOf == nil || str(known.history) != "10.5000" {
 		t.Fatalf("known balances: %s %s %v %s", str(known.current), str(known.available), known.asOf, str(known.history))
 	}
-	upsert(storage.SyncedAccount{BalancesUnknown: true})
+	upsert(domain.ReportedAccount{BalancesUnknown: true})
 	if r := read(); str(r.current) != "10.5000" || str(r.available) != "8.2500" || r.asOf == nil || !r.asOf.Equal(*known.asOf) || str(r.history) != "10.5000" {
 		t.Fatalf("unknown balances overwrote the known ones: %s %s %v %s", str(r.current), str(r.available), r.asOf, str(r.history))
 	}
-	upsert(storage.SyncedAccount{CurrentBalance: money("11.00")})
+	upsert(domain.ReportedAccount{CurrentBalance: money("11.00")})
 	if r := read(); str(r.current) != "11.0000" || r.available != nil || str(r.history) != "11.0000" || r.asOf == nil || !r.asOf.After(*known.asOf) {
 		t.Fatalf("a bank reporting no available balance: %s %s %s", str(r.current), str(r.available), str(r.history))
 	}

@@ -64,7 +64,7 @@ func TestRelinkMatchesWithinTheNewLinksReach(t *testing.T) {
 	}
 	// The new link reports days 6 to 10 (day 8 a day later, day 9 not at
 	// all) and a new day 11.
-	var rows []domain.Transaction
+	var rows []domain.ReportedTransaction
 	for d := 6; d <= 11; d++ {
 		if d == 9 {
 			continue
@@ -73,11 +73,11 @@ func TestRelinkMatchesWithinTheNewLinksReach(t *testing.T) {
 		if d == 8 {
 			on = domain.DateOf(day(9))
 		}
-		rows = append(rows, domain.Transaction{UserID: user, BankConnectionID: &connID, AccountID: acct, Provider: "plaid",
+		rows = append(rows, domain.ReportedTransaction{ProviderAccountID: "new-everyday",
 			ProviderID: fmt.Sprintf("new-%d", d), Status: domain.TxPosted, Summary: fmt.Sprintf("Shop %d market", d),
 			Amount: domain.MustMoney(fmt.Sprintf("-%d.5", 10+d)), Currency: "USD", AuthorizedDate: &on, PostedDate: &on, CreatedAt: on.Time})
 	}
-	if _, err := s.ApplyBatch(ctx, []storage.SyncPage{{Upserts: rows, Next: "c1"}}); err != nil {
+	if _, err := s.ApplyBatch(ctx, []domain.ReportedPage{{Upserts: rows, Next: "c1"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.St.FinishSync(ctx, connID, storage.SyncOutcome{OK: true}); err != nil {

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -11,54 +12,40 @@ import (
 	"github.com/finsync/finsync/rules"
 )
 
-// SyncRules runs a user's rules on the transactions a sync batch inserted
-// or changed, inside the batch's database transaction. ApplyRulesIn is the
-// one a worker uses. Caveat: it runs once per stored page (once per batch
-// on a fresh copy), and tx is valid only during the call.
-type SyncRules func(ctx context.Context, tx *Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error
-
-// ApplyRulesIn is applyRulesTx inside a *Tx, compiling the user's rules
-// afresh on every call; ApplyRulesCached is the one a worker uses.
-func ApplyRulesIn(ctx context.Context, tx *Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error {
-	return applyRulesTx(ctx, tx.tx, userID, transactionIDs, nil)
-}
-
-// ApplyRulesCached returns the SyncRules a worker uses: ApplyRulesIn with
-// the user's stored rules compiled through cache, so that a rule is
-// compiled once per version however many pages and syncs run it. Caveat:
-// the cache is the caller's, one per process; it holds at most its size in
-// compiled rules.
-func ApplyRulesCached(cache *rules.Cache) SyncRules {
-	return func(ctx context.Context, tx *Tx, userID uuid.UUID, transactionIDs []uuid.UUID) error {
-		return applyRulesTx(ctx, tx.tx, userID, transactionIDs, cache)
-	}
-}
-
 // SyncSessionOptions configure a SyncSession.
 type SyncSessionOptions struct {
 	// ReadOnlyCategories marks the provider categories a sync copies for the
 	// user read-only when they are created (a business bank's).
 	ReadOnlyCategories bool
-	// Rules runs the user's rules on each stored page's new and changed
-	// rows; nil runs none.
-	Rules SyncRules
+	// RuleCache compiles the user's rules the session applies to each
+	// batch's new and changed rows, each rule version once across batches
+	// and syncs; nil compiles them afresh for every batch. Caveat: one cache
+	// a process, shared with whatever else applies rules there.
+	RuleCache *rules.Cache
 	// JobID is the River job running the sync, whose metadata receives each
 	// committed batch's progress (addSyncProgress); zero records none.
 	JobID int64
+	// Now is the clock that dates a row the provider gives no creation
+	// time; nil means time.Now.
+	Now func() time.Time
 	// SkipTransfers turns transfer detection off, for benchmarks that
 	// measure its cost; a sync that serves users never sets it.
 	SkipTransfers bool
 }
 
-// SyncSession writes one sync run of one connection: its accounts, its
-// transaction pages with their cursor, and its investments, each call in
-// one database transaction of its own. It decides between copying rows
-// straight in (a fresh connection) and digest-compared upserts, copies the
-// provider categories the rows name, carries a user's category from a
-// pending transaction to the posted one, applies the user's rules to
-// changed rows and records the datasets stored. Caveat: a session is not
-// safe for concurrent use, and belongs to one run (it remembers what the
-// run wrote: categories, accounts, whether rows are still all new).
+// SyncSession writes one sync run of one connection, as its provider
+// reports it: its accounts, its transaction pages with their cursor, and
+// its investments, each call in one database transaction of its own. It
+// maps the provider's account ids to stored accounts (matching re-issued
+// ones after a re-link), decides between copying rows straight in (a
+// fresh connection) and digest-compared upserts, copies the provider
+// categories the rows name, carries a user's category from a pending
+// transaction to the posted one, applies the user's rules to changed rows,
+// pairs transfers, records the datasets stored, keeps the planner's
+// statistics fresh, and, on Close, derives the daily balances the run may
+// have moved. Caveat: a session is not safe for concurrent use, belongs to
+// one run (it remembers what the run wrote: categories, accounts, whether
+// rows are still all new), and must be closed.
 type SyncSession struct {
 	store *Store
 	conn  domain.BankConnection
@@ -86,13 +73,27 @@ type SyncSession struct {
 	// batch size from which it does so (windowDetectRows).
 	copiedBefore *sessionRows
 	windowFrom   int
+	// today is the date ApplyAccounts stored balances for, and the last day
+	// Close derives; firstSync is set when the run began as its
+	// connection's first sync (every account's balances are derived).
+	today     domain.Date
+	firstSync bool
+	// balanceSince is, by account, the earliest date of a posted
+	// transaction the run stored (noteBalanceChanges).
+	balanceSince map[uuid.UUID]domain.Date
+	// stats keeps the planner's statistics fresh as the run's rows grow;
+	// statsErr is the first refresh that failed after its batch committed.
+	stats    statsRefresh
+	statsErr error
+	// ruled, when set (tests), sees the rows each rules run is given.
+	ruled func([]uuid.UUID)
 }
 
 // knownCategory is a provider category copied for the user in a run: its
 // id and what was written.
 type knownCategory struct {
 	id uuid.UUID
-	as ProviderCategory
+	as domain.ReportedCategory
 }
 
 // FirstSync reports whether a sync of the target is its connection's first:
@@ -107,7 +108,8 @@ func (t SyncTarget) FirstSync() bool {
 // connection. It runs no statement. Caveat: the connection is the one
 // target loaded; changes made elsewhere during the run are not seen.
 func (s *Store) OpenSyncSession(target SyncTarget, opts SyncSessionOptions) *SyncSession {
-	ss := &SyncSession{store: s, conn: target.Connection, opts: opts, fresh: target.FirstSync(), windowFrom: windowDetectRows}
+	ss := &SyncSession{store: s, conn: target.Connection, opts: opts, fresh: target.FirstSync(), windowFrom: windowDetectRows,
+		firstSync: target.FirstSync(), stats: newStatsRefresh(s, target.HasTransactions)}
 	if ss.fresh && !target.HasTransactions {
 		ss.copiedBefore = &sessionRows{}
 	}
@@ -122,6 +124,7 @@ func (ss *SyncSession) ApplyAccounts(ctx context.Context, institution string, ac
 	if institution != "" {
 		ss.conn.InstitutionName = institution
 	}
+	ss.today = today
 	var ids map[string]uuid.UUID
 	err := ss.store.inTx(ctx, func(tx pgx.Tx) error {
 		unrecorded, err := ss.applyAccountIdentities(ctx, tx, accounts)
@@ -143,50 +146,36 @@ func (ss *SyncSession) ApplyAccounts(ctx context.Context, institution string, ac
 	return ids, nil
 }
 
-// SyncPage is one provider page of transactions as a sync stores it.
-type SyncPage struct {
-	// Upserts are the page's new and changed transactions, converted to
-	// domain records; their CategoryID is set by the session from
-	// Categories (the slice is written to).
-	Upserts []domain.Transaction
-	// Categories are the provider's categories of Upserts, by index; one
-	// with an empty ProviderID (or past the end) is none.
-	Categories []ProviderCategory
-	// Removed are provider ids the provider deleted.
-	Removed []string
-	// ReplacePendingFor are provider account ids whose whole pending set
-	// this page and the earlier pages of the same sync list: their stored
-	// pending transactions not among those pages' pending rows are
-	// removed. The pending rows of a sync's pages are kept (in the
-	// database, so across batches and slices) until its Last page.
-	ReplacePendingFor []string
-	// Next is the cursor after the page.
-	Next string
-	// Last marks the sync's last page: after it, the pending rows its
-	// pages listed are forgotten, and the next sync's pages start afresh.
-	Last bool
-}
-
 // SyncResult is what a committed batch wrote.
 type SyncResult struct {
 	Changes RowChanges
 }
 
-// ApplyBatch stores pages in order, then the cursor after the last one, in
-// one database transaction: rows, removals, pending sets, categories, the
-// user's rules on changed rows, transfers (changed rows paired with the
-// user's other accounts: detectSynced),
-// the transactions dataset mark and the job's progress. While the run is fresh, a batch that only adds rows is
-// copied in with one COPY; should one of its rows be stored already,
-// the copy is undone (a savepoint) and the batch is upserted page by page,
-// as every later batch is. The result counts only once it returns without
-// error; on error nothing of the batch is stored.
-func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncResult, error) {
-	if len(batch) == 0 {
+// ApplyBatch stores the provider's pages in order, then the cursor after
+// the last one, in one database transaction: rows, removals, pending sets,
+// categories, the user's rules on changed rows, transfers (changed rows
+// paired with the user's other accounts: detectSynced), the transactions
+// dataset mark and the job's progress. While the run is fresh, a batch
+// that only adds rows is copied in with one COPY; should one of its rows
+// be stored already, the copy is undone (a savepoint) and the batch is
+// upserted page by page, as every later batch is. After the commit it
+// notes the days whose balances moved and refreshes the planner's
+// statistics when the rows stored call for it (in the background; fully,
+// and waited for, after the sync's last page; a failed refresh is
+// reported by Close). The result counts only once it returns without
+// error; on error nothing of the batch is stored. A
+// transaction of an account ApplyAccounts did not store is an error
+// (ErrUnknownAccount), and stores nothing of the batch.
+func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.ReportedPage) (SyncResult, error) {
+	if len(reported) == 0 {
 		return SyncResult{}, nil
 	}
+	batch, err := ss.pages(reported)
+	if err != nil {
+		return SyncResult{}, err
+	}
 	var changes RowChanges
-	err := ss.store.inTx(ctx, func(tx pgx.Tx) error {
+	err = ss.store.inTx(ctx, func(tx pgx.Tx) error {
 		ss.written, ss.copied = ss.written[:0], nil // copied rows may be kept by copiedBefore
 		w := newTransactionWriter(tx, ss.conn)
 		defer func() { changes = w.Changes() }()
@@ -217,6 +206,12 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, batch []SyncPage) (SyncRe
 		return SyncResult{}, err
 	}
 	ss.noteCopied()
+	if changes.Added+changes.Modified > 0 {
+		ss.noteBalanceChanges(batch)
+	}
+	if err := ss.stats.afterBatch(ctx, changes.Added+changes.Modified, batch[len(batch)-1].Last); err != nil && ss.statsErr == nil {
+		ss.statsErr = err // the batch is stored: Close reports it
+	}
 	return SyncResult{Changes: changes}, nil
 }
 
@@ -233,7 +228,7 @@ func (ss *SyncSession) noteCopied() {
 
 // recordProgress adds a batch to the progress of the job running the sync,
 // in the batch's transaction; a sync run outside a job records nothing.
-func (ss *SyncSession) recordProgress(ctx context.Context, tx pgx.Tx, batch []SyncPage) error {
+func (ss *SyncSession) recordProgress(ctx context.Context, tx pgx.Tx, batch []storedPage) error {
 	if ss.opts.JobID == 0 {
 		return nil
 	}
@@ -250,7 +245,7 @@ func (ss *SyncSession) recordProgress(ctx context.Context, tx pgx.Tx, batch []Sy
 // is then what page-by-page storing would give), with its pending ids noted
 // as storePage notes a page's. It reports whether it stored the batch. When the batch meets a stored row, nothing is written,
 // the run stops being fresh, and the caller stores the batch page by page.
-func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transactionWriter, batch []SyncPage) (bool, error) {
+func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transactionWriter, batch []storedPage) (bool, error) {
 	if !ss.fresh || !onlyAdds(batch) {
 		return false, nil
 	}
@@ -292,7 +287,7 @@ func (ss *SyncSession) insertFresh(ctx context.Context, tx pgx.Tx, w *transactio
 
 // onlyAdds reports whether a batch's pages replace no pending set and
 // remove no id they also add.
-func onlyAdds(batch []SyncPage) bool {
+func onlyAdds(batch []storedPage) bool {
 	added := map[string]bool{}
 	for i := range batch {
 		if len(batch[i].ReplacePendingFor) > 0 {
@@ -314,7 +309,7 @@ func onlyAdds(batch []SyncPage) bool {
 
 // rows copies the page's categories, sets its upserts' categories, and
 // returns them and the provider ids of the pending ones.
-func (ss *SyncSession) rows(ctx context.Context, tx pgx.Tx, page *SyncPage) ([]domain.Transaction, []string, error) {
+func (ss *SyncSession) rows(ctx context.Context, tx pgx.Tx, page *storedPage) ([]domain.Transaction, []string, error) {
 	if err := ss.categories(ctx, tx, page.Categories); err != nil {
 		return nil, nil, err
 	}
@@ -344,10 +339,13 @@ func (ss *SyncSession) applyRules(ctx context.Context, tx pgx.Tx, changed []uuid
 
 // runRules runs the user's rules on changed rows.
 func (ss *SyncSession) runRules(ctx context.Context, tx pgx.Tx, changed []uuid.UUID) error {
-	if ss.opts.Rules == nil || len(changed) == 0 {
+	if len(changed) == 0 {
 		return nil
 	}
-	if err := ss.opts.Rules(ctx, &Tx{tx: tx}, ss.conn.UserID, changed); err != nil {
+	if ss.ruled != nil {
+		ss.ruled(changed)
+	}
+	if err := applyRulesTx(ctx, tx, ss.conn.UserID, changed, ss.opts.RuleCache); err != nil {
 		return fmt.Errorf("apply rules: %w", err)
 	}
 	return nil
@@ -365,7 +363,7 @@ func (ss *SyncSession) transfers(ctx context.Context, tx pgx.Tx) error {
 }
 
 // storePage writes one page inside the batch's transaction.
-func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionWriter, page *SyncPage) error {
+func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionWriter, page *storedPage) error {
 	rows, keepPending, err := ss.rows(ctx, tx, page)
 	if err != nil {
 		return err
@@ -415,8 +413,8 @@ func (ss *SyncSession) write(ctx context.Context, tx pgx.Tx, w *transactionWrite
 // categories copies the page's provider categories for the user into
 // ss.knownCategories. Categories already copied earlier in this run with
 // the same name, group and description are not written again.
-func (ss *SyncSession) categories(ctx context.Context, tx pgx.Tx, named []ProviderCategory) error {
-	var cats []ProviderCategory
+func (ss *SyncSession) categories(ctx context.Context, tx pgx.Tx, named []domain.ReportedCategory) error {
+	var cats []domain.ReportedCategory
 	var fresh map[string]bool
 	for _, pc := range named {
 		if pc.ProviderID == "" || fresh[pc.ProviderID] {
@@ -447,88 +445,6 @@ func (ss *SyncSession) categories(ctx context.Context, tx pgx.Tx, named []Provid
 		}
 	}
 	return nil
-}
-
-// SyncedHolding is a position as a sync stores it: the provider's account
-// and security ids, and the position (whose AccountID and SecurityID the
-// session fills in).
-type SyncedHolding struct {
-	ProviderAccountID  string
-	ProviderSecurityID string
-	domain.Holding
-}
-
-// SyncedInvestmentTransaction is an investment event as a sync stores it:
-// the provider's account and security ids (nil: none), and the event
-// (whose AccountID and SecurityID the session fills in).
-type SyncedInvestmentTransaction struct {
-	ProviderAccountID  string
-	ProviderSecurityID *string
-	domain.InvestmentTransaction
-}
-
-// SyncInvestments is what a sync stores of a connection's investments.
-type SyncInvestments struct {
-	// Securities may name a provider security id twice; the first wins.
-	Securities   []domain.ReportedSecurity
-	Holdings     []SyncedHolding
-	Transactions []SyncedInvestmentTransaction
-}
-
-// ApplyInvestments stores the securities, makes the connection's holdings
-// exactly inv.Holdings, stores the investment transactions, and marks both
-// datasets stored, in one database transaction. Holdings and events of an
-// account ApplyAccounts did not store (or a holding of an unknown
-// security) are skipped. Caveat: call ApplyAccounts first.
-func (ss *SyncSession) ApplyInvestments(ctx context.Context, inv SyncInvestments) error {
-	return ss.store.inTx(ctx, func(tx pgx.Tx) error {
-		secs, err := upsertSecurities(ctx, tx, ss.conn.UserID, ss.conn.Provider, firstOfEachSecurity(inv.Securities))
-		if err != nil {
-			return err
-		}
-		holdings := make([]domain.Holding, 0, len(inv.Holdings))
-		for _, x := range inv.Holdings {
-			acct, ok1 := ss.accounts[x.ProviderAccountID]
-			sec, ok2 := secs[x.ProviderSecurityID]
-			if !ok1 || !ok2 {
-				continue
-			}
-			h := x.Holding
-			h.AccountID, h.SecurityID = acct, sec
-			holdings = append(holdings, h)
-		}
-		if err := replaceHoldings(ctx, tx, ss.conn, holdings); err != nil {
-			return err
-		}
-		if err := markDataset(ctx, tx, ss.conn.ID, "holdings", true, ""); err != nil {
-			return err
-		}
-		events := make([]domain.InvestmentTransaction, 0, len(inv.Transactions))
-		for _, x := range inv.Transactions {
-			acct, ok := ss.accounts[x.ProviderAccountID]
-			if !ok {
-				continue
-			}
-			e := x.InvestmentTransaction
-			e.AccountID, e.SecurityID = acct, nil
-			if x.ProviderSecurityID != nil {
-				if id, ok := secs[*x.ProviderSecurityID]; ok {
-					e.SecurityID = &id
-				}
-			}
-			events = append(events, e)
-		}
-		if err := upsertInvestmentTransactions(ctx, tx, ss.conn, events); err != nil {
-			return err
-		}
-		return markDataset(ctx, tx, ss.conn.ID, "investment_transactions", true, "")
-	})
-}
-
-// firstOfEachSecurity drops every security whose provider id an earlier
-// one has.
-func firstOfEachSecurity(in []domain.ReportedSecurity) []domain.ReportedSecurity {
-	return oneOfEach(in, func(s *domain.ReportedSecurity) string { return s.ProviderSecurityID }, false)
 }
 
 // MarkDatasetFailed records that fetching one of a connection's datasets

@@ -14,23 +14,23 @@ import (
 )
 
 func TestOnlyAdds(t *testing.T) {
-	page := func(added []string, removed []string, replace ...string) storage.SyncPage {
-		p := storage.SyncPage{Removed: removed, ReplacePendingFor: replace}
+	page := func(added []string, removed []string, replace ...string) domain.ReportedPage {
+		p := domain.ReportedPage{Removed: removed, ReplacePendingFor: replace}
 		for _, id := range added {
-			p.Upserts = append(p.Upserts, domain.Transaction{ProviderID: id})
+			p.Upserts = append(p.Upserts, domain.ReportedTransaction{ProviderID: id})
 		}
 		return p
 	}
 	for _, tt := range []struct {
 		name  string
-		batch []storage.SyncPage
+		batch []domain.ReportedPage
 		want  bool
 	}{
-		{"adds only", []storage.SyncPage{page([]string{"a", "b"}, nil), page([]string{"c"}, nil)}, true},
-		{"removes ids it does not add", []storage.SyncPage{page([]string{"a"}, []string{"x"}), page([]string{"b"}, []string{"y"})}, true},
-		{"removes an id a later page adds", []storage.SyncPage{page(nil, []string{"b"}), page([]string{"b"}, nil)}, false},
-		{"removes an id an earlier page adds", []storage.SyncPage{page([]string{"a"}, nil), page(nil, []string{"a"})}, false},
-		{"replaces a pending set", []storage.SyncPage{page([]string{"a"}, nil, "acct")}, false},
+		{"adds only", []domain.ReportedPage{page([]string{"a", "b"}, nil), page([]string{"c"}, nil)}, true},
+		{"removes ids it does not add", []domain.ReportedPage{page([]string{"a"}, []string{"x"}), page([]string{"b"}, []string{"y"})}, true},
+		{"removes an id a later page adds", []domain.ReportedPage{page(nil, []string{"b"}), page([]string{"b"}, nil)}, false},
+		{"removes an id an earlier page adds", []domain.ReportedPage{page([]string{"a"}, nil), page(nil, []string{"a"})}, false},
+		{"replaces a pending set", []domain.ReportedPage{page([]string{"a"}, nil, "acct")}, false},
 	} {
 		if got := storage.OnlyAdds(tt.batch); got != tt.want {
 			t.Errorf("%s: onlyAdds = %v, want %v", tt.name, got, tt.want)
@@ -46,13 +46,10 @@ func TestSyncSessionCopiesThenUpserts(t *testing.T) {
 	e := newWriterEnv(t)
 	ctx := context.Background()
 	var ruled []int
-	rules := func(_ context.Context, _ *storage.Tx, _ uuid.UUID, ids []uuid.UUID) error {
-		ruled = append(ruled, len(ids))
-		return nil
-	}
 	open := func() (*storage.SyncSession, uuid.UUID) {
-		s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{Rules: rules})
-		ids, err := s.ApplyAccounts(ctx, "", []storage.SyncedAccount{{ProviderAccountID: "a1", Name: "Checking", Currency: "USD", BalancesUnknown: true}},
+		s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
+		s.ObserveRules(func(ids []uuid.UUID) { ruled = append(ruled, len(ids)) })
+		ids, err := s.ApplyAccounts(ctx, "", []domain.ReportedAccount{{ProviderAccountID: "a1", Name: "Checking", Currency: "USD", BalancesUnknown: true}},
 			domain.DateOf(time.Now()))
 		if err != nil {
 			t.Fatal(err)
@@ -62,17 +59,14 @@ func TestSyncSessionCopiesThenUpserts(t *testing.T) {
 		}
 		return s, ids["a1"]
 	}
-	food := storage.ProviderCategory{ProviderID: "food", Name: "Food", Group: "Living"}
-	pages := func(from, n int, cursor string, acct uuid.UUID) []storage.SyncPage {
-		rows := e.synced(from + n)[from:]
-		cats := make([]storage.ProviderCategory, len(rows))
+	food := domain.ReportedCategory{ProviderID: "food", Name: "Food", Group: "Living"}
+	pages := func(from, n int, cursor string) []domain.ReportedPage {
+		rows := e.reported(from + n)[from:]
 		for i := range rows {
-			rows[i].AccountID = acct
-			cats[i] = food
+			rows[i].Category = &food
 		}
 		half := len(rows) / 2
-		return []storage.SyncPage{{Upserts: rows[:half], Categories: cats[:half]},
-			{Upserts: rows[half:], Categories: cats[half:], Next: cursor}}
+		return []domain.ReportedPage{{Upserts: rows[:half]}, {Upserts: rows[half:], Next: cursor}}
 	}
 	cursor := func() string {
 		var c string
@@ -81,8 +75,8 @@ func TestSyncSessionCopiesThenUpserts(t *testing.T) {
 		}
 		return c
 	}
-	s, acct := open()
-	res, err := s.ApplyBatch(ctx, pages(0, 10, "c1", acct))
+	s, _ := open()
+	res, err := s.ApplyBatch(ctx, pages(0, 10, "c1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +89,8 @@ func TestSyncSessionCopiesThenUpserts(t *testing.T) {
 
 	// A run that began fresh (no sync finished yet) gets rows 5..14 again.
 	ruled = nil
-	s, acct = open()
-	res, err = s.ApplyBatch(ctx, pages(5, 10, "c2", acct))
+	s, _ = open()
+	res, err = s.ApplyBatch(ctx, pages(5, 10, "c2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +120,7 @@ func TestApplyInvestmentsUpsertsInOneGoAndRemovesSoldHoldings(t *testing.T) {
 	e := newWriterEnv(t)
 	ctx := context.Background()
 	s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
-	if _, err := s.ApplyAccounts(ctx, "", []storage.SyncedAccount{{ProviderAccountID: "inv", Name: "Brokerage", Currency: "USD", BalancesUnknown: true}},
+	if _, err := s.ApplyAccounts(ctx, "", []domain.ReportedAccount{{ProviderAccountID: "inv", Name: "Brokerage", Currency: "USD", BalancesUnknown: true}},
 		domain.DateOf(time.Now())); err != nil {
 		t.Fatal(err)
 	}
@@ -137,20 +131,18 @@ func TestApplyInvestmentsUpsertsInOneGoAndRemovesSoldHoldings(t *testing.T) {
 		{ProviderSecurityID: "s2", Name: "Bond fund", Type: "mutual fund", Currency: ""},
 		{ProviderSecurityID: "s1", Name: "Acme listed again", Type: "equity", Currency: "USD"},
 	}
-	holding := func(sec, qty string) storage.SyncedHolding {
-		return storage.SyncedHolding{ProviderAccountID: "inv", ProviderSecurityID: sec, Holding: domain.Holding{
-			Quantity: domain.MustMoney(qty), InstitutionPrice: price, InstitutionValue: domain.MustMoney("1"), Currency: "USD"}}
+	holding := func(sec, qty string) domain.ReportedHolding {
+		return domain.ReportedHolding{ProviderAccountID: "inv", ProviderSecurityID: sec,
+			Quantity: domain.MustMoney(qty), InstitutionPrice: price, InstitutionValue: domain.MustMoney("1"), Currency: "USD"}
 	}
-	event := func(id, amount string) storage.SyncedInvestmentTransaction {
-		return storage.SyncedInvestmentTransaction{ProviderAccountID: "inv", InvestmentTransaction: domain.InvestmentTransaction{
+	event := func(id, amount string) domain.ReportedInvestmentTransaction {
+		return domain.ReportedInvestmentTransaction{ProviderAccountID: "inv",
 			ProviderID: id, Date: domain.DateOf(time.Now()), Type: "buy", Quantity: domain.MustMoney("1"), Price: price,
-			Amount: domain.MustMoney(amount), Currency: "USD", Description: id}}
+			Amount: domain.MustMoney(amount), Currency: "USD", Description: id}
 	}
-	err := s.ApplyInvestments(ctx, storage.SyncInvestments{
-		Securities:   secs,
-		Holdings:     []storage.SyncedHolding{holding("s1", "1"), holding("s2", "2"), holding("s1", "3")},
-		Transactions: []storage.SyncedInvestmentTransaction{event("e1", "10"), event("e2", "20"), event("e1", "11")},
-	})
+	err := s.ApplyInvestments(ctx, secs,
+		[]domain.ReportedHolding{holding("s1", "1"), holding("s2", "2"), holding("s1", "3")},
+		[]domain.ReportedInvestmentTransaction{event("e1", "10"), event("e2", "20"), event("e1", "11")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +165,7 @@ func TestApplyInvestmentsUpsertsInOneGoAndRemovesSoldHoldings(t *testing.T) {
 	if got := q(`SELECT string_agg(provider_id || '=' || trim_scale(amount)::text, ',' ORDER BY provider_id) FROM investment_transactions WHERE bank_connection_id = $1`); got != "e1=11,e2=20" {
 		t.Fatalf("events %s, want the last listing of e1", got)
 	}
-	err = s.ApplyInvestments(ctx, storage.SyncInvestments{Securities: secs[:2], Holdings: []storage.SyncedHolding{holding("s2", "5")}})
+	err = s.ApplyInvestments(ctx, secs[:2], []domain.ReportedHolding{holding("s2", "5")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,25 +182,24 @@ func TestApplyInvestmentsUpsertsInOneGoAndRemovesSoldHoldings(t *testing.T) {
 func TestPendingSetSpansPages(t *testing.T) {
 	e := newWriterEnv(t)
 	ctx := context.Background()
-	open := func() (*storage.SyncSession, uuid.UUID) {
+	open := func() *storage.SyncSession {
 		s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
-		ids, err := s.ApplyAccounts(ctx, "", []storage.SyncedAccount{{ProviderAccountID: "a1", Name: "Checking", Currency: "USD", BalancesUnknown: true}},
-			domain.DateOf(time.Now()))
-		if err != nil {
+		if _, err := s.ApplyAccounts(ctx, "", []domain.ReportedAccount{{ProviderAccountID: "a1", Name: "Checking", Currency: "USD", BalancesUnknown: true}},
+			domain.DateOf(time.Now())); err != nil {
 			t.Fatal(err)
 		}
-		return s, ids["a1"]
+		return s
 	}
-	pending := func(acct uuid.UUID, ids ...string) []domain.Transaction {
+	pending := func(ids ...string) []domain.ReportedTransaction {
 		day := domain.DateOf(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
-		out := make([]domain.Transaction, len(ids))
+		out := make([]domain.ReportedTransaction, len(ids))
 		for i, id := range ids {
-			out[i] = domain.Transaction{AccountID: acct, ProviderID: id, Status: domain.TxPending, Summary: "Card",
+			out[i] = domain.ReportedTransaction{ProviderAccountID: "a1", ProviderID: id, Status: domain.TxPending, Summary: "Card",
 				Amount: domain.MustMoney("-3.50"), Currency: "USD", AuthorizedDate: &day, CreatedAt: day.Time}
 		}
 		return out
 	}
-	apply := func(s *storage.SyncSession, pages ...storage.SyncPage) {
+	apply := func(s *storage.SyncSession, pages ...domain.ReportedPage) {
 		t.Helper()
 		if _, err := s.ApplyBatch(ctx, pages); err != nil {
 			t.Fatal(err)
@@ -229,10 +220,8 @@ func TestPendingSetSpansPages(t *testing.T) {
 
 	// First sync: x1 and x2 on a first page (copied in), x3 and the
 	// replacement on the last page, stored by a second session.
-	s, acct := open()
-	apply(s, storage.SyncPage{Upserts: pending(acct, "x1", "x2"), Next: "c1"})
-	s, acct = open()
-	apply(s, storage.SyncPage{Upserts: pending(acct, "x3"), ReplacePendingFor: []string{"a1"}, Next: "c2", Last: true})
+	apply(open(), domain.ReportedPage{Upserts: pending("x1", "x2"), Next: "c1"})
+	apply(open(), domain.ReportedPage{Upserts: pending("x3"), ReplacePendingFor: []string{"a1"}, Next: "c2", Done: true})
 	if got := pendingNow(); !slices.Equal(got, []string{"x1", "x2", "x3"}) {
 		t.Fatalf("after the first sync pending %v, want x1 x2 x3 (the set spans its pages)", got)
 	}
@@ -243,9 +232,8 @@ func TestPendingSetSpansPages(t *testing.T) {
 
 	// Second sync, one batch of two pages: x2 still pending, x4 new; x1
 	// and x3 vanished.
-	s, acct = open()
-	apply(s, storage.SyncPage{Upserts: pending(acct, "x2"), Next: "c3"},
-		storage.SyncPage{Upserts: pending(acct, "x4"), ReplacePendingFor: []string{"a1"}, Next: "c4", Last: true})
+	apply(open(), domain.ReportedPage{Upserts: pending("x2"), Next: "c3"},
+		domain.ReportedPage{Upserts: pending("x4"), ReplacePendingFor: []string{"a1"}, Next: "c4", Done: true})
 	if got := pendingNow(); !slices.Equal(got, []string{"x2", "x4"}) {
 		t.Fatalf("after the second sync pending %v, want x2 x4", got)
 	}

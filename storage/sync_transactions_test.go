@@ -44,6 +44,17 @@ func (e *writerEnv) synced(n int) []domain.Transaction {
 	return txs
 }
 
+// reported returns synced(n) as the provider reports them, of the
+// provider account "a1".
+func (e *writerEnv) reported(n int) []domain.ReportedTransaction {
+	txs := make([]domain.ReportedTransaction, n)
+	for i, t := range e.synced(n) {
+		txs[i] = domain.ReportedTransaction{ProviderAccountID: "a1", ProviderID: t.ProviderID, Status: t.Status,
+			Summary: t.Summary, Amount: t.Amount, Currency: t.Currency, PostedDate: t.PostedDate, CreatedAt: t.CreatedAt}
+	}
+	return txs
+}
+
 // write runs fn with a writer in one committed database transaction.
 func (e *writerEnv) write(t *testing.T, fn func(w *storage.TransactionWriter) error) error {
 	t.Helper()

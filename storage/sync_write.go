@@ -13,15 +13,11 @@ import (
 	"github.com/finsync/finsync/domain"
 )
 
-// SyncedAccount is an account as a sync stores it: the provider's report,
-// one record from adapter to storage.
-type SyncedAccount = domain.ReportedAccount
-
 // upsertAccounts stores a connection's accounts and records today's balance
 // of each whose balances are known; it returns account ids by provider
 // account id. An account with BalancesUnknown keeps its last balances and
 // their as-of time.
-func upsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, accounts []SyncedAccount, today domain.Date) (map[string]uuid.UUID, error) {
+func upsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, accounts []domain.ReportedAccount, today domain.Date) (map[string]uuid.UUID, error) {
 	ids := make(map[string]uuid.UUID, len(accounts))
 	for _, a := range accounts {
 		var liability []byte
@@ -61,21 +57,13 @@ func upsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, 
 	return ids, nil
 }
 
-// ProviderCategory is a provider's category as a sync copies it for a user.
-type ProviderCategory struct {
-	ProviderID  string
-	Name        string
-	Group       string
-	Description string
-}
-
 // upsertProviderCategories copies provider categories for the user the
 // first time they are seen (a user's edit is never overwritten: rows the
 // user edited keep their name, group and description) and returns category
 // ids by provider id. New categories are marked read-only when readOnly is
 // set (the provider declares its categories read-only, as a business bank
 // does); a category's read-only mark never changes after it is created.
-func upsertProviderCategories(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider string, readOnly bool, cats []ProviderCategory) (map[string]uuid.UUID, error) {
+func upsertProviderCategories(ctx context.Context, tx pgx.Tx, userID uuid.UUID, provider string, readOnly bool, cats []domain.ReportedCategory) (map[string]uuid.UUID, error) {
 	ids := make(map[string]uuid.UUID, len(cats))
 	if len(cats) == 0 {
 		return ids, nil

@@ -86,7 +86,7 @@ func (su *scenarioUser) sync(t *testing.T, pick func(*simkit.ScenarioTransaction
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rows []domain.Transaction
+		var rows []domain.ReportedTransaction
 		for i := range su.sc.Transactions {
 			x := &su.sc.Transactions[i]
 			acct, ok := ids[x.Account]
@@ -95,7 +95,7 @@ func (su *scenarioUser) sync(t *testing.T, pick func(*simkit.ScenarioTransaction
 			}
 			su.accounts[x.Account] = acct
 			day := domain.DateOf(base.AddDate(0, 0, x.Day))
-			row := domain.Transaction{AccountID: acct, ProviderID: x.ID, Status: domain.TxPosted, Summary: x.Description,
+			row := domain.ReportedTransaction{ProviderAccountID: x.Account, ProviderID: x.ID, Status: domain.TxPosted, Summary: x.Description,
 				Amount: domain.MoneyFromMinor(x.Amount, 2), Currency: x.Currency, AuthorizedDate: &day, PostedDate: &day,
 				CreatedAt: day.Time}
 			if touched {
@@ -110,13 +110,13 @@ func (su *scenarioUser) sync(t *testing.T, pick func(*simkit.ScenarioTransaction
 			}
 			rows = append(rows, row)
 		}
-		var pages []storage.SyncPage
+		var pages []domain.ReportedPage
 		for len(rows) > 0 {
 			n := min(100, len(rows))
-			pages = append(pages, storage.SyncPage{Upserts: rows[:n]})
+			pages = append(pages, domain.ReportedPage{Upserts: rows[:n]})
 			rows = rows[n:]
 		}
-		pages = append(pages, storage.SyncPage{Removed: removed, Next: fmt.Sprintf("c%d", su.round)})
+		pages = append(pages, domain.ReportedPage{Removed: removed, Next: fmt.Sprintf("c%d", su.round)})
 		per := len(pages)
 		if su.batchPages > 0 {
 			per = su.batchPages
@@ -127,6 +127,9 @@ func (su *scenarioUser) sync(t *testing.T, pick func(*simkit.ScenarioTransaction
 				t.Fatal(err)
 			}
 			pages = pages[n:]
+		}
+		if err := ss.Close(ctx); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -39,8 +39,8 @@ type Config struct {
 	// no webhook worker.
 	Webhooks *Webhooks
 	// Rules is the rule cache of the rule worker; give the same one to the
-	// Syncer's ApplyRules (storage.ApplyRulesCached) so that the process
-	// holds one bounded cache. Nil gives the rule worker its own.
+	// Syncer (Syncer.Rules) so that the process holds one bounded cache.
+	// Nil gives the rule worker its own.
 	Rules *rules.Cache
 	// SyncWorkers and RuleWorkers size the queues; zero uses defaults.
 	SyncWorkers int

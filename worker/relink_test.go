@@ -13,7 +13,6 @@ import (
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simkit"
 	"github.com/finsync/finsync/rules"
-	"github.com/finsync/finsync/storage"
 )
 
 // storedTx is what a re-link must keep of a stored transaction.
@@ -25,12 +24,13 @@ type storedTx struct {
 	hidden                      bool
 }
 
-// relinkWorld is a derivedWorld whose syncs apply the user's rules.
+// relinkWorld is a derivedWorld whose syncs compile the user's rules
+// through one cache, as a worker process does.
 type relinkWorld struct{ *derivedWorld }
 
 func newRelinkWorld(t *testing.T) relinkWorld {
 	w := newDerivedWorld(t)
-	w.syncer.ApplyRules = storage.ApplyRulesCached(rules.NewCache(64))
+	w.syncer.Rules = rules.NewCache(64)
 	return relinkWorld{w}
 }
 

@@ -126,8 +126,9 @@ func BenchmarkRuleJobPastSaves(b *testing.B) {
 // database, rules whose patterns were accepted before the size estimate
 // existed: (?:a*b){600} (1,802 instructions) and (?:(?:)*a){800}
 // (estimated 3,202, compiled 1,602, over the estimate a client's rule is
-// held to). The rule job, a sync page and a preview of that user still
-// compile them and apply the user's other rule.
+// held to). The rule job (which compiles stored rules as a sync batch
+// does: storage's compileStored) and a preview of that user still compile
+// them and apply the user's other rule.
 func TestStoredPatternsCompileWhateverTheEstimate(t *testing.T) {
 	w := newRuleWorld(t)
 	w.rule(t, `[{"field":"Summary","operator":"matches","value":"(?:a*b){600}"}]`, hide, 10)
@@ -140,14 +141,6 @@ func TestStoredPatternsCompileWhateverTheEstimate(t *testing.T) {
 		t.Fatalf("rule job: hidden %v, want [2]", got)
 	}
 	ctx := context.Background()
-	w.exec(t, `UPDATE transactions SET hidden = false`)
-	apply := storage.ApplyRulesCached(rules.NewCache(rules.DefaultCacheSize))
-	if err := storage.New(w.pool).Atomic(ctx, func(tx *storage.Tx) error { return apply(ctx, tx, w.user, w.txs) }); err != nil {
-		t.Fatalf("sync page: %v", err)
-	}
-	if got := w.hidden(t); !slices.Equal(got, []int{2}) {
-		t.Fatalf("sync page: hidden %v, want [2]", got)
-	}
 	def := []byte(`{"conditions":[{"field":"Summary","operator":"contains","value":"coffee"}],"outcomes":` + hide + `,"priority":15}`)
 	pv, err := storage.PreviewRule(ctx, storage.New(w.pool), storage.Scope{UserID: w.user}, def, nil, storage.Keyset{}, 50)
 	if err != nil {

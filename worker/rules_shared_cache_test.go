@@ -7,7 +7,7 @@ import (
 )
 
 // TestRuleWorkerUsesTheGivenCache checks that the rule worker uses the
-// cache of the client's config (the one the Syncer's ApplyRules shares, so
+// cache of the client's config (the one the Syncer's Rules shares, so
 // a worker process holds one bounded cache) and makes its own only
 // without one.
 func TestRuleWorkerUsesTheGivenCache(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/finsync/finsync/domain"
-	"github.com/finsync/finsync/rules"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -171,33 +170,6 @@ func TestMerchantNameFallsBackToTheProvidersName(t *testing.T) {
 	}
 }
 
-func TestApplyRulesInTouchesOnlyTheGivenTransactions(t *testing.T) {
-	w := newRuleWorld(t)
-	w.rule(t, `[{"field":"Amount","operator":"lt","value":0}]`,
-		`[{"action":"updateTransaction","field":"Category","value":{"id":"`+w.cat.String()+`"}}]`, 10)
-	ctx := context.Background()
-	err := storage.New(w.pool).Atomic(ctx, func(tx *storage.Tx) error {
-		return storage.ApplyRulesIn(ctx, tx, w.user, []uuid.UUID{w.txs[1], w.txs[2]})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, want := range []bool{false, true, false, false} {
-		var cat *uuid.UUID
-		var source, ruleID *string
-		if err := w.pool.QueryRow(ctx, `SELECT category_id, category_source, category_rule_id::text FROM transactions WHERE id = $1`, w.txs[i]).
-			Scan(&cat, &source, &ruleID); err != nil {
-			t.Fatal(err)
-		}
-		if got := cat != nil && *cat == w.cat; got != want {
-			t.Fatalf("transaction %d: categorised %v, want %v", i, got, want)
-		}
-		if want && (source == nil || *source != "rule" || ruleID == nil) {
-			t.Fatalf("transaction %d: source %v rule %v", i, source, ruleID)
-		}
-	}
-}
-
 func TestBatchesWalkEveryTransaction(t *testing.T) {
 	w := newRuleWorld(t)
 	conn := w.fx.Connection(w.user, "plaid", "active")
@@ -337,34 +309,5 @@ func TestRuleAppliesOnlyToItsAllowedAccounts(t *testing.T) {
 	w.apply(t, 0)
 	if got := w.hidden(t); !slices.Equal(got, []int{3}) {
 		t.Fatalf("hidden %v, want only the allowed account's match", got)
-	}
-}
-
-func TestSyncRulesCompileEachVersionOnceAcrossPages(t *testing.T) {
-	w := newRuleWorld(t)
-	ruleID := w.rule(t, `[{"field":"Amount","operator":"lt","value":0}]`,
-		`[{"action":"updateTransaction","field":"Category","value":{"id":"`+w.cat.String()+`"}}]`, 10)
-	ctx := context.Background()
-	cache := rules.NewCache(rules.DefaultCacheSize)
-	apply := storage.ApplyRulesCached(cache)
-	page := func(ids ...uuid.UUID) {
-		t.Helper()
-		if err := storage.New(w.pool).Atomic(ctx, func(tx *storage.Tx) error { return apply(ctx, tx, w.user, ids) }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Pages of one sync and of the next: the rule is compiled once.
-	for i := 0; i < 5; i++ {
-		page(w.txs[i%len(w.txs)])
-	}
-	if got := cache.Compilations(); got != 1 {
-		t.Fatalf("compilations over five pages: %d, want 1", got)
-	}
-	// A new version of the rule is compiled once more, then reused.
-	w.exec(t, `UPDATE rules SET updated_at = updated_at + interval '1 second' WHERE id = $1`, ruleID)
-	page(w.txs[1])
-	page(w.txs[2])
-	if got := cache.Compilations(); got != 2 {
-		t.Fatalf("compilations after a new version: %d, want 2", got)
 	}
 }

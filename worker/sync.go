@@ -16,6 +16,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/rules"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 )
@@ -24,10 +25,6 @@ import (
 // that sets none, for a provider that declares none (a provider whose daily
 // quota affords fewer syncs declares a longer ProviderProfile.SyncInterval).
 const DefaultSyncInterval = 6 * time.Hour
-
-// ApplyRulesFunc applies a user's active rules to the given transactions
-// inside the sync batch's transaction (storage.ApplyRulesIn is one).
-type ApplyRulesFunc = storage.SyncRules
 
 // Syncer pulls one connection's data from its provider into storage.
 type Syncer struct {
@@ -38,8 +35,11 @@ type Syncer struct {
 	// ReconnectURL is a template for the page where a user re-links a
 	// connection; "{connection_id}" is replaced by the connection's id.
 	ReconnectURL string
-	// ApplyRules runs the user's rules on each stored page; nil skips it.
-	ApplyRules ApplyRulesFunc
+	// Rules compiles the users' rules that every sync applies to the rows
+	// it stores, each rule version once across batches and syncs; give it
+	// the rule worker's cache (Config.Rules) so that a process holds one.
+	// Nil compiles them afresh for every batch.
+	Rules *rules.Cache
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Slice bounds the work of one sync_connection job attempt: once it has
@@ -241,15 +241,9 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	pc := providers.Connection{ID: id.String(), Provider: conn.Provider, InstitutionID: conn.InstitutionID, BaseURL: conn.BaseURL, Credentials: creds}
 	openBefore := s.breakerOpen(conn)
 	session := s.Store.OpenSyncSession(target, storage.SyncSessionOptions{
-		ReadOnlyCategories: p.Describe().ReadOnlyCategories, Rules: s.ApplyRules, JobID: syncJobID(ctx),
-		SkipTransfers: s.SkipTransfers})
-	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), session: session,
-		firstSync: target.FirstSync(), end: end}
-	if target.HasTransactions {
-		// A later slice or sync: the statistics already count what was
-		// stored before, so no early refreshes.
-		run.stored = analyzeEvery
-	}
+		ReadOnlyCategories: p.Describe().ReadOnlyCategories, RuleCache: s.Rules, JobID: syncJobID(ctx),
+		Now: s.now, SkipTransfers: s.SkipTransfers})
+	run := &syncRun{Syncer: s, conn: conn, pc: pc, p: p, today: domain.DateOf(s.now()), session: session, end: end}
 	result, err := run.all(ctx, target.Cursor)
 	err = s.afterRun(ctx, run, err)
 	rep.Pages += run.tally.Pages
@@ -276,23 +270,21 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	return s.finishSync(ctx, id, result)
 }
 
-// afterRun derives the run's daily balances from what it stored, whether
-// it ended, ended its slice or failed after storing some pages, and
-// returns the error the run ends with: the run's own, else the
-// derivation's (the sync is then retried; every write is an upsert).
+// afterRun closes the run's session (daily balances and statistics from
+// what it stored), whether it ended, ended its slice or failed after
+// storing some pages, and returns the error the run ends with: the run's
+// own, else the close's (the sync is then retried; every write is an
+// upsert).
 func (s *Syncer) afterRun(ctx context.Context, run *syncRun, err error) error {
-	if ctx.Err() != nil {
-		return err
-	}
-	dErr := run.deriveBalances(ctx)
-	if dErr == nil {
+	cErr := run.session.Close(ctx)
+	if cErr == nil {
 		return err
 	}
 	if err != nil {
-		s.Log.ErrorContext(ctx, "derive daily balances", "connection_id", run.conn.ID, "error", dErr)
+		s.Log.ErrorContext(ctx, "close sync session", "connection_id", run.conn.ID, "error", cErr)
 		return err
 	}
-	return dErr
+	return cErr
 }
 
 // profile returns what the provider declares; the zero profile when this

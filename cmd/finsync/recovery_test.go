@@ -221,7 +221,7 @@ func TestWorkerStopAndKillMidSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	syncer := &worker.Syncer{Store: w.st, Providers: provs, Box: w.box, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ApplyRules: storage.ApplyRulesIn}
+	syncer := &worker.Syncer{Store: w.st, Providers: provs, Box: w.box, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	refStart := time.Now()
 	if err := syncer.Sync(ctx, reference.ID); err != nil {
 		t.Fatal(err)

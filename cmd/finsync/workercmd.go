@@ -122,7 +122,7 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	}
 	// One rule cache for the process: sync pages and rule jobs share it.
 	ruleCache := rules.NewCache(rules.DefaultCacheSize)
-	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, ApplyRules: storage.ApplyRulesCached(ruleCache), WriteRate: rate,
+	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, Rules: ruleCache, WriteRate: rate,
 		Metrics: metrics}
 	cfg := worker.Config{Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic, Rules: ruleCache,
 		Destinations: &worker.Destinations{Box: box, Metrics: metrics,

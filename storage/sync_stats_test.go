@@ -1,4 +1,4 @@
-package worker
+package storage
 
 import (
 	"context"
@@ -6,18 +6,19 @@ import (
 	"testing"
 )
 
-// TestStatsRefresherRunsOneRefreshAtATime checks that a refresh due while
+// TestStatsRefreshRunsOneRefreshAtATime checks that a refresh due while
 // another runs is put off, and that a refresh's error reaches the writer.
-func TestStatsRefresherRunsOneRefreshAtATime(t *testing.T) {
+func TestStatsRefreshRunsOneRefreshAtATime(t *testing.T) {
 	release := make(chan error)
 	runs := 0
-	s := statsRefresher{analyze: func(context.Context) error { runs++; return <-release }}
+	analyze := func(context.Context) error { runs++; return <-release }
+	var s statsRefresh
 	ctx := context.Background()
 
-	if began, err := s.start(ctx); !began || err != nil {
+	if began, err := s.start(ctx, analyze); !began || err != nil {
 		t.Fatalf("first start = %v, %v; want true, nil", began, err)
 	}
-	if began, err := s.start(ctx); began || err != nil {
+	if began, err := s.start(ctx, analyze); began || err != nil {
 		t.Fatalf("start while one runs = %v, %v; want false, nil", began, err)
 	}
 	release <- nil
@@ -29,13 +30,13 @@ func TestStatsRefresherRunsOneRefreshAtATime(t *testing.T) {
 	}
 
 	boom := errors.New("boom")
-	if began, _ := s.start(ctx); !began {
+	if began, _ := s.start(ctx, analyze); !began {
 		t.Fatal("start after wait did not begin")
 	}
 	release <- boom
 	// The failed refresh is reported by the next start, which begins none.
 	for {
-		began, err := s.start(ctx)
+		began, err := s.start(ctx, analyze)
 		if errors.Is(err, boom) && !began {
 			break
 		}
