@@ -6,11 +6,14 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/finsync/finsync/providers/all/allsim"
+	"github.com/finsync/finsync/providers/sim/simkit"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -32,8 +35,8 @@ func (e *benchEnv) transferPairs() []string {
 // TestRejectedTransferStaysRejectedAcrossSyncs syncs a simulated Plaid
 // connection through the worker's Syncer, unpairs a detected transfer,
 // then runs ten syncs of the following days (new rows, pending rows
-// posting) and a detection pass over every stored row: the unpaired pair
-// never comes back, and the other pairs stay.
+// posting), a detection pass over every stored row and a re-link of the
+// bank: the unpaired pair never comes back, and the other pairs stay.
 func TestRejectedTransferStaysRejectedAcrossSyncs(t *testing.T) {
 	e := newBenchEnv(t)
 	ctx := context.Background()
@@ -76,6 +79,53 @@ func TestRejectedTransferStaysRejectedAcrossSyncs(t *testing.T) {
 	if slices.Contains(e.transferPairs(), rejected) {
 		t.Fatalf("a detection pass over every row paired the unpaired transfer %s again", rejected)
 	}
+
+	// The bank is linked again (new account and transaction ids for the
+	// same data, a day later): the re-issued rows keep their stored ids,
+	// so every pair whose two rows were matched stays, and the unpaired
+	// one is not paired again.
+	pairs := e.transferPairs()
+	if err := e.sim.Advance(1); err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := e.box.Seal(allsim.Credentials("plaid", "rejected-transfer"+simkit.RelinkSeparator+"1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.ReauthConnection(ctx, c.ID, sealed, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.sync(c)
+	after := e.transferPairs()
+	if slices.Contains(after, rejected) {
+		t.Fatalf("the re-link paired the unpaired transfer %s again", rejected)
+	}
+	kept := 0
+	for _, p := range pairs {
+		out, in, _ := strings.Cut(p, ">")
+		switch {
+		case slices.Contains(after, p):
+			kept++
+		case e.live(out) && e.live(in):
+			t.Fatalf("transfer %s lost across the re-link though both its rows kept their ids", p)
+		}
+	}
+	if kept < len(pairs)*9/10 {
+		t.Fatalf("only %d of %d transfers kept across the re-link", kept, len(pairs))
+	}
+	t.Logf("rejected transfer: not paired again over ten syncs, a detection pass and a re-link; %d of %d other transfers kept across the re-link (the rest lost a row matched to nothing)",
+		kept, len(pairs))
+}
+
+// live reports whether the transaction id (a string) is stored and not
+// deleted.
+func (e *benchEnv) live(id string) bool {
+	e.tb.Helper()
+	var n int
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM transactions WHERE id = $1 AND status <> 'deleted'`, id).Scan(&n); err != nil {
+		e.tb.Fatal(err)
+	}
+	return n == 1
 }
 
 // BenchmarkSyncFirstPlaidTransfers measures what transfer detection costs
