@@ -73,21 +73,28 @@ func saysTransfer(text string) bool {
 	return false
 }
 
-// namesAccount reports whether text names the account: its mask (at
-// least three digits, as banks print "XXXX1234" or "...1234") or its
-// whole name (at least four letters).
+// namesAccount reports whether text names the account: its mask
+// (namesMask) or its whole name (at least four letters).
 func namesAccount(text, name, mask string) bool {
-	if len(mask) >= 3 && strings.Contains(text, mask) {
+	if namesMask(text, mask) {
 		return true
 	}
 	name = strings.ToLower(strings.TrimSpace(name))
 	return len(name) >= 4 && strings.Contains(text, name)
 }
 
+// namesMask reports whether text names the account by its mask (at least
+// three digits, as banks print "XXXX1234" or "...1234"): a name such as
+// "Savings" is one many accounts share, a mask rarely.
+func namesMask(text, mask string) bool {
+	return len(mask) >= 3 && strings.Contains(text, mask)
+}
+
 // scoreTransfer scores out (an outflow) and in (an inflow) as one transfer.
 // Same currency: equal absolute amounts, the inflow dated within
 // -maxTransferLeadDays..maxTransferLagDays of the outflow. Different
-// currencies: the outflow's description names the inflow's account, both
+// currencies: the outflow's description names the inflow's account by its
+// mask, both
 // descriptions say transfer, the dates are within maxCrossCurrencyDays and
 // the rate is plausible. Two rows of one account never pair (a refund).
 func scoreTransfer(out, in *transferSide) transferScore {
@@ -110,10 +117,13 @@ func scoreTransfer(out, in *transferSide) transferScore {
 		s.confidence = 0.6
 		s.reasons = append(s.reasons, "same_amount")
 	} else {
-		// Strong evidence only: the outflow names the receiving account and
+		// Strong evidence only: the outflow names the receiving account by
+		// its mask (a shared name such as "Savings" is not enough: with no
+		// exchange rate to check the amounts against, it paired one bank's
+		// "transfer to savings" with another bank's savings account) and
 		// both sides say transfer.
 		rate := float64(in.minor) / float64(-out.minor)
-		strong := outNames && outSays && inSays
+		strong := namesMask(out.text, in.accountMask) && outSays && inSays
 		if !strong || gap < -maxTransferLeadDays || gap > maxCrossCurrencyDays || rate < minCrossRate || rate > maxCrossRate || math.IsNaN(rate) {
 			return transferScore{}
 		}

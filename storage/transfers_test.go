@@ -145,6 +145,30 @@ func TestTransferAmbiguityAndRefunds(t *testing.T) {
 	}
 }
 
+// TestCrossCurrencyTransferNeedsTheMask: across currencies, an outflow
+// that names the receiving account by its mask pairs; one that names it
+// only by a name many accounts share ("savings") does not, however well
+// both sides say transfer, and neither does one whose inflow says nothing.
+func TestCrossCurrencyTransferNeedsTheMask(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	sc := smallScenario(
+		simkit.ScenarioTransaction{ID: "by-mask", Account: "chk", Amount: -100000, Currency: "USD", Day: 3, Description: "INTL WIRE TRANSFER TO ...4444"},
+		simkit.ScenarioTransaction{ID: "in-mask", Account: "gbp", Amount: 78912, Currency: "GBP", Day: 4, Description: "INCOMING TRANSFER"},
+		simkit.ScenarioTransaction{ID: "by-name", Account: "chk", Amount: -61367, Currency: "USD", Day: 10, Description: "ONLINE TRANSFER TO SAVINGS"},
+		simkit.ScenarioTransaction{ID: "in-name", Account: "gbp", Amount: 83213, Currency: "GBP", Day: 10, Description: "TRANSFER FROM MAIN"},
+		simkit.ScenarioTransaction{ID: "mute-out", Account: "chk", Amount: -50000, Currency: "USD", Day: 20, Description: "WIRE TRANSFER TO ...4444"},
+		simkit.ScenarioTransaction{ID: "mute-in", Account: "gbp", Amount: 39456, Currency: "GBP", Day: 20, Description: "CREDIT"},
+	)
+	sc.Accounts = append(sc.Accounts, simkit.ScenarioAccount{Key: "gbp", Connection: 1, Name: "Savings", Mask: "4444",
+		Type: "depository", Subtype: "savings", Currency: "GBP"})
+	su := newScenarioUser(t, f, sc)
+	su.sync(t, func(*simkit.ScenarioTransaction) bool { return true }, nil, false)
+	if got := su.pairs(t); !slices.Equal(got, []string{"by-mask>in-mask"}) {
+		t.Fatalf("pairs %v, want only by-mask>in-mask", got)
+	}
+}
+
 // TestCreateTransferChecks: a manual pair must be an outflow and an inflow
 // of two of the scope's accounts, neither paired yet.
 func TestCreateTransferChecks(t *testing.T) {
