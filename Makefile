@@ -20,11 +20,13 @@ fleet-test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## lint: formatting and vet
+## lint: formatting, vet and staticcheck (pinned in go.mod's tool block; unused code included)
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags fleet ./fleet/
+	$(GO) tool staticcheck $(PKGS)
+	$(GO) tool staticcheck -tags fleet ./fleet/
 
 ## build: the one binary, into ./bin
 build:

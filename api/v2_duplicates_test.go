@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/finsync/finsync/domain"
-	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
 
@@ -48,9 +47,7 @@ func seedDupWorld(t *testing.T, e *env) dupWorld {
 	}
 	w.origTx = fx.Transactions(w.user.ID, w.oldConn, w.orig, "plaid", rows)
 	w.dupTx = fx.Transactions(w.user.ID, w.newConn, w.dup, "gocardless", rows)
-	if err := fx.St.FinishSync(ctx, w.newConn, storage.SyncOutcome{OK: true}); err != nil {
-		t.Fatal(err)
-	}
+	fx.SyncSucceeded(w.newConn)
 	return w
 }
 
@@ -193,9 +190,7 @@ func TestDuplicateAccounts(t *testing.T) {
 		}
 		for range 3 {
 			for _, c := range []uuid.UUID{w.newConn, w.oldConn} {
-				if err := e.fx.St.FinishSync(context.Background(), c, storage.SyncOutcome{OK: true}); err != nil {
-					t.Fatal(err)
-				}
+				e.fx.SyncSucceeded(c)
 			}
 		}
 		r := e.get("/v2/transactions?limit=250", full)

@@ -17,11 +17,11 @@ import (
 
 // previewWorld is two users' transactions, with rules already applied.
 type previewWorld struct {
-	w                  world
-	e                  *env
-	key                string
-	cafe               uuid.UUID
-	a1, a2, b, userSet []uuid.UUID
+	w         world
+	e         *env
+	key       string
+	cafe      uuid.UUID
+	a1, a2, b []uuid.UUID
 }
 
 func newPreviewWorld(t *testing.T) *previewWorld {

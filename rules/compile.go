@@ -393,6 +393,9 @@ func regexpMessage(err error) string {
 // count above 1000, or repetitions nested to a program too large.
 func repeatTooLarge(expr string) bool {
 	inner, ok := strings.CutPrefix(expr, "{")
+	if !ok {
+		return false
+	}
 	if inner, ok = strings.CutSuffix(inner, "}"); !ok {
 		return false
 	}

@@ -100,22 +100,11 @@ type AccountPatch struct {
 	Liability    *domain.Liability
 }
 
-// UpdateManualAccount applies the patch to a manual account within the
-// scope. A changed current balance also records today's balance snapshot.
-// It returns ErrNotFound outside the scope, ErrNotManual for a bank-synced
-// account and ErrClosed for a closed one.
-func (s *Store) UpdateManualAccount(ctx context.Context, sc Scope, id uuid.UUID, p AccountPatch) (AccountWithConnection, error) {
-	var out AccountWithConnection
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		out, err = updateManualAccountTx(ctx, tx, sc, id, p)
-		return err
-	})
-	return out, err
-}
-
-// updateManualAccountTx is UpdateManualAccount inside the caller's
-// transaction (so that the change's outbox events commit with it).
+// updateManualAccountTx applies the patch to a manual account within the
+// scope, inside the caller's transaction (so that the change's outbox
+// events commit with it). A changed current balance also records today's
+// balance snapshot. It returns ErrNotFound outside the scope, ErrNotManual
+// for a bank-synced account and ErrClosed for a closed one.
 func updateManualAccountTx(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID, p AccountPatch) (AccountWithConnection, error) {
 	a, err := lockManualAccount(ctx, tx, sc, id)
 	if err != nil {
@@ -184,22 +173,11 @@ func updateAccountRow(ctx context.Context, tx pgx.Tx, a AccountWithConnection, p
 	return nil
 }
 
-// CloseManualAccount closes a manual account within the scope (status
-// closed, closed_at set); its transactions and balance history are kept.
-// Closing a closed account changes nothing. It returns ErrNotFound outside
-// the scope and ErrNotManual for a bank-synced account.
-func (s *Store) CloseManualAccount(ctx context.Context, sc Scope, id uuid.UUID) (AccountWithConnection, error) {
-	var out AccountWithConnection
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		out, _, err = closeManualAccountTx(ctx, tx, sc, id)
-		return err
-	})
-	return out, err
-}
-
-// closeManualAccountTx is CloseManualAccount inside the caller's
-// transaction; changed is false when the account was already closed.
+// closeManualAccountTx closes a manual account within the scope (status
+// closed, closed_at set), inside the caller's transaction; its
+// transactions and balance history are kept, and changed is false when it
+// was already closed. It returns ErrNotFound outside the scope and
+// ErrNotManual for a bank-synced account.
 func closeManualAccountTx(ctx context.Context, tx pgx.Tx, sc Scope, id uuid.UUID) (out AccountWithConnection, changed bool, err error) {
 	a, err := lockManualAccount(ctx, tx, sc, id)
 	if err != nil {

@@ -3,6 +3,7 @@ package storage_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -47,6 +48,11 @@ func TestSealedValuesWalkAndCompareAndSet(t *testing.T) {
 	}
 	if len(walked) != 5 {
 		t.Fatalf("walked %d values, want the 5 with credentials", len(walked))
+	}
+	for _, id := range ids {
+		if !slices.ContainsFunc(walked, func(v storage.SealedValue) bool { return v.ID == id }) {
+			t.Fatalf("connection %s with credentials not walked", id)
+		}
 	}
 	for i := 1; i < len(walked); i++ {
 		if bytes.Compare(walked[i-1].ID[:], walked[i].ID[:]) >= 0 {

@@ -80,9 +80,7 @@ func TestRelinkMatchesWithinTheNewLinksReach(t *testing.T) {
 	if _, err := s.ApplyBatch(ctx, []domain.ReportedPage{{Upserts: rows, Next: "c1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.St.FinishSync(ctx, connID, storage.SyncOutcome{OK: true}); err != nil {
-		t.Fatal(err)
-	}
+	f.SyncSucceeded(connID)
 
 	type row struct {
 		pid, status string

@@ -215,16 +215,6 @@ type SyncOutcome struct {
 	Changes RowChanges
 }
 
-// FinishSync records a sync's outcome on the connection (a disabled
-// connection stays disabled) and the consumer webhook events it causes, in
-// one transaction (finishSyncTx).
-func (s *Store) FinishSync(ctx context.Context, connectionID uuid.UUID, o SyncOutcome) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		_, err := finishSyncTx(ctx, tx, connectionID, o)
-		return err
-	})
-}
-
 // finishSyncTx records a sync's outcome on the connection inside tx, with
 // the consumer webhook events the outcome causes (docs/webhooks.md), and
 // returns the webhook subscriptions that received events, whose drains

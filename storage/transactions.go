@@ -182,17 +182,3 @@ func (s *Store) ListTransactions(ctx context.Context, sc Scope, f TransactionFil
 	}
 	return out, rows.Err()
 }
-
-// GetTransaction loads one transaction within the scope.
-func (s *Store) GetTransaction(ctx context.Context, sc Scope, id uuid.UUID) (domain.Transaction, error) {
-	var w where
-	w.add("t.id = ?", id)
-	w.scope("t", sc)
-	var t domain.Transaction
-	var r txRow
-	cols := transactionColumns + ", " + transferIDColumn(&w, sc)
-	if err := r.scanWithTransfer(s.reader(ctx).QueryRow(ctx, `SELECT `+cols+` FROM transactions t WHERE `+w.sql(), w.args...), &t); err != nil {
-		return t, fmt.Errorf("get transaction %s: %w", id, err)
-	}
-	return t, nil
-}

@@ -65,15 +65,6 @@ func (s *Store) UpdateUser(ctx context.Context, id uuid.UUID, up UserUpdate) (do
 	return u, nil
 }
 
-// GetUser loads one user.
-func (s *Store) GetUser(ctx context.Context, id uuid.UUID) (domain.User, error) {
-	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
-	if err != nil {
-		return u, fmt.Errorf("get user %s: %w", id, err)
-	}
-	return u, nil
-}
-
 // UserByEmail loads the user with the e-mail address, exactly as stored;
 // ErrNotFound when there is none.
 func (s *Store) UserByEmail(ctx context.Context, email string) (domain.User, error) {

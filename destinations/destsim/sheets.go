@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 the simulator answers with the Sheets API's own error messages, capitals included.
+
 package destsim
 
 import (
@@ -11,10 +13,10 @@ import (
 // a1Range is a parsed A1 range: a sheet and a rectangle of 1-based cells;
 // zero end bounds are open.
 type a1Range struct {
-	sheet              string
-	col1, row1         int
-	col2, row2         int
-	hasCells, hasRows1 bool
+	sheet      string
+	col1, row1 int
+	col2, row2 int
+	hasCells   bool
 }
 
 // parseA1 parses "Sheet", "'My sheet'!A:A", "Sheet!A1:O1" or "Sheet!A5".

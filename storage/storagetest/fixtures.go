@@ -190,3 +190,14 @@ func (f *Fixtures) Dataset(connectionID uuid.UUID, dataset string, stored bool, 
 			last_attempt_at = now(), last_error_class = excluded.last_error_class`, connectionID, dataset, storedAt, errorClass)
 	f.must(err)
 }
+
+// SyncSucceeded records a successful sync of the connection, as the worker
+// does at a sync's end (Tx.FinishSync: status active, duplicate accounts
+// marked, webhook events).
+func (f *Fixtures) SyncSucceeded(connectionID uuid.UUID) {
+	f.TB.Helper()
+	f.must(f.St.Atomic(f.ctx(), func(tx *storage.Tx) error {
+		_, err := tx.FinishSync(f.ctx(), connectionID, storage.SyncOutcome{OK: true})
+		return err
+	}))
+}
