@@ -84,7 +84,22 @@ func newRoot(out, errOut io.Writer) *cobra.Command {
 		a.destinationsCmd(),
 		a.openapiCmd(),
 	)
+	strictGroups(root)
 	return root
+}
+
+// strictGroups makes every command below c that only groups subcommands
+// (connections, users, ...) refuse an unknown one with an error (cobra
+// would print the group's help and exit 0); without arguments it prints
+// its help, as before.
+func strictGroups(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		strictGroups(sub)
+		if sub.HasSubCommands() && !sub.Runnable() {
+			sub.Args = cobra.NoArgs
+			sub.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
 }
 
 // print writes v as JSON with --json, or the human text otherwise.
