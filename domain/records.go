@@ -300,6 +300,10 @@ type BankConnection struct {
 	NextSyncAt               *time.Time
 	SyncInterval             time.Duration
 	CreatedAt                time.Time
+	// ConsentExpiresAt is when the user's consent to the provider ends, as
+	// the provider last reported it; nil when it reports none. Caveat: it
+	// is as of the last successful sync (a re-auth clears it).
+	ConsentExpiresAt *time.Time
 }
 
 // Security is a tradable instrument held in an investment account.

@@ -14,7 +14,7 @@ import (
 
 const connectionColumns = `c.id, c.user_id, c.provider, c.institution_id, c.institution_name,
 	c.institution_logo_url, c.status, c.base_url, c.last_synced_at, c.last_provider_error_code,
-	c.last_provider_error_message, c.reconnect_url, c.next_sync_at, c.sync_interval, c.created_at`
+	c.last_provider_error_message, c.reconnect_url, c.next_sync_at, c.sync_interval, c.created_at, c.consent_expires_at`
 
 func scanConnection(row pgx.Row) (domain.BankConnection, error) {
 	var c domain.BankConnection
@@ -22,7 +22,7 @@ func scanConnection(row pgx.Row) (domain.BankConnection, error) {
 	var interval *time.Duration
 	err := row.Scan(&c.ID, &c.UserID, &c.Provider, &c.InstitutionID, &c.InstitutionName,
 		&logo, &c.Status, &c.BaseURL, &c.LastSyncedAt, &c.LastProviderErrorCode,
-		&c.LastProviderErrorMessage, &c.ReconnectURL, &c.NextSyncAt, &interval, &c.CreatedAt)
+		&c.LastProviderErrorMessage, &c.ReconnectURL, &c.NextSyncAt, &interval, &c.CreatedAt, &c.ConsentExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, ErrNotFound
 	}

@@ -100,6 +100,48 @@ type ConnectionHealth struct {
 	// are nil once that time has passed or a sync ran.
 	HeldBackUntil  *time.Time
 	HeldBackReason *string
+	// ConsentExpiresAt is when the user's consent to the provider ends, as
+	// the provider reported it at the last successful sync; nil when it
+	// reports none (or no sync has succeeded since a re-auth).
+	ConsentExpiresAt *time.Time
+	// Action is what the operator's app should do about the connection now
+	// (one of the Action* values; connectionAction decides).
+	Action string
+}
+
+// What the operator's app should do about a connection now
+// (ConnectionHealth.Action).
+const (
+	// ActionNone: nothing; its syncs go as scheduled.
+	ActionNone = "none"
+	// ActionReauth: ask the user to link the bank again (`connections
+	// reauth`): its consent has ended, or the provider asks for the user.
+	ActionReauth = "reauth"
+	// ActionWait: nothing yet; the sync is held back or failing for a
+	// while (a quota, a rate limit, an open breaker, a provider outage)
+	// and resumes by itself.
+	ActionWait = "wait"
+	// ActionContactSupport: the provider refuses the connection for a
+	// reason no wait or re-link mends (bad credentials or a bad request).
+	ActionContactSupport = "contact_support"
+)
+
+// connectionAction decides a connection's Action from its status, the
+// class of its last provider error, its consent's end, whether its sync
+// is held back and its breaker's state, as of now.
+func connectionAction(status string, errorClass *string, consentEnds *time.Time, heldBack bool, breaker string, now time.Time) string {
+	class := deref(errorClass)
+	switch {
+	case status == domain.ConnectionDisabled:
+		return ActionNone
+	case consentEnds != nil && !consentEnds.After(now), status == domain.ConnectionError && class == "reauth_required":
+		return ActionReauth
+	case status == domain.ConnectionError && class == "permanent":
+		return ActionContactSupport
+	case heldBack, breaker == BreakerOpen, status == domain.ConnectionError:
+		return ActionWait
+	}
+	return ActionNone
 }
 
 // breakerRank orders states from best to worst.
@@ -117,7 +159,8 @@ func breakerRank(state string) int {
 type breakerKey struct{ provider, institution string }
 
 // ConnectionHealth returns the health of each given connection, by id, in
-// three queries whatever their number. Breaker states come from the
+// three queries whatever their number; what it reads of each connection
+// (its status, error, hold and consent) is as stored now, not as in conns. Breaker states come from the
 // reports of every worker (SaveBreakerStates), not from this process.
 func (s *Store) ConnectionHealth(ctx context.Context, conns []domain.BankConnection) (map[uuid.UUID]ConnectionHealth, error) {
 	out := make(map[uuid.UUID]ConnectionHealth, len(conns))
@@ -144,22 +187,27 @@ SELECT c.id, c.consecutive_failures,
         JOIN provider_quotas q ON q.provider = c.provider AND q.resource = a.provider_account_id
         WHERE a.bank_connection_id = c.id AND a.user_id = c.user_id AND q.reset_at > now()),
     CASE WHEN c.held_back_until > now() THEN c.held_back_until END,
-    CASE WHEN c.held_back_until > now() THEN c.held_back_reason END
+    CASE WHEN c.held_back_until > now() THEN c.held_back_reason END,
+    c.last_error_class, c.status, c.consent_expires_at, now()
 FROM bank_connections c WHERE c.id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("connection health: %w", err)
 	}
 	type counts struct {
-		failures  int
-		quota     *int
-		heldUntil *time.Time
-		heldWhy   *string
+		failures   int
+		quota      *int
+		heldUntil  *time.Time
+		heldWhy    *string
+		errorClass *string
+		status     string
+		consent    *time.Time
+		now        time.Time
 	}
 	byID := map[uuid.UUID]counts{}
 	for rows.Next() {
 		var id uuid.UUID
 		var c counts
-		if err := rows.Scan(&id, &c.failures, &c.quota, &c.heldUntil, &c.heldWhy); err != nil {
+		if err := rows.Scan(&id, &c.failures, &c.quota, &c.heldUntil, &c.heldWhy, &c.errorClass, &c.status, &c.consent, &c.now); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("connection health: %w", err)
 		}
@@ -183,7 +231,8 @@ FROM bank_connections c WHERE c.id = ANY($1)`, ids)
 		out[c.ID] = ConnectionHealth{
 			LastSuccessfulSyncAt: c.LastSyncedAt, NextSyncAt: c.NextSyncAt,
 			Breaker: state, QuotaRemaining: n.quota, ConsecutiveFailures: n.failures,
-			HeldBackUntil: n.heldUntil, HeldBackReason: n.heldWhy,
+			HeldBackUntil: n.heldUntil, HeldBackReason: n.heldWhy, ConsentExpiresAt: n.consent,
+			Action: connectionAction(n.status, n.errorClass, n.consent, n.heldUntil != nil, state, n.now),
 		}
 	}
 	return out, nil

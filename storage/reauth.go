@@ -22,7 +22,7 @@ func (s *Store) ReauthConnection(ctx context.Context, id uuid.UUID, sealedCreden
 	c, err := scanConnection(s.pool.QueryRow(ctx, `
 		UPDATE bank_connections c SET credentials_encrypted = $2, base_url = COALESCE(NULLIF($3, ''), c.base_url),
 			sync_cursor = '', sync_state = '{}', next_sync_at = CASE WHEN c.status = 'disabled' THEN NULL ELSE now() END,
-			updated_at = now()
+			consent_expires_at = NULL, updated_at = now()
 		WHERE c.id = $1 RETURNING `+connectionColumns, id, sealedCredentials, baseURL))
 	if err != nil {
 		return c, fmt.Errorf("reauth connection %s: %w", id, err)

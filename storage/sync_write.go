@@ -213,6 +213,14 @@ type SyncOutcome struct {
 	LogoURL        string
 	// Changes counts the rows the whole sync stored (sync.completed's data).
 	Changes RowChanges
+	// ConsentExpiresAt is when the user's consent ends, as the provider
+	// reported it in this sync; nil when it reports none. Recorded with an
+	// OK outcome only.
+	ConsentExpiresAt *time.Time
+	// Unschedule, on a failure, takes the connection off the periodic
+	// schedule (next_sync_at null) until a re-auth puts it back: no
+	// provider call can succeed until the user acts.
+	Unschedule bool
 }
 
 // finishSyncTx records a sync's outcome on the connection inside tx, with
@@ -237,8 +245,8 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 			reconnect_url = NULL, has_investments = $3, consecutive_failures = 0,
 			institution_name = COALESCE(NULLIF($4, ''), institution_name),
 			institution_id = COALESCE(NULLIF($5, ''), institution_id),
-			institution_logo_url = COALESCE(NULLIF($6, ''), institution_logo_url), updated_at = now()
-			WHERE id = $1`, connectionID, o.NextSyncAt, o.HasInvestments, o.Institution, o.InstitutionID, o.LogoURL)
+			institution_logo_url = COALESCE(NULLIF($6, ''), institution_logo_url), consent_expires_at = $7, updated_at = now()
+			WHERE id = $1`, connectionID, o.NextSyncAt, o.HasInvestments, o.Institution, o.InstitutionID, o.LogoURL, o.ConsentExpiresAt)
 		if err == nil {
 			var n int64
 			n, err = finishRelink(ctx, tx, connectionID)
@@ -250,10 +258,10 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 	} else {
 		_, err = tx.Exec(ctx, `UPDATE bank_connections SET
 			status = CASE WHEN status = 'disabled' THEN status ELSE 'error' END,
-			last_sync_attempt_at = now(), next_sync_at = COALESCE($2, next_sync_at),
+			last_sync_attempt_at = now(), next_sync_at = CASE WHEN $7 THEN NULL ELSE COALESCE($2, next_sync_at) END,
 			last_provider_error_code = $3, last_provider_error_message = $4, last_error_class = $5,
 			reconnect_url = NULLIF($6, ''), consecutive_failures = consecutive_failures + 1, updated_at = now()
-			WHERE id = $1`, connectionID, o.NextSyncAt, o.ErrorCode, o.ErrorMessage, o.ErrorClass, o.ReconnectURL)
+			WHERE id = $1`, connectionID, o.NextSyncAt, o.ErrorCode, o.ErrorMessage, o.ErrorClass, o.ReconnectURL, o.Unschedule)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("record sync outcome of connection %s: %w", connectionID, err)

@@ -79,6 +79,11 @@ var errSliceEnded = errors.New("sync slice ended")
 // credentials the configured encryption key cannot open.
 const CodeCredentialsUnreadable = "CREDENTIALS_UNREADABLE"
 
+// CodeConsentExpired is recorded on a connection whose consent, as its
+// provider reported the end, has ended: its sync fails without calling
+// the provider until a re-auth.
+const CodeConsentExpired = "CONSENT_EXPIRED"
+
 // errSkipped marks a sync that did not run (disabled, storage mode off).
 var errSkipped = errors.New("sync skipped")
 
@@ -222,6 +227,13 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	if !ok {
 		return fmt.Errorf("sync connection %s: no adapter for provider %q", id, conn.Provider)
 	}
+	if ends := conn.ConsentExpiresAt; ends != nil && !ends.After(s.now()) {
+		// No provider call can succeed until the user links the bank
+		// again (connections reauth, which clears the recorded end).
+		rep.cause = &providers.Error{Provider: conn.Provider, Class: providers.ReauthRequired, Code: CodeConsentExpired,
+			Message: "the user's consent to the provider ended at " + ends.UTC().Format(time.RFC3339) + "; the bank must be linked again"}
+		return s.fail(ctx, conn, "", rep.cause)
+	}
 	defer s.saveBreakers(ctx, conn.Provider)
 	creds, err := s.Box.Open(target.SealedCredentials)
 	if err != nil {
@@ -324,7 +336,9 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 	if pe == nil {
 		return fmt.Errorf("sync connection %s: %w", conn.ID, err)
 	}
-	o := storage.SyncOutcome{ErrorCode: pe.Code, ErrorMessage: pe.Message, ErrorClass: className(pe.Class)}
+	o := storage.SyncOutcome{ErrorCode: pe.Code, ErrorMessage: pe.Message, ErrorClass: className(pe.Class),
+		// The user must act: no periodic sync until a re-auth schedules one.
+		Unschedule: pe.Class == providers.ReauthRequired}
 	if pe.Class == providers.ReauthRequired {
 		o.ReconnectURL = strings.ReplaceAll(s.ReconnectURL, "{connection_id}", conn.ID.String())
 	}

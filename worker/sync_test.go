@@ -47,7 +47,14 @@ func newSyncEnv(t *testing.T) *syncEnv {
 // newSyncEnvOn is newSyncEnv over a given migrated database.
 func newSyncEnvOn(t *testing.T, pool *pgxpool.Pool) *syncEnv {
 	t.Helper()
-	s := allsim.New(sim.Options{Seed: 7, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), HistoryTransactions: 200})
+	return newSyncEnvFrom(t, pool, time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC))
+}
+
+// newSyncEnvFrom is newSyncEnvOn with the simulator's first day start
+// (the Syncer's clock stays at noon of 2026-06-15 unless a test sets it).
+func newSyncEnvFrom(t *testing.T, pool *pgxpool.Pool, start time.Time) *syncEnv {
+	t.Helper()
+	s := allsim.New(sim.Options{Seed: 7, Start: start, HistoryTransactions: 200})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	box, err := secrets.FromHex(strings.Repeat("1f", 32))

@@ -36,6 +36,10 @@ func (r *syncRun) all(ctx context.Context, cursor string) (storage.SyncOutcome, 
 		return o, err
 	}
 	o.HasInvestments = set.HasInvestments
+	if !set.ConsentExpiresAt.IsZero() {
+		ends := set.ConsentExpiresAt
+		o.ConsentExpiresAt = &ends
+	}
 	if set.NextAllowedAt.After(r.nextAllowedAt) {
 		r.nextAllowedAt = set.NextAllowedAt
 	}

@@ -1,6 +1,7 @@
 package v2
 
 import (
+	"cmp"
 	"net/http"
 	"time"
 
@@ -28,8 +29,9 @@ type connectionView struct {
 }
 
 // healthView is a connection's health (our addition): how its syncs go,
-// its circuit breaker as the workers report it, its provider quota, and
-// until when and why its sync is held back.
+// its circuit breaker as the workers report it, its provider quota, until
+// when and why its sync is held back, when its consent ends, and what the
+// operator's app should do about it now.
 type healthView struct {
 	LastSuccessfulSyncAt *time.Time `json:"lastSuccessfulSyncAt"`
 	NextSyncAt           *time.Time `json:"nextSyncAt"`
@@ -38,6 +40,8 @@ type healthView struct {
 	ConsecutiveFailures  int        `json:"consecutiveFailures"`
 	HeldBackUntil        *time.Time `json:"heldBackUntil"`
 	HeldBackReason       *string    `json:"heldBackReason"`
+	ConsentExpiresAt     *time.Time `json:"consentExpiresAt"`
+	Action               string     `json:"action"`
 }
 
 func newHealthView(h storage.ConnectionHealth) healthView {
@@ -48,6 +52,7 @@ func newHealthView(h storage.ConnectionHealth) healthView {
 		LastSuccessfulSyncAt: utc(h.LastSuccessfulSyncAt), NextSyncAt: utc(h.NextSyncAt),
 		Breaker: h.Breaker, QuotaRemaining: h.QuotaRemaining, ConsecutiveFailures: h.ConsecutiveFailures,
 		HeldBackUntil: utc(h.HeldBackUntil), HeldBackReason: h.HeldBackReason,
+		ConsentExpiresAt: utc(h.ConsentExpiresAt), Action: cmp.Or(h.Action, storage.ActionNone),
 	}
 }
 

@@ -22,7 +22,15 @@ type requisition struct {
 	ID            string   `json:"id"`
 	Status        string   `json:"status"`
 	InstitutionID string   `json:"institution_id"`
+	Agreement     string   `json:"agreement"`
 	Accounts      []string `json:"accounts"`
+}
+
+// agreement is the part of an end user agreement that says how long it
+// gives access: from its acceptance, for AccessValidForDays days.
+type agreement struct {
+	Accepted           *time.Time `json:"accepted"`
+	AccessValidForDays int        `json:"access_valid_for_days"`
 }
 
 type institution struct {
@@ -93,8 +101,8 @@ func (a *Adapter) requisition(ctx context.Context, conn providers.Connection) (r
 	return r, nil
 }
 
-// Accounts reads the requisition, the bank's name, and each account's
-// details and balances. Details are reused for a day; an endpoint whose
+// Accounts reads the requisition, its agreement's end, the bank's name,
+// and each account's details and balances. Details are reused for a day; an endpoint whose
 // daily quota is spent is skipped, and RateLimited is returned only when an
 // account's details were never read. Balances that cannot be had (quota
 // spent, the balance call failing with an outage or a 429, a response
@@ -105,7 +113,8 @@ func (a *Adapter) Accounts(ctx context.Context, conn providers.Connection) (prov
 	if err != nil {
 		return providers.AccountSet{}, err
 	}
-	set := providers.AccountSet{Institution: a.institution(ctx, conn, r.InstitutionID)}
+	set := providers.AccountSet{Institution: a.institution(ctx, conn, r.InstitutionID),
+		ConsentExpiresAt: a.consentEnds(ctx, conn, r.Agreement)}
 	for _, id := range r.Accounts {
 		acc, retry, err := a.account(ctx, conn, id)
 		if err != nil {
@@ -117,6 +126,23 @@ func (a *Adapter) Accounts(ctx context.Context, conn providers.Connection) (prov
 		set.Accounts = append(set.Accounts, acc)
 	}
 	return set, nil
+}
+
+// consentEnds reads the requisition's end user agreement and returns when
+// its access ends (access_valid_for_days from its acceptance); zero when
+// there is no agreement, it is not accepted, or it cannot be read (the
+// sync goes on: the end is for warning before it, and the requisition's
+// status and the account calls still say when it has passed).
+func (a *Adapter) consentEnds(ctx context.Context, conn providers.Connection, id string) time.Time {
+	if id == "" {
+		return time.Time{}
+	}
+	var ag agreement
+	if _, err := a.call(ctx, conn, request{method: http.MethodGet, path: "/agreements/enduser/" + url.PathEscape(id) + "/"}, &ag); err != nil ||
+		ag.Accepted == nil || ag.AccessValidForDays <= 0 {
+		return time.Time{}
+	}
+	return ag.Accepted.AddDate(0, 0, ag.AccessValidForDays)
 }
 
 // institution reads the bank's name and logo, once a day per bank; the id

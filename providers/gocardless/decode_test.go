@@ -21,7 +21,7 @@ func recordingSuite() providertest.Suite {
 // gives the adapter into the adapter's own types, with wire.Decode and with
 // encoding/json, and requires the same values.
 func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
-	providertest.CheckDecoding(t, recordingSuite(), 1500, []string{"/token/new/", "/requisitions/{id}/", "/institutions/{id}/", "/accounts/{id}/details/", "/accounts/{id}/balances/", "/accounts/{id}/transactions/"}, answerKind, answerType)
+	providertest.CheckDecoding(t, recordingSuite(), 1500, []string{"/token/new/", "/requisitions/{id}/", "/agreements/enduser/{id}/", "/institutions/{id}/", "/accounts/{id}/details/", "/accounts/{id}/balances/", "/accounts/{id}/transactions/"}, answerKind, answerType)
 }
 
 // answerKind names the kind of answer at path: its path with the ids
@@ -30,6 +30,9 @@ func answerKind(path string) string {
 	parts := strings.Split(strings.TrimPrefix(path, "/api/v2/"), "/")
 	if len(parts) > 1 && (parts[0] == "requisitions" || parts[0] == "institutions" || parts[0] == "accounts") {
 		parts[1] = "{id}"
+	}
+	if len(parts) > 2 && parts[0] == "agreements" {
+		parts[2] = "{id}"
 	}
 	return "/" + strings.Join(parts, "/")
 }
@@ -42,6 +45,8 @@ func answerType(kind string) any {
 		return new(tokenResponse)
 	case "/requisitions/{id}/":
 		return new(requisition)
+	case "/agreements/enduser/{id}/":
+		return new(agreement)
 	case "/institutions/{id}/":
 		return new(institution)
 	case "/accounts/{id}/details/":

@@ -22,6 +22,7 @@ var specOperations = []string{
 	"POST /api/v2/token/new/",
 	"POST /api/v2/token/refresh/",
 	"GET /api/v2/requisitions/{id}/",
+	"GET /api/v2/agreements/enduser/{id}/",
 	"GET /api/v2/institutions/{id}/",
 	"GET /api/v2/accounts/{id}/details/",
 	"GET /api/v2/accounts/{id}/balances/",

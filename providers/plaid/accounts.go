@@ -3,6 +3,7 @@ package plaid
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
@@ -35,6 +36,9 @@ type item struct {
 	InstitutionName *string  `json:"institution_name"`
 	Products        []string `json:"products"`
 	BilledProducts  []string `json:"billed_products"`
+	// ConsentExpirationTime is when the user's consent to the Item ends
+	// (ISO 8601), null where the institution sets none.
+	ConsentExpirationTime *string `json:"consent_expiration_time"`
 }
 
 type accountsResponse struct {
@@ -42,14 +46,19 @@ type accountsResponse struct {
 	Item     item      `json:"item"`
 }
 
-// Accounts fetches /accounts/get and, when the item has credit or loan
-// accounts, /liabilities/get for their debt details.
+// Accounts fetches /accounts/get (the Item's consent expiration with
+// it) and, when the item has credit or loan accounts, /liabilities/get for
+// their debt details.
 func (a *Adapter) Accounts(ctx context.Context, conn providers.Connection) (providers.AccountSet, error) {
 	var resp accountsResponse
 	if err := a.post(ctx, conn, "/accounts/get", nil, &resp); err != nil {
 		return providers.AccountSet{}, fmt.Errorf("plaid accounts: %w", err)
 	}
 	set := providers.AccountSet{Institution: institution(resp.Item), HasInvestments: hasInvestments(resp)}
+	if t := resp.Item.ConsentExpirationTime; t != nil {
+		// An unreadable time reports no end rather than failing the sync.
+		set.ConsentExpiresAt, _ = time.Parse(time.RFC3339, *t)
+	}
 	needLiabilities := false
 	for _, acc := range resp.Accounts {
 		set.Accounts = append(set.Accounts, mapAccount(acc))

@@ -12,7 +12,22 @@ func (s *Simulator) routeControl() {
 	s.mux.HandleFunc("POST /_sim/advance", s.handleAdvance)
 	s.mux.HandleFunc("POST /_sim/faults", s.handleFaults)
 	s.mux.HandleFunc("POST /_sim/connections", s.handleConnections)
+	s.mux.HandleFunc("POST /_sim/consent", s.handleConsent)
 	s.mux.HandleFunc("GET /_sim/state", s.handleState)
+}
+
+// handleConsent serves POST /_sim/consent (Consent).
+func (s *Simulator) handleConsent(w http.ResponseWriter, r *http.Request) {
+	var c Consent
+	if err := json.NewDecoder(r.Body).Decode(&c); err != nil {
+		writeControlError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	if err := s.SetConsent(c); err != nil {
+		writeControlError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	simkit.WriteJSON(w, http.StatusOK, c)
 }
 
 // handleAdvance serves POST /_sim/advance {"days": N}.

@@ -158,6 +158,8 @@ type conn struct {
 	frozen   bool
 	// recent and reveal hide older history (ConnectionSettings.RecentDays).
 	recent, reveal int64
+	// consentEnds is when the user's consent ends (SetConsent); zero: never.
+	consentEnds time.Time
 }
 
 // timeline returns the connection's timeline with the given number of
@@ -390,6 +392,44 @@ func (s *Simulator) SetConnection(cs ConnectionSettings) error {
 	}
 	c.total, c.days, c.recent, c.reveal = total, days, recent, reveal
 	return nil
+}
+
+// Consent is when one connection's consent ends (POST /_sim/consent).
+type Consent struct {
+	// Provider is the name of a mounted ProviderSim.
+	Provider string `json:"provider"`
+	// Credential is the distinguishing credential (ConnectionSettings).
+	Credential string `json:"credential"`
+	// ExpiresAt is the end, in simulated time (WallNow); zero or absent
+	// removes it.
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// SetConsent sets when a connection's consent ends. A provider simulator
+// that models consent reports the end where its API does, and once the
+// simulated time (WallNow) reaches it answers as its API does for an
+// expired consent; the others ignore it.
+func (s *Simulator) SetConsent(c Consent) error {
+	if s.providers.Lookup(c.Provider) == nil {
+		return fmt.Errorf("set consent: unknown provider %q", c.Provider)
+	}
+	if c.Credential == "" {
+		return fmt.Errorf("set consent: credential is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.connLocked(c.Provider, c.Credential).consentEnds = c.ExpiresAt
+	return nil
+}
+
+// ConsentEnds returns when a connection's consent ends, and whether one
+// was set, and whether it has ended by the simulated time.
+func (s *Simulator) ConsentEnds(provider, key string) (ends time.Time, set, ended bool) {
+	now := s.WallNow()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ends = s.connLocked(provider, key).consentEnds
+	return ends, !ends.IsZero(), !ends.IsZero() && !now.Before(ends)
 }
 
 // State returns the simulator's clock and faults.

@@ -53,7 +53,55 @@ func (s *server) gcConnFor(requisition string) *gcConn {
 		c.accounts[k] = simkit.UUIDFrom(simkit.Hash2(seed^0xacc, uint64(k)))
 		s.gcAcct[c.accounts[k]] = gcAccountRef{requisition: requisition, slot: k}
 	}
+	s.gcEUA[c.agreement()] = requisition
 	return c
+}
+
+// agreement is the id of the connection's end user agreement.
+func (c *gcConn) agreement() string { return simkit.UUIDFrom(simkit.Hash2(c.seed, 0xa9)) }
+
+// gcAgreementDays is how long the simulated end user agreements give
+// access (GoCardless's default access_valid_for_days).
+const gcAgreementDays = 90
+
+// gcAgreementTerms returns when the connection's end user agreement was
+// accepted and for how many days it gives access: accepted on the
+// simulator's first day for gcAgreementDays, unless the control API set
+// when its consent ends (sim.Simulator.SetConsent on the requisition id):
+// then accepted gcAgreementDays before that end.
+func (s *server) gcAgreementTerms(requisition string) (accepted time.Time, days int) {
+	if ends, set, _ := s.h.ConsentEnds(Name, requisition); set {
+		return ends.AddDate(0, 0, -gcAgreementDays), gcAgreementDays
+	}
+	return s.h.DateOf(0).Add(9 * time.Hour), gcAgreementDays
+}
+
+// gcAgreementExpired reports whether the connection's agreement has
+// ended by the simulated time: GoCardless then reports the requisition
+// expired (EX) and refuses its accounts' data (AccessExpiredError).
+func (s *server) gcAgreementExpired(requisition string) bool {
+	accepted, days := s.gcAgreementTerms(requisition)
+	return !s.h.WallNow().Before(accepted.AddDate(0, 0, days))
+}
+
+// gcAgreement serves GET /api/v2/agreements/enduser/{id}/.
+func (s *server) gcAgreement(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	requisition, ok := s.gcEUA[id]
+	s.mu.Unlock()
+	if !ok {
+		writeGCError(w, http.StatusNotFound, gcError{Summary: "Not found.", Detail: "Not found."})
+		return
+	}
+	c := s.gcConnFor(requisition)
+	accepted, days := s.gcAgreementTerms(requisition)
+	// access_scope is left out: the published description types it as an
+	// array of arrays, which the API does not answer, and it is optional.
+	simkit.WriteJSON(w, http.StatusOK, map[string]any{
+		"id": id, "created": gcTime(accepted.Add(-5 * time.Minute)), "institution_id": c.bank.id,
+		"max_historical_days": s.h.Options().HistoryDays, "access_valid_for_days": days, "accepted": gcTime(accepted),
+	})
 }
 
 // routeGoCardless registers the GoCardless endpoints.
@@ -61,6 +109,7 @@ func (s *server) routeGoCardless(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/v2/token/new/{$}", s.gcTokenNew)
 	mux.HandleFunc("POST /api/v2/token/refresh/{$}", s.gcTokenRefresh)
 	mux.HandleFunc("GET /api/v2/requisitions/{id}/{$}", s.gcAuthed(s.gcRequisition))
+	mux.HandleFunc("GET /api/v2/agreements/enduser/{id}/{$}", s.gcAuthed(s.gcAgreement))
 	mux.HandleFunc("GET /api/v2/institutions/{$}", s.gcAuthed(s.gcInstitutions))
 	mux.HandleFunc("GET /api/v2/institutions/{id}/{$}", s.gcAuthed(s.gcInstitution))
 	mux.HandleFunc("GET /api/v2/accounts/{id}/{$}", s.gcAuthed(s.gcAccountHandler("", s.gcAccountMeta)))
@@ -78,13 +127,13 @@ func (s *server) gcRequisition(w http.ResponseWriter, r *http.Request) {
 	}
 	c := s.gcConnFor(id)
 	status := "LN"
-	if s.h.ActiveFault(Name).Mode == sim.FaultLoginRequired {
+	if s.h.ActiveFault(Name).Mode == sim.FaultLoginRequired || s.gcAgreementExpired(id) {
 		status = "EX"
 	}
 	created := s.h.DateOf(-int64(s.h.Options().HistoryDays)).Add(9 * time.Hour)
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"id": id, "created": gcTime(created), "redirect": "http://localhost/callback", "status": status,
-		"institution_id": c.bank.id, "agreement": simkit.UUIDFrom(simkit.Hash2(c.seed, 0xa9)), "reference": id,
+		"institution_id": c.bank.id, "agreement": c.agreement(), "reference": id,
 		"accounts": c.accounts[:], "user_language": "EN",
 		"link":              "https://ob.gocardless.com/ob-psd2/start/" + simkit.UUIDFrom(simkit.Hash2(c.seed, 0x11)) + "/" + c.bank.id,
 		"account_selection": false, "redirect_immediate": false,
@@ -109,9 +158,9 @@ func (s *server) gcAccountHandler(kind string, h func(http.ResponseWriter, *http
 			return
 		}
 		c := s.gcConnFor(ref.requisition)
-		if kind != "" && s.h.ActiveFault(Name).Mode == sim.FaultLoginRequired {
+		if kind != "" && (s.h.ActiveFault(Name).Mode == sim.FaultLoginRequired || s.gcAgreementExpired(ref.requisition)) {
 			writeGCError(w, http.StatusUnauthorized, gcError{Type: "AccessExpiredError",
-				Summary: "End User Agreement (EUA) " + simkit.UUIDFrom(simkit.Hash2(c.seed, 0xa9)) + " has expired",
+				Summary: "End User Agreement (EUA) " + c.agreement() + " has expired",
 				Detail:  "EUA was valid for 90 days and it expired. The end user must connect their account again with a new EUA and Requisition."})
 			return
 		}

@@ -81,6 +81,7 @@ type server struct {
 
 	mu     sync.Mutex
 	gcAcct map[string]gcAccountRef // account id → its requisition and slot
+	gcEUA  map[string]string       // agreement id → its requisition
 	quota  map[string]quotaUse     // requisition, account and kind → use today
 }
 
@@ -96,6 +97,7 @@ func newServer(h *sim.Simulator) *server {
 		h:      h,
 		jwtKey: []byte(fmt.Sprintf("finsync-sim-%016x", h.Seed())),
 		gcAcct: map[string]gcAccountRef{},
+		gcEUA:  map[string]string{},
 		quota:  map[string]quotaUse{},
 	}
 }

@@ -67,6 +67,12 @@ func (s *server) plaid(h plaidHandler) http.HandlerFunc {
 		if s.plaidItemFault(w, r, it) {
 			return
 		}
+		if _, _, ended := s.h.ConsentEnds(Name, it.token); ended {
+			// After its consent_expiration_time, an Item needs the user
+			// back in Link's update mode, as after a changed login.
+			writePlaidError(w, r, http.StatusBadRequest, "ITEM_ERROR", "ITEM_LOGIN_REQUIRED", loginRequiredMessage, loginRequiredDisplay)
+			return
+		}
 		h(w, r, &req, it)
 	}
 }
@@ -109,9 +115,7 @@ func (s *server) plaidItemFault(w http.ResponseWriter, r *http.Request, it *plai
 	f := s.h.ActiveFault(Name)
 	switch {
 	case f.Mode == sim.FaultLoginRequired:
-		writePlaidError(w, r, http.StatusBadRequest, "ITEM_ERROR", "ITEM_LOGIN_REQUIRED",
-			"the login details of this item have changed (credentials, MFA, or required user action) and a user login is required to update this information. use Link's update mode to restore the item to a good state",
-			"Your bank login details have changed. Please log in again to continue.")
+		writePlaidError(w, r, http.StatusBadRequest, "ITEM_ERROR", "ITEM_LOGIN_REQUIRED", loginRequiredMessage, loginRequiredDisplay)
 		return true
 	case f.Mode == sim.FaultInstitutionDown && (f.InstitutionID == "" || f.InstitutionID == it.institutionID):
 		writePlaidError(w, r, http.StatusBadRequest, "INSTITUTION_ERROR", "INSTITUTION_DOWN",
@@ -121,6 +125,12 @@ func (s *server) plaidItemFault(w http.ResponseWriter, r *http.Request, it *plai
 	}
 	return false
 }
+
+// Plaid's messages of ITEM_LOGIN_REQUIRED.
+const (
+	loginRequiredMessage = "the login details of this item have changed (credentials, MFA, or required user action) and a user login is required to update this information. use Link's update mode to restore the item to a good state"
+	loginRequiredDisplay = "Your bank login details have changed. Please log in again to continue."
+)
 
 // writePlaidError writes Plaid's error body.
 func writePlaidError(w http.ResponseWriter, r *http.Request, status int, typ, code, msg, display string) {

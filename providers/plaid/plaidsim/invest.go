@@ -124,10 +124,11 @@ func (it *plaidItem) accountsJSON(slots []int, now time.Time) json.RawMessage {
 	return b.B
 }
 
-// itemJSON returns the item object as raw JSON.
-func (it *plaidItem) itemJSON() json.RawMessage {
+// itemJSON returns the item object as raw JSON, with the consent's end
+// (zero: none).
+func (it *plaidItem) itemJSON(consentEnds time.Time) json.RawMessage {
 	var b simkit.JW
-	it.writeItem(&b)
+	it.writeItem(&b, consentEnds)
 	return b.B
 }
 
@@ -155,7 +156,7 @@ func (s *server) plaidHoldings(w http.ResponseWriter, r *http.Request, req *plai
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"accounts": it.accountsJSON([]int{plaidInvestment}, s.h.WallNow()), "holdings": holdings,
-		"securities": it.securitiesJSON(date), "item": it.itemJSON(), "request_id": plaidRequestID(),
+		"securities": it.securitiesJSON(date), "item": it.itemJSON(s.consentEnds(it)), "request_id": plaidRequestID(),
 	})
 }
 
@@ -261,7 +262,7 @@ func (s *server) plaidInvestmentTransactions(w http.ResponseWriter, r *http.Requ
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
 		"accounts": it.accountsJSON([]int{plaidInvestment}, s.h.WallNow()), "investment_transactions": page,
-		"securities": it.securitiesJSON(s.h.DateOf(it.clock).Format(time.DateOnly)), "item": it.itemJSON(),
+		"securities": it.securitiesJSON(s.h.DateOf(it.clock).Format(time.DateOnly)), "item": it.itemJSON(s.consentEnds(it)),
 		"total_investment_transactions": len(match), "request_id": plaidRequestID(),
 	})
 }
@@ -289,7 +290,7 @@ func (s *server) plaidLiabilities(w http.ResponseWriter, r *http.Request, req *p
 		keep = append(keep, k)
 	}
 	simkit.WriteJSON(w, http.StatusOK, map[string]any{
-		"accounts": it.accountsJSON(keep, s.h.WallNow()), "item": it.itemJSON(),
+		"accounts": it.accountsJSON(keep, s.h.WallNow()), "item": it.itemJSON(s.consentEnds(it)),
 		"liabilities": liab, "request_id": plaidRequestID(),
 	})
 }

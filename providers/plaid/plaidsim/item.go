@@ -192,9 +192,15 @@ func (it *plaidItem) writeAccounts(b *simkit.JW, slots []int, now time.Time, inv
 	b.Byte(']')
 }
 
-// writeItem encodes the item object.
-func (it *plaidItem) writeItem(b *simkit.JW) {
-	b.Raw(`{"available_products":["assets","auth","balance","identity"],"billed_products":["investments","liabilities","transactions"],"consent_expiration_time":null,"error":null,"institution_id":`)
+// writeItem encodes the item object, with the consent's end (zero: none).
+func (it *plaidItem) writeItem(b *simkit.JW, consentEnds time.Time) {
+	b.Raw(`{"available_products":["assets","auth","balance","identity"],"billed_products":["investments","liabilities","transactions"],"consent_expiration_time":`)
+	if consentEnds.IsZero() {
+		b.Null()
+	} else {
+		b.Datetime(consentEnds)
+	}
+	b.Raw(`,"error":null,"institution_id":`)
 	b.Str(it.institutionID)
 	b.Field("institution_name")
 	b.Str(it.institutionName)
@@ -214,7 +220,7 @@ func (s *server) plaidAccounts(w http.ResponseWriter, r *http.Request, req *plai
 	b.Raw(`{"accounts":`)
 	it.writeAccounts(&b, slots, s.h.WallNow(), false)
 	b.Raw(`,"item":`)
-	it.writeItem(&b)
+	it.writeItem(&b, s.consentEnds(it))
 	b.Field("request_id")
 	b.Str(plaidRequestID())
 	b.Byte('}')
@@ -225,11 +231,18 @@ func (s *server) plaidAccounts(w http.ResponseWriter, r *http.Request, req *plai
 func (s *server) plaidItemGet(w http.ResponseWriter, _ *http.Request, _ *plaidRequest, it *plaidItem) {
 	var b simkit.JW
 	b.Raw(`{"item":`)
-	it.writeItem(&b)
+	it.writeItem(&b, s.consentEnds(it))
 	b.Raw(`,"status":{"investments":null,"transactions":{"last_successful_update":`)
 	b.Datetime(s.h.WallNow())
 	b.Raw(`,"last_failed_update":null},"last_webhook":null},"request_id":`)
 	b.Str(plaidRequestID())
 	b.Byte('}')
 	simkit.WriteRaw(w, http.StatusOK, b.B)
+}
+
+// consentEnds is when the item's consent ends (sim.Simulator.SetConsent on
+// its access token; a re-link is a new consent), zero when none is set.
+func (s *server) consentEnds(it *plaidItem) time.Time {
+	ends, _, _ := s.h.ConsentEnds(Name, it.token)
+	return ends
 }

@@ -274,6 +274,17 @@ func v2BankConnectionHealth() Obj {
 				"(a daily quota of calls, for example), rate_limit when a rate limit asks it to wait (the "+
 				"service's own or the provider's 429), breaker_open while the provider's or the institution's circuit "+
 				"breaker is open; null with heldBackUntil."))),
+		req("consentExpiresAt", orNull(describe(dateTime(),
+			"When the user's consent to the provider ends, as the provider reported it at the last successful sync "+
+				"(a GoCardless agreement, an Enable Banking session, a Plaid Item's consent expiration); null when the "+
+				"provider reports none, or no sync has succeeded since a re-auth. After it, the connection's syncs fail "+
+				"without calling the provider until the bank is linked again."))),
+		req("action", describe(enum("none", "reauth", "wait", "contact_support"),
+			"What the operator's app should do about the connection now: reauth when its consent has ended or the "+
+				"provider needs the user (link the bank again, then `finsync connections reauth`); contact_support when "+
+				"the provider refuses the connection for a reason no wait or re-link mends (bad credentials, a bad "+
+				"request); wait while its sync is held back or failing for a while (it resumes by itself); none "+
+				"otherwise, and for a disabled connection.")),
 	)
 }
 

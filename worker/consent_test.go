@@ -1,0 +1,178 @@
+package worker_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all/allsim"
+	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/storage"
+	"github.com/finsync/finsync/storage/storagetest"
+	"github.com/finsync/finsync/worker"
+)
+
+// accountCalls counts the syncs that reached a provider: each begins by
+// asking for the accounts.
+type accountCalls struct {
+	providers.Provider
+	n atomic.Int64
+}
+
+func (a *accountCalls) Accounts(ctx context.Context, c providers.Connection) (providers.AccountSet, error) {
+	a.n.Add(1)
+	return a.Provider.Accounts(ctx, c)
+}
+
+// TestConsentExpiryNeedsReauthWithoutProviderCalls: a Plaid Item whose
+// consent ends in three days reports the end, which the connection's
+// health shows (action none); once the simulated clock passes it, syncs
+// fail as needing re-auth without calling the provider, and the
+// connection leaves the periodic schedule (action reauth); after the user
+// renews the consent and the connection is re-authed, the next sync
+// succeeds and records the new end.
+func TestConsentExpiryNeedsReauthWithoutProviderCalls(t *testing.T) {
+	// The simulator starts today, so that the database's clock, which
+	// health compares the consent's end with, is the simulator's first day.
+	pool, _ := storagetest.NewDB(t)
+	e := newSyncEnvFrom(t, pool, time.Now().UTC().Truncate(24*time.Hour))
+	e.syncer.Now = e.sim.WallNow
+	calls := &accountCalls{Provider: e.syncer.Providers["plaid"]}
+	e.syncer.Providers["plaid"] = calls
+	ctx := context.Background()
+	c := e.connect("plaid", "consent")
+	key, err := allsim.CredentialKey("plaid", allsim.Credentials("plaid", "consent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := e.sim.WallNow().Add(72 * time.Hour).Truncate(time.Second)
+	if err := e.sim.SetConsent(sim.Consent{Provider: "plaid", Credential: key, ExpiresAt: ends}); err != nil {
+		t.Fatal(err)
+	}
+	health := func() (domain.BankConnection, storage.ConnectionHealth) {
+		t.Helper()
+		got, err := e.st.ConnectionByID(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := e.st.ConnectionHealth(ctx, []domain.BankConnection{got})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, h[c.ID]
+	}
+
+	e.mustSync(c)
+	if _, h := health(); h.ConsentExpiresAt == nil || !h.ConsentExpiresAt.Equal(ends) || h.Action != storage.ActionNone {
+		t.Fatalf("after a sync: consent ends %v, action %q; want %v, none", h.ConsentExpiresAt, h.Action, ends)
+	}
+
+	if err := e.sim.Advance(4); err != nil {
+		t.Fatal(err)
+	}
+	before := calls.n.Load()
+	for i := range 3 {
+		if err := e.sync(c); err == nil {
+			t.Fatalf("sync %d after the consent ended succeeded", i+1)
+		}
+	}
+	if n := calls.n.Load() - before; n != 0 {
+		t.Fatalf("%d syncs called the provider after the consent ended", n)
+	}
+	got, h := health()
+	if got.Status != domain.ConnectionError || got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != worker.CodeConsentExpired ||
+		got.NextSyncAt != nil || h.Action != storage.ActionReauth {
+		t.Fatalf("after the consent ended: status %s, error %v, next sync %v, action %q; want error %s, unscheduled, reauth",
+			got.Status, got.LastProviderErrorCode, got.NextSyncAt, h.Action, worker.CodeConsentExpired)
+	}
+
+	// The user renews the consent (Link's update mode keeps the access
+	// token); the operator re-auths the connection.
+	renewed := e.sim.WallNow().Add(90 * 24 * time.Hour).Truncate(time.Second)
+	if err := e.sim.SetConsent(sim.Consent{Provider: "plaid", Credential: key, ExpiresAt: renewed}); err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := e.box.Seal(allsim.Credentials("plaid", "consent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.ReauthConnection(ctx, c.ID, sealed, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.mustSync(c)
+	got, h = health()
+	if calls.n.Load() == before || got.Status != domain.ConnectionActive || got.NextSyncAt == nil ||
+		h.ConsentExpiresAt == nil || !h.ConsentExpiresAt.Equal(renewed) || h.Action != storage.ActionNone {
+		t.Fatalf("after the re-auth: status %s, next sync %v, consent ends %v, action %q; want active, scheduled, %v, none",
+			got.Status, got.NextSyncAt, h.ConsentExpiresAt, h.Action, renewed)
+	}
+}
+
+// TestExpiredConsentAtTheProviderNeedsReauth: an Item whose consent ended
+// before finsync saw its end answers ITEM_LOGIN_REQUIRED, which needs
+// re-auth (action reauth) and takes the connection off the schedule.
+func TestExpiredConsentAtTheProviderNeedsReauth(t *testing.T) {
+	e := newSyncEnv(t)
+	e.syncer.Now = e.sim.WallNow
+	ctx := context.Background()
+	c := e.connect("plaid", "ended")
+	key, err := allsim.CredentialKey("plaid", allsim.Credentials("plaid", "ended"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.SetConsent(sim.Consent{Provider: "plaid", Credential: key, ExpiresAt: e.sim.WallNow().Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sync(c); err == nil {
+		t.Fatal("sync of an Item whose consent ended succeeded")
+	}
+	got, err := e.st.ConnectionByID(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.st.ConnectionHealth(ctx, []domain.BankConnection{got})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != "ITEM_LOGIN_REQUIRED" || got.NextSyncAt != nil || h[c.ID].Action != storage.ActionReauth {
+		t.Fatalf("error %v, next sync %v, action %q; want ITEM_LOGIN_REQUIRED, unscheduled, reauth", got.LastProviderErrorCode, got.NextSyncAt, h[c.ID].Action)
+	}
+}
+
+// TestGoCardlessAgreementEndsTheConsent: a GoCardless connection's consent
+// ends with its end user agreement (accepted on the simulator's first day,
+// for 90 days); the health shows that end, and once the simulated clock
+// passes it the sync needs re-auth without calling the provider.
+func TestGoCardlessAgreementEndsTheConsent(t *testing.T) {
+	e := newSyncEnv(t)
+	e.syncer.Now = e.sim.WallNow
+	calls := &accountCalls{Provider: e.syncer.Providers["gocardless"]}
+	e.syncer.Providers["gocardless"] = calls
+	ctx := context.Background()
+	c := e.connect("gocardless", "agreement")
+	e.mustSync(c)
+	want := e.sim.DateOf(0).Add(9*time.Hour).AddDate(0, 0, 90)
+	got, err := e.st.ConnectionByID(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ConsentExpiresAt == nil || !got.ConsentExpiresAt.Equal(want) {
+		t.Fatalf("consent ends %v, want the agreement's end %v", got.ConsentExpiresAt, want)
+	}
+	if err := e.sim.Advance(91); err != nil {
+		t.Fatal(err)
+	}
+	before := calls.n.Load()
+	if err := e.sync(c); err == nil {
+		t.Fatal("sync after the agreement ended succeeded")
+	}
+	if got, err = e.st.ConnectionByID(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.n.Load() - before; n != 0 || got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != worker.CodeConsentExpired {
+		t.Fatalf("after the agreement ended: %d provider calls, error %v; want none, %s", n, got.LastProviderErrorCode, worker.CodeConsentExpired)
+	}
+}
