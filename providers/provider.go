@@ -52,10 +52,12 @@ type AccountSet struct {
 	// the next full sync should not be scheduled before it.
 	NextAllowedAt time.Time
 	// ConsentExpiresAt, when not zero, is when the user's consent to this
-	// connection ends (a PSD2 session's valid_until): after it, calls fail
-	// with ReauthRequired until the user links the bank again. Caveat: the
-	// core does not store it yet; it is reported for the connection's
-	// lifecycle (reminders before the end).
+	// connection ends (a PSD2 session's valid_until, an agreement's end):
+	// after it, calls fail with ReauthRequired until the user links the
+	// bank again. The core records it on the connection (its health's
+	// consentExpiresAt) and, once it has passed by the worker's clock,
+	// fails the connection's syncs as needing re-auth without calling the
+	// adapter. Zero: the provider states no end.
 	ConsentExpiresAt time.Time
 }
 
