@@ -4,7 +4,11 @@
 -- successful sync (a GoCardless agreement, an Enable Banking session, a
 -- Plaid Item's consent); null when the provider reports none. A re-auth
 -- clears it until the new consent's first sync reports it.
-ALTER TABLE bank_connections ADD COLUMN consent_expires_at timestamptz;
+-- consent_warned_for is the end that connection.consent_expiring was sent
+-- for: one warning per consent.
+ALTER TABLE bank_connections
+    ADD COLUMN consent_expires_at timestamptz,
+    ADD COLUMN consent_warned_for timestamptz;
 
 -- +goose Down
-ALTER TABLE bank_connections DROP COLUMN consent_expires_at;
+ALTER TABLE bank_connections DROP COLUMN consent_warned_for, DROP COLUMN consent_expires_at;

@@ -217,10 +217,34 @@ type SyncOutcome struct {
 	// reported it in this sync; nil when it reports none. Recorded with an
 	// OK outcome only.
 	ConsentExpiresAt *time.Time
+	// ConsentWarning, with an OK outcome, is how long before the consent's
+	// end (ConsentExpiresAt) connection.consent_expiring is sent, once per
+	// consent end; zero sends none.
+	ConsentWarning time.Duration
 	// Unschedule, on a failure, takes the connection off the periodic
 	// schedule (next_sync_at null) until a re-auth puts it back: no
 	// provider call can succeed until the user acts.
 	Unschedule bool
+	// warnConsent is set by finishSyncTx when this outcome is the first to
+	// see its consent's end within ConsentWarning.
+	warnConsent bool
+}
+
+// noteConsentWarning records, when the consent's end the outcome reports
+// lies within its ConsentWarning (and has not passed), that it was warned
+// of, and reports whether this is the first time for that end: a consent
+// is warned of once, a renewed one (another end) once more.
+func noteConsentWarning(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o SyncOutcome) (bool, error) {
+	if o.ConsentExpiresAt == nil || o.ConsentWarning <= 0 {
+		return false, nil
+	}
+	tag, err := tx.Exec(ctx, `UPDATE bank_connections SET consent_warned_for = $2
+		WHERE id = $1 AND $2 > now() AND $2 <= now() + make_interval(secs => $3::float8)
+			AND consent_warned_for IS DISTINCT FROM $2`, connectionID, *o.ConsentExpiresAt, o.ConsentWarning.Seconds())
+	if err != nil {
+		return false, fmt.Errorf("note consent warning of connection %s: %w", connectionID, err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // finishSyncTx records a sync's outcome on the connection inside tx, with
@@ -254,6 +278,9 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 		}
 		if err == nil {
 			err = markDuplicatesAtEnd(ctx, tx, prev.userID)
+		}
+		if err == nil {
+			o.warnConsent, err = noteConsentWarning(ctx, tx, connectionID, o)
 		}
 	} else {
 		_, err = tx.Exec(ctx, `UPDATE bank_connections SET

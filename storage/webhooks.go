@@ -18,11 +18,14 @@ const (
 	WebhookTransactionsChanged = "transactions.changed"
 	WebhookReauthRequired      = "connection.reauth_required"
 	WebhookRecovered           = "connection.recovered"
+	WebhookError               = "connection.error"
+	WebhookConsentExpiring     = "connection.consent_expiring"
 )
 
 // WebhookEventTypes lists every event a subscription may ask for.
 func WebhookEventTypes() []string {
-	return []string{WebhookSyncCompleted, WebhookTransactionsChanged, WebhookReauthRequired, WebhookRecovered}
+	return []string{WebhookSyncCompleted, WebhookTransactionsChanged, WebhookReauthRequired, WebhookRecovered,
+		WebhookError, WebhookConsentExpiring}
 }
 
 // reauthClass is the error class recorded on a connection whose provider
@@ -388,13 +391,25 @@ func syncWebhookEvents(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, p
 			events = append(events, event{WebhookTransactionsChanged, counts})
 		}
 		events = append(events, event{WebhookSyncCompleted, counts})
-	case o.ErrorClass == reauthClass && !wasReauth && prev.status != "disabled":
+	case prev.status == "disabled":
+	default:
 		var reconnect *string
 		if o.ReconnectURL != "" {
 			reconnect = &o.ReconnectURL
 		}
-		events = append(events, event{WebhookReauthRequired, map[string]any{"connectionId": connectionID,
-			"errorCode": o.ErrorCode, "errorMessage": o.ErrorMessage, "reconnectUrl": reconnect}})
+		if prev.status != "error" {
+			events = append(events, event{WebhookError, map[string]any{"connectionId": connectionID,
+				"errorCode": o.ErrorCode, "errorMessage": o.ErrorMessage, "errorClass": o.ErrorClass,
+				"reconnectUrl": reconnect, "action": connectionAction("error", &o.ErrorClass, nil, false, "", now)}})
+		}
+		if o.ErrorClass == reauthClass && !wasReauth {
+			events = append(events, event{WebhookReauthRequired, map[string]any{"connectionId": connectionID,
+				"errorCode": o.ErrorCode, "errorMessage": o.ErrorMessage, "reconnectUrl": reconnect}})
+		}
+	}
+	if o.OK && o.warnConsent {
+		events = append(events, event{WebhookConsentExpiring, map[string]any{"connectionId": connectionID,
+			"consentExpiresAt": o.ConsentExpiresAt.UTC()}})
 	}
 	var subs []uuid.UUID
 	for _, e := range events {

@@ -65,9 +65,39 @@ func TestConsentExpiryNeedsReauthWithoutProviderCalls(t *testing.T) {
 		return got, h[c.ID]
 	}
 
+	if _, err := e.st.CreateWebhook(ctx, storage.NewWebhook{UserID: e.user.ID, URL: "https://hooks.example.com/finsync",
+		Events: storage.WebhookEventTypes(), SealedSecret: []byte("sealed")}); err != nil {
+		t.Fatal(err)
+	}
+	// events counts the user's webhook events of each type.
+	events := func() map[string]int {
+		t.Helper()
+		rows, err := e.pool.Query(ctx, `SELECT type, count(*) FROM webhook_deliveries WHERE user_id = $1 GROUP BY type`, e.user.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]int{}
+		for rows.Next() {
+			var typ string
+			var n int
+			if err := rows.Scan(&typ, &n); err != nil {
+				t.Fatal(err)
+			}
+			out[typ] = n
+		}
+		return out
+	}
+
 	e.mustSync(c)
 	if _, h := health(); h.ConsentExpiresAt == nil || !h.ConsentExpiresAt.Equal(ends) || h.Action != storage.ActionNone {
 		t.Fatalf("after a sync: consent ends %v, action %q; want %v, none", h.ConsentExpiresAt, h.Action, ends)
+	}
+	// The end is within the warning (7 days): one warning, however many
+	// syncs see it.
+	e.mustSync(c)
+	if n := events()[storage.WebhookConsentExpiring]; n != 1 {
+		t.Fatalf("%d connection.consent_expiring events after two syncs, want 1", n)
 	}
 
 	if err := e.sim.Advance(4); err != nil {
@@ -89,6 +119,10 @@ func TestConsentExpiryNeedsReauthWithoutProviderCalls(t *testing.T) {
 			got.Status, got.LastProviderErrorCode, got.NextSyncAt, h.Action, worker.CodeConsentExpired)
 	}
 
+	if ev := events(); ev[storage.WebhookError] != 1 || ev[storage.WebhookReauthRequired] != 1 {
+		t.Fatalf("after three failed syncs: events %v, want one connection.error and one connection.reauth_required", ev)
+	}
+
 	// The user renews the consent (Link's update mode keeps the access
 	// token); the operator re-auths the connection.
 	renewed := e.sim.WallNow().Add(90 * 24 * time.Hour).Truncate(time.Second)
@@ -108,6 +142,10 @@ func TestConsentExpiryNeedsReauthWithoutProviderCalls(t *testing.T) {
 		h.ConsentExpiresAt == nil || !h.ConsentExpiresAt.Equal(renewed) || h.Action != storage.ActionNone {
 		t.Fatalf("after the re-auth: status %s, next sync %v, consent ends %v, action %q; want active, scheduled, %v, none",
 			got.Status, got.NextSyncAt, h.ConsentExpiresAt, h.Action, renewed)
+	}
+	// Recovered; the renewed consent ends in 90 days, beyond the warning.
+	if ev := events(); ev[storage.WebhookRecovered] != 1 || ev[storage.WebhookConsentExpiring] != 1 {
+		t.Fatalf("after the re-auth: events %v, want one connection.recovered and still one connection.consent_expiring", ev)
 	}
 }
 

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,11 +62,19 @@ type Syncer struct {
 	// database (what the API shows as a connection's breaker); zero derives
 	// one from the host name and process id.
 	Holder uuid.UUID
+	// ConsentWarning is how long before a connection's consent ends the
+	// sync that sees the end near sends connection.consent_expiring (once
+	// per consent); zero means DefaultConsentWarning.
+	ConsentWarning time.Duration
 	// SkipTransfers turns transfer detection off in the syncs' write
 	// sessions: a knob for benchmarks that measure detection's cost, never
 	// set by finsync's commands.
 	SkipTransfers bool
 }
+
+// DefaultConsentWarning is how long before a consent ends it is warned of
+// (connection.consent_expiring) when Syncer.ConsentWarning is zero.
+const DefaultConsentWarning = 7 * 24 * time.Hour
 
 // DefaultSlice is the slice of a sync job that NewClient's timeouts assume.
 const DefaultSlice = 30 * time.Second
@@ -276,6 +285,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 		return s.fail(ctx, conn, run.dataset, err)
 	}
 	result.OK = true
+	result.ConsentWarning = cmp.Or(s.ConsentWarning, DefaultConsentWarning)
 	next := s.nextSync(conn, run.nextAllowedAt)
 	result.NextSyncAt = &next
 	result.Changes = rep.Changes

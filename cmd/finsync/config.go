@@ -63,6 +63,11 @@ type config struct {
 	// workers together store (FINSYNC_SYNC_WRITE_RATE; empty:
 	// defaultSyncWriteRate; 0: unbounded). See docs/recovery.md.
 	SyncWriteRate string
+	// ConsentWarning is how long before a connection's consent ends its
+	// connection.consent_expiring webhook event is sent
+	// (FINSYNC_CONSENT_WARNING, a Go duration such as 168h; empty:
+	// worker.DefaultConsentWarning, 7 days). See docs/ops.md.
+	ConsentWarning string
 	// OpsToken is the operator credential of the ops console at /ops
 	// (FINSYNC_OPS_TOKEN; empty: no console). See docs/ops.md.
 	OpsToken string
@@ -121,6 +126,7 @@ func configFromEnv() config {
 		ReadDatabaseURL:      os.Getenv("FINSYNC_READ_DATABASE_URL"),
 		ReadMaxLag:           os.Getenv("FINSYNC_READ_MAX_LAG"),
 		SyncWriteRate:        os.Getenv("FINSYNC_SYNC_WRITE_RATE"),
+		ConsentWarning:       os.Getenv("FINSYNC_CONSENT_WARNING"),
 		LogLevelText:         os.Getenv("FINSYNC_LOG_LEVEL"),
 		GOGC:                 os.Getenv("GOGC"),
 		PGBinDir:             os.Getenv("FINSYNC_PG_BINDIR"),
@@ -159,6 +165,8 @@ func (c *config) check() error {
 	_, err := c.readMaxLag()
 	errs = append(errs, err)
 	_, err = c.syncWriteRate()
+	errs = append(errs, err)
+	_, err = c.consentWarning()
 	errs = append(errs, err)
 	_, err = c.trustedProxies()
 	errs = append(errs, err)
@@ -312,6 +320,19 @@ func (c config) readMaxLag() (time.Duration, error) {
 	d, err := time.ParseDuration(c.ReadMaxLag)
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("FINSYNC_READ_MAX_LAG: %q is not a positive duration such as 5s", c.ReadMaxLag)
+	}
+	return d, nil
+}
+
+// consentWarning parses FINSYNC_CONSENT_WARNING; empty yields 0 (the
+// worker's default).
+func (c config) consentWarning() (time.Duration, error) {
+	if c.ConsentWarning == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.ConsentWarning)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("FINSYNC_CONSENT_WARNING: %q is not a positive duration such as 168h", c.ConsentWarning)
 	}
 	return d, nil
 }

@@ -120,10 +120,14 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
+	warning, err := a.cfg.consentWarning()
+	if err != nil {
+		return nil, err
+	}
 	// One rule cache for the process: sync pages and rule jobs share it.
 	ruleCache := rules.NewCache(rules.DefaultCacheSize)
 	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: log, ReconnectURL: reconnect, Rules: ruleCache, WriteRate: rate,
-		Metrics: metrics}
+		Metrics: metrics, ConsentWarning: warning}
 	cfg := worker.Config{Store: st, Log: log, Syncer: syncer, Periodic: opts.periodic, Rules: ruleCache,
 		Destinations: &worker.Destinations{Box: box, Metrics: metrics,
 			Deliverer: destinations.NewDeliverer(destinations.Options{Webhooks: policy, Rates: st})},
