@@ -272,16 +272,40 @@ WHERE updated_at >= latest - make_interval(secs => $2::float8)`, providers, brea
 	return out, nil
 }
 
-// ProviderLastSync is when a provider's connections last synced
-// successfully.
-type ProviderLastSync struct {
+// ProviderTime is one time of a provider's connections (a gauge's
+// reading).
+type ProviderTime struct {
 	Provider string
-	// At is the newest successful sync of any of the provider's
-	// connections; when none has ever synced, the creation of its oldest
-	// connection (Synced false), so that "no success for N hours" counts
-	// from the moment the provider had a connection to sync.
-	At     time.Time
+	At       time.Time
+}
+
+// ProviderLastSync is when a provider's connections last synced
+// successfully: At is the newest successful sync of any of them; when none
+// has ever synced, the creation of its oldest connection (Synced false),
+// so that "no success for N hours" counts from the moment the provider had
+// a connection to sync.
+type ProviderLastSync struct {
+	ProviderTime
 	Synced bool
+}
+
+// EarliestConsentEnds returns, for each provider with connections that
+// are not disabled and whose consent has a recorded end, the earliest
+// such end, in provider order. Caveat: like LastSuccessfulSyncs, one
+// aggregate over bank_connections; cache it when polling.
+func (s *Store) EarliestConsentEnds(ctx context.Context) ([]ProviderTime, error) {
+	rows, err := s.reader(ctx).Query(ctx, `
+SELECT provider, min(consent_expires_at) FROM bank_connections
+WHERE status <> 'disabled' AND consent_expires_at IS NOT NULL
+GROUP BY provider ORDER BY provider`)
+	if err != nil {
+		return nil, fmt.Errorf("read earliest consent ends: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[ProviderTime])
+	if err != nil {
+		return nil, fmt.Errorf("read earliest consent ends: %w", err)
+	}
+	return out, nil
 }
 
 // LastSuccessfulSyncs returns, for each provider with connections that are

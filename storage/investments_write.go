@@ -98,7 +98,8 @@ func moneyText(m *domain.Money) *string {
 }
 
 // upsertInvestmentTransactions stores investment events by provider id, in
-// one statement; an event listed twice is stored as its last listing says.
+// one statement; an event listed twice is stored as its last listing says,
+// and one stored already with the same values is left as it is.
 func upsertInvestmentTransactions(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, its []domain.InvestmentTransaction) error {
 	its = oneOfEach(its, func(t *domain.InvestmentTransaction) string { return t.ProviderID }, true)
 	n := len(its)
@@ -126,7 +127,15 @@ func upsertInvestmentTransactions(ctx context.Context, tx pgx.Tx, conn domain.Ba
 		ON CONFLICT (bank_connection_id, provider_id, user_id) DO UPDATE SET account_id = excluded.account_id,
 			security_id = excluded.security_id, date = excluded.date, type = excluded.type, subtype = excluded.subtype,
 			quantity = excluded.quantity, price = excluded.price, amount = excluded.amount, fees = excluded.fees,
-			currency = excluded.currency, description = excluded.description, updated_at = now()`,
+			currency = excluded.currency, description = excluded.description, updated_at = now()
+		-- An event reported again unchanged (every sync re-reads the window)
+		-- is not rewritten.
+		WHERE (investment_transactions.account_id, investment_transactions.security_id, investment_transactions.date,
+			investment_transactions.type, investment_transactions.subtype, investment_transactions.quantity,
+			investment_transactions.price, investment_transactions.amount, investment_transactions.fees,
+			investment_transactions.currency, investment_transactions.description)
+			IS DISTINCT FROM (excluded.account_id, excluded.security_id, excluded.date, excluded.type, excluded.subtype,
+			excluded.quantity, excluded.price, excluded.amount, excluded.fees, excluded.currency, excluded.description)`,
 		conn.UserID, conn.ID, conn.Provider, accounts, securities, pids, dates, types, subtypes,
 		quantities, prices, amounts, fees, currencies, descriptions)
 	if err != nil {

@@ -6,8 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/storage"
@@ -212,5 +216,37 @@ func TestGoCardlessAgreementEndsTheConsent(t *testing.T) {
 	}
 	if n := calls.n.Load() - before; n != 0 || got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != worker.CodeConsentExpired {
 		t.Fatalf("after the agreement ended: %d provider calls, error %v; want none, %s", n, got.LastProviderErrorCode, worker.CodeConsentExpired)
+	}
+}
+
+// TestConsentExpiryGaugeIsTheEarliestEnd: the consent gauge reads, per
+// provider, the earliest recorded end of its connections' consents, and
+// has no series for a provider without one.
+func TestConsentExpiryGaugeIsTheEarliestEnd(t *testing.T) {
+	e := newSyncEnv(t)
+	names := all.NewRegistry().Names()
+	fresh := func() *prometheus.Registry {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(worker.NewConsentExpiryCollector(e.st, names))
+		return reg
+	}
+	const gauge = "finsync_connection_consent_expiry_timestamp_seconds"
+	first, second := e.connect("gocardless", "gauge-a"), e.connect("gocardless", "gauge-b")
+	e.connect("mercury", "gauge-c")
+	if _, ok := sample(t, fresh(), gauge, map[string]string{"provider": "gocardless"}); ok {
+		t.Fatal("a series before any consent end is recorded")
+	}
+	soon, later := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC), time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+	for id, at := range map[uuid.UUID]time.Time{first.ID: later, second.ID: soon} {
+		if _, err := e.pool.Exec(context.Background(), `UPDATE bank_connections SET consent_expires_at = $2 WHERE id = $1`, id, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := fresh()
+	if v, ok := sample(t, reg, gauge, map[string]string{"provider": "gocardless"}); !ok || v != float64(soon.Unix()) {
+		t.Fatalf("gocardless: %v (present %v), want the earliest end %v", v, ok, soon.Unix())
+	}
+	if _, ok := sample(t, reg, gauge, map[string]string{"provider": "mercury"}); ok {
+		t.Fatal("a series for a provider whose connections state no consent end")
 	}
 }

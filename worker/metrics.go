@@ -267,46 +267,68 @@ func (j *JobCollector) cached() ([]int64, error) {
 	return counts, nil
 }
 
-// LastSyncTTL is how long LastSyncCollector serves its last reading before
-// reading the database again.
+// LastSyncTTL is how long a ProviderTimeCollector serves its last reading
+// before reading the database again.
 const LastSyncTTL = 5 * time.Second
 
-// LastSyncCollector exports finsync_last_successful_sync_timestamp_seconds:
-// for every registered provider with connections (disabled ones aside),
-// the newest successful sync of any of them, read from PostgreSQL, so the
-// series exists from a process's start and agrees across processes. A
-// provider none of whose connections ever synced reports its oldest
-// connection's creation instead, so an alert on the gauge's age counts
-// from then. Readings are cached for LastSyncTTL; a scrape waits for the
-// query (2 s at most), and when it fails reports the error for this metric
-// alone.
-type LastSyncCollector struct {
-	store     *storage.Store
+// ProviderTimeCollector exports a gauge of one Unix time per registered
+// provider, read from PostgreSQL, so the series exists from a process's
+// start and agrees across processes. Readings are cached for LastSyncTTL;
+// a scrape waits for the query (2 s at most), and when it fails reports
+// the error for this metric alone.
+type ProviderTimeCollector struct {
+	read      func(context.Context) ([]storage.ProviderTime, error)
 	providers map[string]bool
 	desc      *prometheus.Desc
 
 	mu   sync.Mutex
 	at   time.Time
-	last []storage.ProviderLastSync
+	last []storage.ProviderTime
 }
 
-// NewLastSyncCollector returns a collector over the store's connections of
-// the named providers (connections of other providers are left out).
-func NewLastSyncCollector(st *storage.Store, providerNames []string) *LastSyncCollector {
+// NewLastSyncCollector returns the collector of
+// finsync_last_successful_sync_timestamp_seconds: for every provider with
+// connections (disabled ones aside), the newest successful sync of any of
+// them; for one none of whose connections ever synced, its oldest
+// connection's creation instead, so an alert on the gauge's age counts
+// from then. Connections of providers not named are left out.
+func NewLastSyncCollector(st *storage.Store, providerNames []string) *ProviderTimeCollector {
+	read := func(ctx context.Context) ([]storage.ProviderTime, error) {
+		last, err := st.LastSuccessfulSyncs(ctx)
+		out := make([]storage.ProviderTime, len(last))
+		for i := range last {
+			out[i] = last[i].ProviderTime
+		}
+		return out, err
+	}
+	return newProviderTimeCollector(read, providerNames, prometheus.NewDesc("finsync_last_successful_sync_timestamp_seconds",
+		"Unix time of the newest successful sync of any connection of the provider (stored in the database); for a provider none of whose connections has synced, its oldest connection's creation time.",
+		[]string{"provider"}, nil))
+}
+
+// NewConsentExpiryCollector returns the collector of
+// finsync_connection_consent_expiry_timestamp_seconds: for every provider
+// with a connection (disabled ones aside) whose consent has a recorded
+// end, the earliest such end. A provider without one has no series.
+func NewConsentExpiryCollector(st *storage.Store, providerNames []string) *ProviderTimeCollector {
+	return newProviderTimeCollector(st.EarliestConsentEnds, providerNames, prometheus.NewDesc("finsync_connection_consent_expiry_timestamp_seconds",
+		"Unix time of the earliest end of a connection's consent among the provider's connections, as the providers reported it (stored in the database).",
+		[]string{"provider"}, nil))
+}
+
+func newProviderTimeCollector(read func(context.Context) ([]storage.ProviderTime, error), providerNames []string, desc *prometheus.Desc) *ProviderTimeCollector {
 	known := map[string]bool{}
 	for _, p := range providerNames {
 		known[p] = true
 	}
-	return &LastSyncCollector{store: st, providers: known, desc: prometheus.NewDesc("finsync_last_successful_sync_timestamp_seconds",
-		"Unix time of the newest successful sync of any connection of the provider (stored in the database); for a provider none of whose connections has synced, its oldest connection's creation time.",
-		[]string{"provider"}, nil)}
+	return &ProviderTimeCollector{read: read, providers: known, desc: desc}
 }
 
 // Describe implements prometheus.Collector.
-func (l *LastSyncCollector) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
+func (l *ProviderTimeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
 
 // Collect implements prometheus.Collector.
-func (l *LastSyncCollector) Collect(ch chan<- prometheus.Metric) {
+func (l *ProviderTimeCollector) Collect(ch chan<- prometheus.Metric) {
 	last, err := l.cached()
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(l.desc, err)
@@ -321,7 +343,7 @@ func (l *LastSyncCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // cached returns the readings, reading again once LastSyncTTL has passed.
-func (l *LastSyncCollector) cached() ([]storage.ProviderLastSync, error) {
+func (l *ProviderTimeCollector) cached() ([]storage.ProviderTime, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.last != nil && time.Since(l.at) < LastSyncTTL {
@@ -329,12 +351,12 @@ func (l *LastSyncCollector) cached() ([]storage.ProviderLastSync, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	last, err := l.store.LastSuccessfulSyncs(ctx)
+	last, err := l.read(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if last == nil {
-		last = []storage.ProviderLastSync{}
+		last = []storage.ProviderTime{}
 	}
 	l.last, l.at = last, time.Now()
 	return last, nil

@@ -133,8 +133,9 @@ func (a *app) newWorkerClient(st *storage.Store, box *secrets.Box, log *slog.Log
 			Deliverer: destinations.NewDeliverer(destinations.Options{Webhooks: policy, Rates: st})},
 		Webhooks: &worker.Webhooks{Box: box, Policy: policy, Metrics: metrics}, Stopping: opts.stopping}
 	if reg != nil {
+		names := all.NewRegistry().Names()
 		reg.MustRegister(worker.NewBreakerCollector(provs), worker.NewJobCollector(st, worker.JobKinds(cfg)),
-			worker.NewLastSyncCollector(st, all.NewRegistry().Names()))
+			worker.NewLastSyncCollector(st, names), worker.NewConsentExpiryCollector(st, names))
 	}
 	return worker.NewClient(cfg)
 }
