@@ -86,6 +86,19 @@ func applyRulesTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionI
 	if err != nil {
 		return err
 	}
+	if set.Len() == 0 {
+		// A user who never had a rule has no outcome to apply or undo: the
+		// rows are not read (a first sync of a million rows would read them
+		// all back). One whose rules are all archived may have outcomes to
+		// undo, and goes on.
+		var any bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rules WHERE user_id = $1)`, userID).Scan(&any); err != nil {
+			return fmt.Errorf("look up rules of user %s: %w", userID, err)
+		}
+		if !any {
+			return nil
+		}
+	}
 	rows, err := scanRuleRows(tx.Query(ctx, `SELECT `+ruleRowColumns+` FROM transactions t
 		WHERE t.user_id = $1 AND t.id = ANY($2)`, userID, transactionIDs))
 	if err != nil {
