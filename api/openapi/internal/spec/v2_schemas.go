@@ -276,7 +276,7 @@ func v2BankConnectionHealth() Obj {
 				"breaker is open; null with heldBackUntil."))),
 		req("consentExpiresAt", orNull(describe(dateTime(),
 			"When the user's consent to the provider ends, as the provider reported it at the last successful sync "+
-				"(a GoCardless agreement, an Enable Banking session, a Plaid Item's consent expiration); null when the "+
+				"(an end user agreement's or a session's end, where the provider states one); null when the "+
 				"provider reports none, or no sync has succeeded since a re-auth. After it, the connection's syncs fail "+
 				"without calling the provider until the bank is linked again."))),
 		req("action", describe(enum("none", "reauth", "wait", "contact_support"),
