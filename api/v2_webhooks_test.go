@@ -346,17 +346,22 @@ func TestWebhookDeliversSignedEventsOfSyncsAndConnectionState(t *testing.T) {
 	if st := w.sync(conn); st != "completed" {
 		t.Fatalf("sync after re-link: %s", st)
 	}
-	waitFor(t, 30*time.Second, "all events", func() bool { return len(rc.events()) >= 5 })
+	waitFor(t, 30*time.Second, "all events", func() bool { return len(rc.events()) >= 6 })
 	all := rc.events()
-	want := []string{"transactions.changed", "sync.completed", "connection.reauth_required", "connection.recovered", "sync.completed"}
+	want := []string{"transactions.changed", "sync.completed", "connection.error", "connection.reauth_required", "connection.recovered", "sync.completed"}
 	if got := types(all); !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	if d := all[2].Data; d["connectionId"] != conn.String() || d["errorCode"] != "ITEM_LOGIN_REQUIRED" ||
+		d["errorClass"] != "reauth_required" || d["action"] != "reauth" ||
+		d["reconnectUrl"] != "https://app.example.com/reconnect/"+conn.String() {
+		t.Fatalf("error data %v", d)
+	}
+	if d := all[3].Data; d["connectionId"] != conn.String() || d["errorCode"] != "ITEM_LOGIN_REQUIRED" ||
 		d["reconnectUrl"] != "https://app.example.com/reconnect/"+conn.String() {
 		t.Fatalf("reauth data %v", d)
 	}
-	if d := all[3].Data; d["connectionId"] != conn.String() || d["previousErrorClass"] != "reauth_required" {
+	if d := all[4].Data; d["connectionId"] != conn.String() || d["previousErrorClass"] != "reauth_required" {
 		t.Fatalf("recovered data %v", d)
 	}
 	listed := w.deliveries(id)
@@ -375,7 +380,7 @@ func TestWebhookDeliversSignedEventsOfSyncsAndConnectionState(t *testing.T) {
 	r2 := w.get("/v2/webhooks/"+id+"/deliveries?limit=2&cursor="+next, w.key)
 	w.expect(r2, http.StatusOK, "")
 	page2 := r2.json(t)["deliveries"].([]any)
-	if len(page2) != 2 || page2[0].(map[string]any)["eventId"] != all[2].ID {
+	if len(page2) != 2 || page2[0].(map[string]any)["eventId"] != all[len(all)-3].ID {
 		t.Fatalf("second page %s", r2.body)
 	}
 }

@@ -56,18 +56,7 @@ func TestConsentExpiryNeedsReauthWithoutProviderCalls(t *testing.T) {
 	if err := e.sim.SetConsent(sim.Consent{Provider: "plaid", Credential: key, ExpiresAt: ends}); err != nil {
 		t.Fatal(err)
 	}
-	health := func() (domain.BankConnection, storage.ConnectionHealth) {
-		t.Helper()
-		got, err := e.st.ConnectionByID(ctx, c.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := e.st.ConnectionHealth(ctx, []domain.BankConnection{got})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got, h[c.ID]
-	}
+	health := func() (domain.BankConnection, storage.ConnectionHealth) { return e.stored(c) }
 
 	if _, err := e.st.CreateWebhook(ctx, storage.NewWebhook{UserID: e.user.ID, URL: "https://hooks.example.com/finsync",
 		Events: storage.WebhookEventTypes(), SealedSecret: []byte("sealed")}); err != nil {
@@ -159,7 +148,6 @@ func TestConsentExpiryNeedsReauthWithoutProviderCalls(t *testing.T) {
 func TestExpiredConsentAtTheProviderNeedsReauth(t *testing.T) {
 	e := newSyncEnv(t)
 	e.syncer.Now = e.sim.WallNow
-	ctx := context.Background()
 	c := e.connect("plaid", "ended")
 	key, err := allsim.CredentialKey("plaid", allsim.Credentials("plaid", "ended"))
 	if err != nil {
@@ -171,17 +159,25 @@ func TestExpiredConsentAtTheProviderNeedsReauth(t *testing.T) {
 	if err := e.sync(c); err == nil {
 		t.Fatal("sync of an Item whose consent ended succeeded")
 	}
+	got, h := e.stored(c)
+	if got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != "ITEM_LOGIN_REQUIRED" || got.NextSyncAt != nil || h.Action != storage.ActionReauth {
+		t.Fatalf("error %v, next sync %v, action %q; want ITEM_LOGIN_REQUIRED, unscheduled, reauth", got.LastProviderErrorCode, got.NextSyncAt, h.Action)
+	}
+}
+
+// stored returns the connection as stored now, and its health.
+func (e *syncEnv) stored(c domain.BankConnection) (domain.BankConnection, storage.ConnectionHealth) {
+	e.t.Helper()
+	ctx := context.Background()
 	got, err := e.st.ConnectionByID(ctx, c.ID)
 	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
 	h, err := e.st.ConnectionHealth(ctx, []domain.BankConnection{got})
 	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
-	if got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != "ITEM_LOGIN_REQUIRED" || got.NextSyncAt != nil || h[c.ID].Action != storage.ActionReauth {
-		t.Fatalf("error %v, next sync %v, action %q; want ITEM_LOGIN_REQUIRED, unscheduled, reauth", got.LastProviderErrorCode, got.NextSyncAt, h[c.ID].Action)
-	}
+	return got, h[c.ID]
 }
 
 // TestGoCardlessAgreementEndsTheConsent: a GoCardless connection's consent

@@ -102,8 +102,10 @@ func TestEnableBankingSyncThroughTheWorker(t *testing.T) {
 }
 
 // TestEnableBankingExpiredSessionNeedsReauth: once the session passes its
-// valid_until, the sync is cancelled (River does not retry it) and the
-// connection records EXPIRED_SESSION for the user to re-link.
+// valid_until, the sync is cancelled (River does not retry it) without
+// calling the provider, and the connection records CONSENT_EXPIRED for the
+// user to re-link; where the end was not recorded, the provider's own
+// answer (EXPIRED_SESSION) does the same.
 func TestEnableBankingExpiredSessionNeedsReauth(t *testing.T) {
 	e := newSyncEnv(t)
 	e.syncer.Now = e.sim.WallNow
@@ -120,8 +122,21 @@ func TestEnableBankingExpiredSessionNeedsReauth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != domain.ConnectionError || got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != "EXPIRED_SESSION" || got.ReconnectURL == nil {
+	if got.Status != domain.ConnectionError || got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != worker.CodeConsentExpired ||
+		got.ReconnectURL == nil || got.ConsentExpiresAt == nil {
 		t.Fatalf("connection: %+v", got)
+	}
+	if _, err := e.pool.Exec(context.Background(), `UPDATE bank_connections SET consent_expires_at = NULL WHERE id = $1`, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sync(c); !errors.As(err, &cancelErr) {
+		t.Fatalf("without a recorded end: want a cancelled job, got %v", err)
+	}
+	if got, err = e.st.ConnectionByID(context.Background(), c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != "EXPIRED_SESSION" {
+		t.Fatalf("without a recorded end: %+v", got)
 	}
 }
 

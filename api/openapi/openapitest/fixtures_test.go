@@ -174,7 +174,8 @@ func v2BankConnection() obj {
 		"lastProviderErrorMessage": "login required", "reconnectUrl": "https://example.com/reconnect",
 		"nextSyncAt": nil,
 		"health": obj{"lastSuccessfulSyncAt": stamp, "nextSyncAt": nil, "breaker": "open",
-			"quotaRemaining": nil, "consecutiveFailures": 3, "heldBackUntil": stamp, "heldBackReason": "breaker_open"},
+			"quotaRemaining": nil, "consecutiveFailures": 3, "heldBackUntil": stamp, "heldBackReason": "breaker_open",
+			"consentExpiresAt": stamp, "action": "wait"},
 	}
 }
 
