@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,9 +15,9 @@ import (
 // what to do about it: none while it lasts, reauth once it has passed or
 // the last failure needs the user, contact_support after a permanent
 // failure, wait after an outage; and null with none for a connection whose
-// provider states no end.
+// provider states no end. The ops console's list shows the same.
 func TestConsentAndActionShownByTheAPI(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, withOps(t))
 	u := e.fx.User(domain.PlanPro, true)
 	conn := e.fx.Connection(u.ID, "gocardless", "active")
 	other := e.fx.Connection(u.ID, "mercury", "active")
@@ -53,6 +54,19 @@ func TestConsentAndActionShownByTheAPI(t *testing.T) {
 	set(`UPDATE bank_connections SET consent_expires_at = now() - interval '1 hour' WHERE id = $1`, conn)
 	if h, _ = health(); h["action"] != "reauth" {
 		t.Fatalf("consent ended: action %v, want reauth", h["action"])
+	}
+	// The ops console's list shows the end and the action in its own
+	// column, and a dash for a connection without an end.
+	status, _, body := e.opsDo(opsRequest{method: http.MethodGet, path: "/ops"}, bearer(testOpsToken))
+	if status != http.StatusOK {
+		t.Fatalf("GET /ops: %d %.300s", status, body)
+	}
+	if row := opsRow(t, body, conn.String()); !strings.Contains(row, `<td class="consent"><span class="muted">until</span> `) ||
+		!strings.Contains(row, `<span class="badge bad">reauth</span></td>`) {
+		t.Fatalf("ops row of the ended consent: %s", row)
+	}
+	if row := opsRow(t, body, other.String()); !strings.Contains(row, `<td class="consent"><span class="muted">—</span></td>`) {
+		t.Fatalf("ops row without a consent end: %s", row)
 	}
 	for class, want := range map[string]string{"reauth_required": "reauth", "permanent": "contact_support", "unavailable": "wait", "rate_limited": "wait"} {
 		set(`UPDATE bank_connections SET consent_expires_at = NULL, status = 'error', last_error_class = $2 WHERE id = $1`, conn, class)
