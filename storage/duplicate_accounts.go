@@ -139,6 +139,17 @@ const maxDuplicateChain = 8
 // Caveat: a mark is never taken back by detection, only by the user
 // (ClearDuplicateMark) or the deletion of the original account.
 func markDuplicateAccounts(ctx context.Context, q querier, userID uuid.UUID) ([]uuid.UUID, error) {
+	// Accounts of one connection are never each other's double links: a
+	// user whose accounts come through fewer than two connections (the
+	// usual case) has nothing to mark, for one index look-up.
+	var linked bool
+	if err := q.QueryRow(ctx, `SELECT count(DISTINCT bank_connection_id) > 1 FROM accounts
+		WHERE user_id = $1 AND NOT manual AND duplicate_of_account_id IS NULL`, userID).Scan(&linked); err != nil {
+		return nil, fmt.Errorf("mark duplicate accounts of user %s: %w", userID, err)
+	}
+	if !linked {
+		return nil, nil
+	}
 	// The planner prices the evidence's look-ups at thousands of rows each
 	// (it cannot know the two-day window holds a few), which would make it
 	// compile the statement (JIT) for longer than the statement runs.
@@ -240,17 +251,6 @@ func (w *where) notDuplicate(alias string, sc Scope, include bool) {
 // link) must not fail a sync whose rows are stored, and the next sync's end
 // tries again; any other error is returned.
 func markDuplicatesAtEnd(ctx context.Context, tx pgx.Tx, userID uuid.UUID) error {
-	// Accounts of one connection are never each other's double links: a
-	// user whose accounts come through fewer than two connections (the
-	// usual case) has nothing to mark, for one index look-up.
-	var linked bool
-	if err := tx.QueryRow(ctx, `SELECT count(DISTINCT bank_connection_id) > 1 FROM accounts
-		WHERE user_id = $1 AND NOT manual AND duplicate_of_account_id IS NULL`, userID).Scan(&linked); err != nil {
-		return fmt.Errorf("mark duplicate accounts of user %s: %w", userID, err)
-	}
-	if !linked {
-		return nil
-	}
 	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
 		_, err := markDuplicateAccounts(ctx, sp, userID)
 		return markTimeout(err)

@@ -18,11 +18,7 @@ func (r *syncRun) maxBatchPages(stored []providers.TransactionPage) int {
 	if r.WriteRate <= 0 {
 		return maxBatchPages
 	}
-	rows := 0
-	for i := range stored {
-		rows += len(stored[i].Upserts)
-	}
-	perPage := max(1, rows/len(stored))
+	perPage := max(1, batchRows(stored)/len(stored))
 	return min(maxBatchPages, max(1, int(r.WriteRate*pacedBatch.Seconds())/perPage))
 }
 
@@ -41,11 +37,7 @@ func (r *syncRun) pace(ctx context.Context, batch []providers.TransactionPage) (
 	if r.WriteRate <= 0 {
 		return true, nil
 	}
-	rows := 0
-	for i := range batch {
-		rows += len(batch[i].Upserts)
-	}
-	wait, err := r.Store.ReserveSyncRows(ctx, rows, r.WriteRate, int(r.WriteRate))
+	wait, err := r.Store.ReserveSyncRows(ctx, batchRows(batch), r.WriteRate, int(r.WriteRate))
 	if err != nil || wait <= 0 {
 		return err == nil, err
 	}
@@ -53,4 +45,13 @@ func (r *syncRun) pace(ctx context.Context, batch []providers.TransactionPage) (
 		wait = min(wait, time.Until(r.end.deadline)+pacedGrace)
 	}
 	return r.end.sleep(ctx, wait)
+}
+
+// batchRows counts the transactions a batch's pages report.
+func batchRows(batch []providers.TransactionPage) int {
+	rows := 0
+	for i := range batch {
+		rows += len(batch[i].Upserts)
+	}
+	return rows
 }
