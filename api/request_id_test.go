@@ -211,7 +211,7 @@ func TestHostileRequestIDsReplaced(t *testing.T) {
 	}
 }
 
-// TestV1RequestIDIsAUUID checks that version 1, whose specification
+// TestV1RequestIDIsAUUID checks that version 1, whose contract (docs/api-v1.md)
 // promises a UUID, honours a UUID and replaces any other id.
 func TestV1RequestIDIsAUUID(t *testing.T) {
 	e := newEnv(t)

@@ -21,8 +21,8 @@ const requestIDKey = "finsync.request_id"
 // logged, and never fails the request. The id is set on the response and
 // carried by the request's context (requestid.With), so every log line
 // written with that context, and every job the request enqueues, carries it.
-// Where uuidOnly reports true (version 1, whose specification promises a
-// UUID), only a UUID in its canonical form is honoured.
+// Where uuidOnly reports true (version 1, whose contract in docs/api-v1.md
+// promises a UUID), only a UUID in its canonical form is honoured.
 func RequestID(uuidOnly func(*gin.Context) bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		in := c.GetHeader(RequestIDHeader)

@@ -25,7 +25,8 @@ const (
 )
 
 // Error strings of the failures raised before an endpoint runs
-// ({error, requestId}), exactly as the version 1 specification writes them.
+// ({error, requestId}), exactly as version 1's contract writes them
+// (docs/api-v1.md, "Errors").
 const (
 	MsgMissingAuthorization = "Missing or invalid Authorization header"
 	MsgInvalidKey           = "Invalid API key"
@@ -66,7 +67,8 @@ type middlewareError struct {
 // raised before an endpoint runs (authentication, plan check, rate limits).
 type Responder struct{}
 
-// Unauthorized answers 401 with the specification's string for the reason.
+// Unauthorized answers 401 with version 1's string for the reason
+// (docs/api-v1.md).
 func (Responder) Unauthorized(c *gin.Context, reason middleware.Reason) {
 	c.AbortWithStatusJSON(http.StatusUnauthorized, middlewareError{reasonMessage(reason), middleware.GetRequestID(c)})
 }

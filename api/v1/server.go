@@ -3,11 +3,12 @@
 // with their categories, holdings and investment transactions with their
 // securities) in version 1's shapes, envelopes, errors and limits.
 //
-// Choices where the specification is silent: transactions hidden by a rule
-// are not listed (as in version 2 by default); deleted transactions never
-// are; /accounts lists the active accounts, manual ones included (provider
-// "Manual", bankConnectionId null); /bank-connections lists the connections
-// that are not disabled; unknown ids in accountIds match nothing.
+// Choices version 1's first description left open, as docs/api-v1.md
+// states them: transactions hidden by a rule are not listed (as in version
+// 2 by default); deleted transactions never are; /accounts lists the
+// active accounts, manual ones included (provider "Manual",
+// bankConnectionId null); /bank-connections lists the connections that are
+// not disabled; unknown ids in accountIds match nothing.
 package v1
 
 import (

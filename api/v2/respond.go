@@ -30,7 +30,8 @@ const (
 	CodeProviderUnavailable = "PROVIDER_UNAVAILABLE"
 	CodeInternal            = "INTERNAL_ERROR"
 	// CodeServiceUnavailable (503, with Retry-After) is finsync's addition
-	// to the spec: the database is down or restarting.
+	// to version 2's codes (docs/api-v2.md): the database is down or
+	// restarting.
 	CodeServiceUnavailable = apierr.CodeServiceUnavailable
 )
 
@@ -68,7 +69,8 @@ var errProviderUnavailable = errors.New("provider unavailable")
 // Responder writes version 2's bodies for failures raised before a handler.
 type Responder struct{}
 
-// Unauthorized answers 401 with the plain-string body of the spec.
+// Unauthorized answers 401 with version 2's plain-string body
+// (docs/api-v2.md, "Authentication and access").
 func (Responder) Unauthorized(c *gin.Context, _ middleware.Reason) {
 	c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": UnauthorizedMessage})
 }

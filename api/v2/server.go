@@ -23,7 +23,8 @@ import (
 // PlanLimits are the general request budgets per minute by plan.
 type PlanLimits map[string]int
 
-// DefaultPlanLimits returns the spec's figures: standard 200 per minute, pro 1,000.
+// DefaultPlanLimits returns version 2's figures (docs/api-v2.md, "Limits"):
+// standard 200 per minute, pro 1,000.
 func DefaultPlanLimits() PlanLimits {
 	return PlanLimits{domain.PlanStandard: 200, domain.PlanPro: 1000}
 }
