@@ -225,6 +225,11 @@ type SyncOutcome struct {
 	// schedule (next_sync_at null) until a re-auth puts it back: no
 	// provider call can succeed until the user acts.
 	Unschedule bool
+	// Record, when set, is the finished sync to add to the connection's
+	// history (RecordSync) in the same transaction as the outcome. On an OK
+	// outcome its Removed counts, like sync.completed, the rows a finished
+	// re-link removed too.
+	Record *SyncRecord
 	// warnConsent is set by finishSyncTx when this outcome is the first to
 	// see its consent's end within ConsentWarning.
 	warnConsent bool
@@ -271,16 +276,21 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 			institution_id = COALESCE(NULLIF($5, ''), institution_id),
 			institution_logo_url = COALESCE(NULLIF($6, ''), institution_logo_url), consent_expires_at = $7, updated_at = now()
 			WHERE id = $1`, connectionID, o.NextSyncAt, o.HasInvestments, o.Institution, o.InstitutionID, o.LogoURL, o.ConsentExpiresAt)
+		var relinked int64
 		if err == nil {
-			var n int64
-			n, err = finishRelink(ctx, tx, connectionID)
-			o.Changes.Removed += n
+			relinked, err = finishRelink(ctx, tx, connectionID)
+			o.Changes.Removed += relinked
 		}
 		if err == nil {
 			err = markDuplicatesAtEnd(ctx, tx, prev.userID)
 		}
 		if err == nil {
 			o.warnConsent, err = noteConsentWarning(ctx, tx, connectionID, o)
+		}
+		if err == nil && o.Record != nil {
+			r := *o.Record
+			r.Changes.Removed += relinked
+			err = recordSync(ctx, tx, connectionID, r)
 		}
 	} else {
 		_, err = tx.Exec(ctx, `UPDATE bank_connections SET
@@ -289,6 +299,9 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 			last_provider_error_code = $3, last_provider_error_message = $4, last_error_class = $5,
 			reconnect_url = NULLIF($6, ''), consecutive_failures = consecutive_failures + 1, updated_at = now()
 			WHERE id = $1`, connectionID, o.NextSyncAt, o.ErrorCode, o.ErrorMessage, o.ErrorClass, o.ReconnectURL, o.Unschedule)
+		if err == nil && o.Record != nil {
+			err = recordSync(ctx, tx, connectionID, *o.Record)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("record sync outcome of connection %s: %w", connectionID, err)

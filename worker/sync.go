@@ -139,6 +139,9 @@ type syncReport struct {
 	// held is set when the attempt was held back without a provider call
 	// (heldBack): the sync waits rather than ends.
 	held bool
+	// recorded is set once the sync's end is in the connection's history,
+	// written with its outcome (finishSync); finished then writes none.
+	recorded bool
 }
 
 // syncReportKey is the job metadata key holding a sync's report between
@@ -181,6 +184,34 @@ func (s *Syncer) finished(ctx context.Context, rep *syncReport, err error) {
 		slog.Int64("removed", rep.Changes.Removed),
 		slog.String("outcome", result),
 		slog.String("error_class", class))
+	if !rep.recorded && !rep.held && rep.provider != "" {
+		s.recordHistory(ctx, rep, cause)
+	}
+}
+
+// record is the history row of the sync rep reports, ending now with
+// cause (nil: it succeeded): the pages and rows the sync's tally counted,
+// the worker's outcome, and the provider's error code and message (the
+// error's text for a failure that is no provider's).
+func (s *Syncer) record(rep *syncReport, cause error) *storage.SyncRecord {
+	r := &storage.SyncRecord{StartedAt: rep.StartedAt, FinishedAt: time.Now(), Pages: rep.Pages, Changes: rep.Changes, Outcome: outcome(cause)}
+	if pe := providers.AsError(cause); pe != nil {
+		r.ErrorCode, r.ErrorMessage = pe.Code, pe.Message
+	} else if cause != nil {
+		r.ErrorMessage = cause.Error()
+	}
+	return r
+}
+
+// recordHistory writes the sync's end to the connection's history on its
+// own, for a sync whose end was recorded nowhere else (a failure that is
+// no provider's). A failure to write is logged, never the sync's.
+func (s *Syncer) recordHistory(ctx context.Context, rep *syncReport, cause error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), holdSaveTimeout)
+	defer cancel()
+	if err := s.Store.RecordSync(ctx, rep.connectionID, *s.record(rep, cause)); err != nil {
+		s.Log.WarnContext(ctx, "record sync history", "connection_id", rep.connectionID, "error", err)
+	}
 }
 
 // sliceEnd says when a sliced sync stops after its current batch: at the
@@ -241,7 +272,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 		// again (connections reauth, which clears the recorded end).
 		rep.cause = &providers.Error{Provider: conn.Provider, Class: providers.ReauthRequired, Code: CodeConsentExpired,
 			Message: "the user's consent to the provider ended at " + ends.UTC().Format(time.RFC3339) + "; the bank must be linked again"}
-		return s.fail(ctx, conn, "", rep.cause)
+		return s.fail(ctx, conn, "", rep.cause, rep)
 	}
 	defer s.saveBreakers(ctx, conn.Provider)
 	creds, err := s.Box.Open(target.SealedCredentials)
@@ -250,14 +281,14 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 		// Record it on the connection so operators see why it stopped.
 		rep.cause = &providers.Error{Provider: conn.Provider, Class: providers.Permanent,
 			Code: CodeCredentialsUnreadable, Message: "stored credentials cannot be decrypted with the configured key", Err: err}
-		return s.fail(ctx, conn, "", rep.cause)
+		return s.fail(ctx, conn, "", rep.cause, rep)
 	}
 	if creds, err = s.withSettings(ctx, conn.Provider, creds); err != nil {
 		if providers.AsError(err) == nil {
 			return err // the database: the job retries
 		}
 		rep.cause = err
-		return s.fail(ctx, conn, "", err)
+		return s.fail(ctx, conn, "", err, rep)
 	}
 	pc := providers.Connection{ID: id.String(), Provider: conn.Provider, InstitutionID: conn.InstitutionID, BaseURL: conn.BaseURL, Credentials: creds}
 	openBefore := s.breakerOpen(conn)
@@ -282,14 +313,19 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 			rep.held = true
 			return river.JobSnooze(heldWait(providers.AsError(err)))
 		}
-		return s.fail(ctx, conn, run.dataset, err)
+		return s.fail(ctx, conn, run.dataset, err, rep)
 	}
 	result.OK = true
 	result.ConsentWarning = cmp.Or(s.ConsentWarning, DefaultConsentWarning)
 	next := s.nextSync(conn, run.nextAllowedAt)
 	result.NextSyncAt = &next
 	result.Changes = rep.Changes
-	return s.finishSync(ctx, id, result)
+	result.Record = s.record(rep, nil)
+	if err := s.finishSync(ctx, id, result); err != nil {
+		return err
+	}
+	rep.recorded = true
+	return nil
 }
 
 // afterRun closes the run's session (daily balances and statistics from
@@ -338,17 +374,18 @@ func (s *Syncer) nextSync(conn domain.BankConnection, notBefore time.Time) time.
 	return next
 }
 
-// fail records a failed sync on the connection and returns the error River
-// should see: cancel for re-auth and permanent failures, snooze for rate
-// limits and open breakers, a plain error (retried with backoff) otherwise.
-func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset string, err error) error {
+// fail records a failed sync on the connection, and in its history with
+// what rep counted, and returns the error River should see: cancel for
+// re-auth and permanent failures, snooze for rate limits and open
+// breakers, a plain error (retried with backoff) otherwise.
+func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset string, err error, rep *syncReport) error {
 	pe := providers.AsError(err)
 	if pe == nil {
 		return fmt.Errorf("sync connection %s: %w", conn.ID, err)
 	}
 	o := storage.SyncOutcome{ErrorCode: pe.Code, ErrorMessage: pe.Message, ErrorClass: className(pe.Class),
 		// The user must act: no periodic sync until a re-auth schedules one.
-		Unschedule: pe.Class == providers.ReauthRequired}
+		Unschedule: pe.Class == providers.ReauthRequired, Record: s.record(rep, err)}
 	if pe.Class == providers.ReauthRequired {
 		o.ReconnectURL = strings.ReplaceAll(s.ReconnectURL, "{connection_id}", conn.ID.String())
 	}
@@ -364,6 +401,7 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 	if rErr := s.finishSync(ctx, conn.ID, o); rErr != nil {
 		return errors.Join(err, rErr)
 	}
+	rep.recorded = true
 	wrapped := fmt.Errorf("sync connection %s: %w", conn.ID, err)
 	switch {
 	case pe.Class == providers.ReauthRequired, pe.Class == providers.Permanent:
