@@ -7,19 +7,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/riverqueue/river/rivertype"
-
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/finsync/finsync/domain"
-	"github.com/finsync/finsync/jobargs"
+	"github.com/finsync/finsync/linking"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
@@ -150,151 +147,108 @@ func readBounded(flag string, r io.Reader) ([]byte, error) {
 	return bytes.TrimSpace(b), nil
 }
 
-// resolve returns the credentials the flags give for a connection of
-// the described provider, checked against its declared schema (and, with
-// --check, by one call to the provider), a one-time credential exchanged
-// for the lasting one, and the base URL to store (--base-url, the
-// simulator's with --sim, else defaultBase). Nothing is stored.
-func (ci *credentialInput) resolve(ctx context.Context, a *app, reg *providers.Registry, desc providers.Description, settings []byte, defaultBase string) ([]byte, string, error) {
-	var creds []byte
-	var baseURL string
-	var err error
-	if !ci.useSim {
-		if creds, err = ci.readCredentials(); err != nil {
-			return nil, "", err
-		}
-	}
-	switch {
-	case ci.useSim:
-		root := ci.simURL
-		if root == "" {
-			root = a.cfg.SimURL
-		}
-		if root == "" {
-			return nil, "", fmt.Errorf("--sim needs --sim-url or FINSYNC_SIM_URL")
-		}
-		name := ci.simName
-		if name == "" {
-			name = uuid.NewString()
-		}
-		// The provider's link flow where it has one, signed with the stored settings.
-		if creds, err = allsim.Link(ctx, &http.Client{Timeout: checkTimeout}, desc.Name, root, name, settings); err != nil {
-			return nil, "", fmt.Errorf("--sim: %w", err)
-		}
-		baseURL = allsim.BaseURL(desc.Name, root)
-	case len(creds) == 0:
-		return nil, "", fmt.Errorf("credentials are required: --credentials-file PATH, --credentials - (standard input) or --credentials JSON (a JSON object), or --sim")
-	default:
-		if err := desc.CheckCredentials(creds); err != nil {
-			return nil, "", fmt.Errorf("--credentials: %w", err)
-		}
-		baseURL = defaultBase
-	}
-	if ci.baseURL != "" {
-		if err := checkBaseURL(ci.baseURL); err != nil {
-			return nil, "", err
-		}
-		baseURL = ci.baseURL
-	}
-	nc := storage.NewConnection{Provider: desc.Name, BaseURL: baseURL}
-	if creds, err = exchangeCredentials(ctx, reg, nc, creds); err != nil {
-		return nil, "", err
-	}
-	full, err := withSettings(desc, settings, creds)
+// linker is how the CLI puts credentials on connections (package linking,
+// shared with the ops console), over st.
+func (a *app) linker(st *storage.Store) (*linking.Linker, error) {
+	box, err := a.box()
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	if ci.check {
-		if err := checkWithProvider(ctx, reg, nc, full); err != nil {
-			return nil, "", err
+	jobs, err := worker.NewInsertClient(st)
+	if err != nil {
+		return nil, err
+	}
+	return &linking.Linker{Store: st, Registry: registry(), Box: box, Jobs: jobs}, nil
+}
+
+// given reads what the flags give for a connection of the described
+// provider: the credentials of --credentials-file, --credentials - or
+// --credentials JSON, or with --sim the simulator's (by the provider's link
+// flow where it has one, signed with the stored settings), and the base URL
+// (--base-url, else the simulator's with --sim; empty means the caller's
+// default).
+func (ci *credentialInput) given(ctx context.Context, a *app, desc providers.Description, settings []byte) (linking.Given, error) {
+	g := linking.Given{BaseURL: ci.baseURL, Check: ci.check}
+	if ci.baseURL != "" {
+		if err := linking.CheckBaseURL(ci.baseURL); err != nil {
+			return g, flagged(err)
 		}
 	}
-	return creds, baseURL, nil
+	if !ci.useSim {
+		creds, err := ci.readCredentials()
+		if err != nil {
+			return g, err
+		}
+		if len(creds) == 0 {
+			return g, fmt.Errorf("credentials are required: --credentials-file PATH, --credentials - (standard input) or --credentials JSON (a JSON object), or --sim")
+		}
+		g.Credentials = creds
+		return g, nil
+	}
+	root := ci.simURL
+	if root == "" {
+		root = a.cfg.SimURL
+	}
+	if root == "" {
+		return g, fmt.Errorf("--sim needs --sim-url or FINSYNC_SIM_URL")
+	}
+	name := ci.simName
+	if name == "" {
+		name = uuid.NewString()
+	}
+	creds, err := allsim.Link(ctx, &http.Client{Timeout: linking.CallTimeout}, desc.Name, root, name, settings)
+	if err != nil {
+		return g, fmt.Errorf("--sim: %w", err)
+	}
+	g.Credentials, g.FromLinkFlow = creds, true
+	if g.BaseURL == "" {
+		g.BaseURL = allsim.BaseURL(desc.Name, root)
+	}
+	return g, nil
+}
+
+// flagged names the flag at fault in a refusal of package linking
+// (--credentials, --base-url, --check); other errors pass as they are.
+func flagged(err error) error {
+	var in *linking.InputError
+	if errors.As(err, &in) && in.Field != "" {
+		return fmt.Errorf("--%s: %w", in.Field, err)
+	}
+	return err
 }
 
 // build checks the flags and the credentials (against the provider's
 // declared schema, and with --check by one call to the provider) and
 // returns the connection to store; nothing is stored when it fails.
-func (ac *addConnection) build(ctx context.Context, a *app) (storage.NewConnection, error) {
+func (ac *addConnection) build(ctx context.Context, a *app, l *linking.Linker) (storage.NewConnection, error) {
 	var nc storage.NewConnection
 	var err error
 	if nc.UserID, err = uuid.Parse(ac.user); err != nil {
 		return nc, fmt.Errorf("--user: %w", err)
 	}
-	reg := registry()
-	desc, ok := reg.Describe(ac.provider)
+	desc, ok := l.Registry.Describe(ac.provider)
 	if !ok {
-		names, _, _ := providerHelp(reg)
+		names, _, _ := providerHelp(l.Registry)
 		return nc, fmt.Errorf("--provider must be one of %s", names)
 	}
 	nc.Provider, nc.InstitutionName = ac.provider, ac.institution
-	settings, err := a.storedSettings(ctx, desc)
+	settings, err := l.Settings(ctx, desc)
+	if err != nil {
+		return nc, err
+	}
+	g, err := ac.given(ctx, a, desc, settings)
 	if err != nil {
 		return nc, err
 	}
 	var creds []byte
-	if creds, nc.BaseURL, err = ac.resolve(ctx, a, reg, desc, settings, desc.DefaultBaseURL); err != nil {
-		return nc, err
+	if creds, nc.BaseURL, err = l.Resolve(ctx, desc, settings, g, desc.DefaultBaseURL); err != nil {
+		return nc, flagged(err)
 	}
 	if ac.interval > 0 {
 		nc.SyncInterval = &ac.interval
 	}
-	box, err := a.box()
-	if err != nil {
-		return nc, err
-	}
-	nc.SealedCredentials, err = box.Seal(creds)
+	nc.SealedCredentials, err = l.Box.Seal(creds)
 	return nc, err
-}
-
-// checkTimeout bounds the one provider call of `connections add --check`.
-const checkTimeout = 30 * time.Second
-
-// checkWithProvider fetches the connection's accounts once through the
-// provider's adapter (no retries, no circuit breaker), to learn before
-// anything is stored whether the provider accepts the credentials.
-func checkWithProvider(ctx context.Context, reg *providers.Registry, nc storage.NewConnection, creds []byte) error {
-	p, err := reg.New(nc.Provider, providers.Deps{HTTPClient: &http.Client{Timeout: checkTimeout}})
-	if err != nil {
-		return fmt.Errorf("--check: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	defer cancel()
-	if _, err := p.Accounts(ctx, providers.Connection{ID: "check", Provider: nc.Provider, BaseURL: nc.BaseURL, Credentials: creds}); err != nil {
-		return fmt.Errorf("--check: %s refused the connection, nothing stored: %w", nc.Provider, err)
-	}
-	return nil
-}
-
-// exchangeCredentials swaps a one-time credential for the lasting one
-// where the adapter asks for it (providers.CredentialExchanger: a SimpleFIN
-// setup token for its access URL), so that only the lasting one is stored;
-// other providers' credentials pass through.
-func exchangeCredentials(ctx context.Context, reg *providers.Registry, nc storage.NewConnection, creds []byte) ([]byte, error) {
-	p, err := reg.New(nc.Provider, providers.Deps{HTTPClient: &http.Client{Timeout: checkTimeout}})
-	if err != nil {
-		return nil, fmt.Errorf("credentials: %w", err)
-	}
-	ex, ok := p.(providers.CredentialExchanger)
-	if !ok {
-		return creds, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	defer cancel()
-	out, err := ex.ExchangeCredentials(ctx, providers.Connection{ID: "new", Provider: nc.Provider, BaseURL: nc.BaseURL, Credentials: creds})
-	if err != nil {
-		return nil, fmt.Errorf("--credentials: %s refused them, nothing stored: %w", nc.Provider, err)
-	}
-	return out, nil
-}
-
-// checkBaseURL refuses a --base-url that is not an absolute http(s) URL.
-func checkBaseURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--base-url: %q is not an absolute http(s) URL", s)
-	}
-	return nil
 }
 
 func (a *app) connectionsCmd() *cobra.Command {
@@ -305,20 +259,20 @@ func (a *app) connectionsCmd() *cobra.Command {
 		Short: "Register a provider connection (credentials stored encrypted) and enqueue its first sync",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ac.stdin, ac.warn = cmd.InOrStdin(), a.errOut
-			nc, err := ac.build(cmd.Context(), a)
-			if err != nil {
-				return err
-			}
 			return a.withStore(cmd.Context(), func(st *storage.Store) error {
+				l, err := a.linker(st)
+				if err != nil {
+					return err
+				}
+				nc, err := ac.build(cmd.Context(), a, l)
+				if err != nil {
+					return err
+				}
 				c, err := st.CreateConnection(cmd.Context(), nc)
 				if err != nil {
 					return err
 				}
-				client, err := worker.NewInsertClient(st)
-				if err != nil {
-					return err
-				}
-				if _, err := enqueueSyncs(cmd.Context(), client, []uuid.UUID{c.ID}); err != nil {
+				if _, err := linking.EnqueueSync(cmd.Context(), l.Jobs, c.ID); err != nil {
 					return err
 				}
 				return a.print(connectionJSON(c), fmt.Sprintf("connection %s (%s) added; first sync enqueued", c.ID, c.Provider))
@@ -412,7 +366,8 @@ func (a *app) reauthCmd() *cobra.Command {
 }
 
 // reauth puts the flags' credentials on connection id and enqueues its
-// sync. Unknown connections and credentials that are not the
+// sync, as linking.Linker.Reauth does for every caller (the ops console's
+// re-auth form too). Unknown connections and credentials that are not the
 // connection's provider's are refused, nothing stored.
 func (ci *credentialInput) reauth(ctx context.Context, a *app, st *storage.Store, id uuid.UUID) (domain.BankConnection, error) {
 	conn, err := st.ConnectionByID(ctx, id)
@@ -422,39 +377,29 @@ func (ci *credentialInput) reauth(ctx context.Context, a *app, st *storage.Store
 	if err != nil {
 		return conn, err
 	}
-	reg := registry()
-	desc, ok := reg.Describe(conn.Provider)
+	l, err := a.linker(st)
+	if err != nil {
+		return conn, err
+	}
+	desc, ok := l.Registry.Describe(conn.Provider)
 	if !ok {
 		return conn, fmt.Errorf("connection %s: provider %q has no adapter in this build", id, conn.Provider)
 	}
-	settings, err := a.settingsIn(ctx, st, desc)
-	if err != nil {
-		return conn, err
+	var settings []byte
+	if ci.useSim {
+		if settings, err = l.Settings(ctx, desc); err != nil {
+			return conn, err
+		}
 	}
-	creds, baseURL, err := ci.resolve(ctx, a, reg, desc, settings, conn.BaseURL)
+	g, err := ci.given(ctx, a, desc, settings)
 	if err != nil {
 		return conn, fmt.Errorf("connection %s (%s): %w", id, conn.Provider, err)
 	}
-	box, err := a.box()
-	if err != nil {
-		return conn, err
+	res, err := l.Reauth(ctx, id, g)
+	if errors.Is(err, storage.ErrNotFound) {
+		return conn, fmt.Errorf("connection %s not found", id)
 	}
-	sealed, err := box.Seal(creds)
-	if err != nil {
-		return conn, err
-	}
-	c, err := st.ReauthConnection(ctx, id, sealed, baseURL)
-	if err != nil {
-		return c, err
-	}
-	client, err := worker.NewInsertClient(st)
-	if err != nil {
-		return c, err
-	}
-	if _, err := enqueueSyncs(ctx, client, []uuid.UUID{c.ID}); err != nil {
-		return c, err
-	}
-	return c, nil
+	return res.Connection, flagged(err)
 }
 
 func (a *app) printConnections(cs []domain.BankConnection) error {
@@ -511,22 +456,16 @@ func (a *app) setEnabledCmd(verb string, enabled bool) *cobra.Command {
 }
 
 // enqueueSyncs asks for a sync of each connection now and returns the job
-// following each. Sync jobs are unique per connection while queued or
-// running: when one is already waiting (for example to retry after a
-// failure), it is made available at once instead of a second one being added.
+// following each (linking.EnqueueSync: a sync already waiting runs at once
+// instead of a second one being added).
 func enqueueSyncs(ctx context.Context, client *storage.JobClient, ids []uuid.UUID) (map[uuid.UUID]int64, error) {
 	jobs := make(map[uuid.UUID]int64, len(ids))
 	for _, id := range ids {
-		res, err := client.Insert(ctx, jobargs.SyncConnection{ConnectionID: id}, nil)
+		job, err := linking.EnqueueSync(ctx, client, id)
 		if err != nil {
-			return nil, fmt.Errorf("enqueue sync of %s: %w", id, err)
+			return nil, err
 		}
-		if res.UniqueSkippedAsDuplicate && (res.Job.State == rivertype.JobStateRetryable || res.Job.State == rivertype.JobStateScheduled) {
-			if _, err := client.JobRetry(ctx, res.Job.ID); err != nil {
-				return nil, fmt.Errorf("run waiting sync of %s now: %w", id, err)
-			}
-		}
-		jobs[id] = res.Job.ID
+		jobs[id] = job
 	}
 	return jobs, nil
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -146,55 +144,4 @@ func settingKeys(d providers.Description) []string {
 		keys = append(keys, f.Key)
 	}
 	return keys
-}
-
-// storedSettings opens the settings stored for desc's provider; nil when
-// it declares none or none are set. It opens a store for the read: inside
-// one already open, call settingsIn.
-func (a *app) storedSettings(ctx context.Context, desc providers.Description) (json.RawMessage, error) {
-	if len(desc.Settings) == 0 {
-		return nil, nil
-	}
-	var settings json.RawMessage
-	err := a.withStore(ctx, func(st *storage.Store) error {
-		var err error
-		settings, err = a.settingsIn(ctx, st, desc)
-		return err
-	})
-	return settings, err
-}
-
-// settingsIn is storedSettings read through st.
-func (a *app) settingsIn(ctx context.Context, st *storage.Store, desc providers.Description) (json.RawMessage, error) {
-	if len(desc.Settings) == 0 {
-		return nil, nil
-	}
-	sealed, err := st.ProviderSettings(ctx, desc.Name)
-	if err != nil || sealed == nil {
-		return nil, err
-	}
-	box, err := a.box()
-	if err != nil {
-		return nil, err
-	}
-	settings, err := box.Open(sealed)
-	if err != nil {
-		return nil, fmt.Errorf("the stored %s settings cannot be opened with the configured key: %w", desc.Name, err)
-	}
-	return settings, nil
-}
-
-// withSettings returns creds with the provider's settings merged under
-// them, as the worker will hand them to the adapter, or why a key the
-// settings require is given by neither.
-func withSettings(desc providers.Description, settings, creds []byte) ([]byte, error) {
-	merged, err := providers.MergeSettings(settings, creds)
-	if err != nil {
-		return nil, fmt.Errorf("--credentials: %w", err)
-	}
-	if missing := desc.MissingSettings(merged); len(missing) > 0 {
-		return nil, fmt.Errorf("%s needs %s: set them once with `finsync providers configure %s --credentials-file PATH`, or give them in the connection's credentials",
-			desc.Name, strings.Join(missing, ", "), desc.Name)
-	}
-	return merged, nil
 }

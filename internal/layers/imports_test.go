@@ -32,6 +32,9 @@ var allowed = []struct {
 	{"destinations", []string{"domain", "resilience", "internal"}, "delivery of manual-account changes"},
 	{"api", []string{"domain", "storage", "rules", "jobargs", "internal"}, "the HTTP API"},
 	{"worker", []string{"domain", "storage", "providers", "resilience", "rules", "destinations", "secrets", "jobargs", "internal"}, "River jobs"},
+	// linking seals credentials and calls a provider (an exchange, a
+	// check): never under api, which cmd hands it to as a func.
+	{"linking", []string{"domain", "storage", "providers", "secrets", "jobargs"}, "putting credentials on connections"},
 	{"cmd", []string{""}, "the binary wires everything"},
 	{"bench", []string{""}, "load-test tools"},
 	{"fleet", []string{""}, "the multi-process test"},
