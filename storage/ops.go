@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/finsync/finsync/domain"
 )
 
@@ -15,42 +17,100 @@ type OpsConnection struct {
 	Transactions int64
 }
 
-// OpsConnections lists the connections of every user for ops, in creation
-// order, at most limit of them. Caveat: it counts each connection's stored
-// transactions (an index-only scan per connection), which takes a while
-// for connections of millions of rows.
-func (s *Store) OpsConnections(ctx context.Context, limit int) ([]OpsConnection, error) {
+// OpsFilter selects and pages the connections OpsConnections lists.
+type OpsFilter struct {
+	// Provider and Status, when not empty, keep the connections of that
+	// provider, in that status (domain.Connection*). They are compared as
+	// given: the caller validates them.
+	Provider, Status string
+	// After, when not zero, starts the listing after that position (the
+	// Next of the previous page).
+	After Keyset
+	// Limit is the most connections a page lists (at least 1).
+	Limit int
+}
+
+// OpsPage is one page of OpsConnections: the connections, in creation
+// order, and Next, the position after the last of them when more follow
+// (zero when none do).
+type OpsPage struct {
+	Connections []OpsConnection
+	Next        Keyset
+}
+
+// OpsConnections lists the connections of every user for ops that pass
+// the filter, in creation order (then id), one page at a time: a page
+// seeks past the previous one's last (created_at, id) through the index on
+// both, never skipping rows with OFFSET. Caveat: it counts each listed
+// connection's stored transactions (an index-only scan per connection),
+// which takes a while for connections of millions of rows.
+func (s *Store) OpsConnections(ctx context.Context, f OpsFilter) (OpsPage, error) {
+	limit := max(f.Limit, 1)
+	var w where
+	if f.Provider != "" {
+		w.add("c.provider = ?", f.Provider)
+	}
+	if f.Status != "" {
+		w.add("c.status = ?", f.Status)
+	}
+	if !f.After.IsZero() {
+		w.add("(c.created_at, c.id) > (?, ?)", f.After.Date, f.After.ID)
+	}
 	rows, err := s.reader(ctx).Query(ctx, `SELECT `+connectionColumns+`,
     (SELECT count(*) FROM transactions t WHERE t.bank_connection_id = c.id)
-FROM bank_connections c ORDER BY c.created_at, c.id LIMIT $1`, limit)
+FROM bank_connections c WHERE `+w.sql()+` ORDER BY c.created_at, c.id LIMIT `+w.arg(limit+1), w.args...)
 	if err != nil {
-		return nil, fmt.Errorf("list ops connections: %w", err)
+		return OpsPage{}, fmt.Errorf("list ops connections: %w", err)
 	}
-	var out []OpsConnection
+	var page OpsPage
 	var conns []domain.BankConnection
 	for rows.Next() {
 		var oc OpsConnection
 		c, err := scanConnection(countingRow{rows, &oc.Transactions})
 		if err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("list ops connections: %w", err)
+			return OpsPage{}, fmt.Errorf("list ops connections: %w", err)
 		}
 		oc.BankConnection = c
-		out = append(out, oc)
+		page.Connections = append(page.Connections, oc)
 		conns = append(conns, c)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list ops connections: %w", err)
+		return OpsPage{}, fmt.Errorf("list ops connections: %w", err)
+	}
+	if len(page.Connections) > limit {
+		page.Connections, conns = page.Connections[:limit], conns[:limit]
+		last := conns[limit-1]
+		page.Next = Keyset{Date: last.CreatedAt, ID: last.ID}
 	}
 	health, err := s.ConnectionHealth(ctx, conns)
 	if err != nil {
-		return nil, err
+		return OpsPage{}, err
 	}
-	for i := range out {
-		out[i].Health = health[out[i].ID]
+	for i := range page.Connections {
+		page.Connections[i].Health = health[page.Connections[i].ID]
 	}
-	return out, nil
+	return page, nil
+}
+
+// OpsConnection returns one connection of any user for ops, with its
+// health and stored transactions; storage.ErrNotFound when there is none.
+func (s *Store) OpsConnection(ctx context.Context, id uuid.UUID) (OpsConnection, error) {
+	var oc OpsConnection
+	c, err := scanConnection(countingRow{s.reader(ctx).QueryRow(ctx, `SELECT `+connectionColumns+`,
+    (SELECT count(*) FROM transactions t WHERE t.bank_connection_id = c.id)
+FROM bank_connections c WHERE c.id = $1`, id), &oc.Transactions})
+	if err != nil {
+		return oc, fmt.Errorf("get ops connection %s: %w", id, err)
+	}
+	oc.BankConnection = c
+	health, err := s.ConnectionHealth(ctx, []domain.BankConnection{c})
+	if err != nil {
+		return oc, err
+	}
+	oc.Health = health[c.ID]
+	return oc, nil
 }
 
 // countingRow scans a connection row followed by one more column.

@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +25,7 @@ import (
 	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
+	"github.com/finsync/finsync/linking"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
@@ -93,7 +95,12 @@ func newConsole(t *testing.T) *console {
 		defer stop()
 		_ = client.StopAndCancel(stopCtx)
 	})
-	c, err := ops.New(ctx, ops.Config{Token: browserToken, Store: st, Jobs: client, Log: log})
+	linker := &linking.Linker{Store: st, Registry: all.NewRegistry(), Box: box, Jobs: client}
+	var names []string
+	for _, d := range all.NewRegistry().Descriptions() {
+		names = append(names, d.Name)
+	}
+	c, err := ops.New(ctx, ops.Config{Token: browserToken, Store: st, Jobs: client, Log: log, Providers: names, Reauth: browserReauth(linker)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +128,18 @@ func newConsole(t *testing.T) *console {
 		e.syncAndWait(bc.ID)
 	}
 	return e
+}
+
+// browserReauth is the console's re-auth over l, as cmd/finsync wires it.
+func browserReauth(l *linking.Linker) ops.ReauthFunc {
+	return func(ctx context.Context, r ops.ReauthRequest) (ops.ReauthResult, error) {
+		res, err := l.Reauth(ctx, r.ConnectionID, linking.Given{Credentials: r.Credentials, BaseURL: r.BaseURL})
+		var in *linking.InputError
+		if errors.As(err, &in) {
+			return ops.ReauthResult{Refused: in.Error()}, nil
+		}
+		return ops.ReauthResult{JobID: res.JobID}, err
+	}
 }
 
 // syncAndWait runs a sync of the connection through the worker.
@@ -281,19 +300,17 @@ func TestOpsConsoleInBrowser(t *testing.T) {
 	if status != "active" || breaker != "closed" || txs == "0" || quota != "3" {
 		t.Fatalf("row after the first sync: status %q, breaker %q, transactions %q, quota left %q", status, breaker, txs, quota)
 	}
-	if path := os.Getenv("FINSYNC_OPS_SCREENSHOT"); path != "" {
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(moduleRoot(t), path)
-		}
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot of /ops saved to %s", path)
+	screenshot(ctx, t, "FINSYNC_OPS_SCREENSHOT", "/ops")
+
+	// The filters: mercury's connections only, then all again.
+	mercury := `tr[data-connection="` + e.conns["mercury"].String() + `"]`
+	do("filter by provider", chromedp.SetValue(chromedp.CSS(`#filters select[name="provider"]`), "mercury"),
+		chromedp.Submit(chromedp.CSS(`#filters select[name="provider"]`)), waitText("Clear"), chromedp.WaitVisible(chromedp.CSS(mercury)))
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#connections tbody tr[data-connection]").length`))
+	if err != nil || shown != 1 {
+		t.Fatalf("filtered by provider mercury, the list shows %d connections (%v), want 1", shown, err)
 	}
+	do("clear the filters", chromedp.Click(chromedp.CSS(`#filters a`)), chromedp.WaitVisible(chromedp.CSS(row)))
 
 	// Sync now: the notice links to the job, which River's UI shows completed.
 	do("sync now", chromedp.Click(chromedp.CSS(row+` button[value="sync"]`)), chromedp.WaitVisible(chromedp.CSS("#notice a")))
@@ -340,6 +357,72 @@ func TestOpsConsoleInBrowser(t *testing.T) {
 	if !strings.Contains(rowStatus, "error") || !strings.Contains(msg, code) {
 		t.Fatalf("row during the outage: status %q, error %q, recorded %q", rowStatus, msg, code)
 	}
+
+	// The connection's page, from its row's link: its health, its syncs
+	// (the first, Sync now's, and the outage's failures, newest first)
+	// and their chart, drawn as SVG with one point per sync.
+	do("open the connection's page", chromedp.Navigate(e.url+"/ops"), chromedp.WaitVisible(chromedp.CSS(row)),
+		chromedp.Click(chromedp.CSS(row+" a.history-link")), chromedp.WaitVisible(chromedp.ID("history-chart")),
+		waitText("Last successful sync", "Consent ends", "Held back", "Syncs over time"))
+	syncs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#history tr.sync td.outcome")].map(td => td.innerText.trim())`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(syncs) < 3 || syncs[0] == "ok" || syncs[len(syncs)-1] != "ok" || syncs[len(syncs)-2] != "ok" {
+		t.Fatalf("the history table's outcomes, newest first: %v; want the outage's failures above two successes", syncs)
+	}
+	svg, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`(() => {
+		const svg = document.getElementById("history-chart"), box = svg.getBoundingClientRect();
+		return {title: svg.querySelector("title").textContent, label: svg.getAttribute("aria-labelledby"),
+			points: svg.querySelectorAll("circle").length, failed: svg.querySelectorAll("circle[fill='#c62828']").length,
+			line: svg.querySelector("polyline").getAttribute("points").trim().split(/\s+/).length,
+			bars: svg.querySelectorAll("rect").length, width: box.width, height: box.height};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := float64(len(syncs))
+	if svg["title"] != fmt.Sprintf("Duration and rows stored of the last %d syncs", len(syncs)) || svg["label"] != "chart-title chart-desc" ||
+		svg["points"] != n || svg["line"] != n || svg["bars"] != n || svg["failed"] != n-2 || svg["width"].(float64) < 300 || svg["height"].(float64) < 80 {
+		t.Fatalf("the chart of %d syncs: %v", len(syncs), svg)
+	}
+	status = text("#health dd.status")
+	if !strings.Contains(status, "error") || !strings.Contains(text("#health dd.error-cell"), code) {
+		t.Fatalf("the page's health: status %q, error %q", status, text("#health dd.error-cell"))
+	}
+
+	// The re-auth form: a wrong object is refused on the page, the
+	// credentials not shown again.
+	creds := chromedp.ID("credentials")
+	do("refused re-auth", chromedp.SendKeys(creds, `{"api_key":"sk_live_SHOWN_NOWHERE"}`), chromedp.Submit(creds),
+		chromedp.WaitVisible(chromedp.ID("reauth-error")), waitText(`unknown key "api_key"`))
+	page, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+	if err != nil || strings.Contains(page, "SHOWN_NOWHERE") {
+		t.Fatalf("the refused re-auth's page shows the credentials (%v)", err)
+	}
+	screenshot(ctx, t, "FINSYNC_OPS_HISTORY_SCREENSHOT", "a connection's page")
+}
+
+// screenshot saves a full-page screenshot of what the browser shows to the
+// path in the environment variable env (from the module root when
+// relative), when it is set; what names the page in the log.
+func screenshot(ctx context.Context, t *testing.T, env, what string) {
+	t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(moduleRoot(t), path)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot of %s saved to %s", what, path)
 }
 
 // moduleRoot is the folder holding go.mod, found upward from the test's

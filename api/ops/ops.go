@@ -1,6 +1,8 @@
 // Package ops is the operators' console of `finsync serve`: a server-
 // rendered page at /ops listing every connection with its health and the
-// actions sync now, disable and enable, and River's own UI at /ops/jobs.
+// actions sync now, disable and enable (filtered by provider and status,
+// 500 a page), a page per connection with its sync history, a chart of it
+// and a re-auth form, and River's own UI at /ops/jobs.
 // Every route needs the operator token (FINSYNC_OPS_TOKEN), as a bearer
 // token or through a sign-in that sets a session cookie; without a token
 // configured the routes do not exist. Failed token checks are throttled per
@@ -37,7 +39,8 @@ const (
 	JobsPrefix = "/ops/jobs"
 )
 
-// maxConnections caps the connections one page lists.
+// maxConnections caps the connections one page of the list shows; a
+// "next" link pages on.
 const maxConnections = 500
 
 //go:embed templates/*.html
@@ -59,6 +62,13 @@ type Config struct {
 	// PurgeEvery is how often expired sessions and idle failure budgets
 	// are deleted; zero means 10 minutes.
 	PurgeEvery time.Duration
+	// Providers names the providers the list's provider filter offers and
+	// accepts (cmd/finsync gives the registry's). Caveat: empty, the filter
+	// accepts any well-formed name (lower-case letters, digits, _ and -).
+	Providers []string
+	// Reauth puts new credentials on a connection, for the re-auth form
+	// of its page; nil shows no form (and the form's route answers 503).
+	Reauth ReauthFunc
 }
 
 // Console serves the ops routes. Build it with New; it is safe for
@@ -101,7 +111,7 @@ func New(ctx context.Context, cfg Config) (*Console, error) {
 	if err := ui.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start river UI: %w", err)
 	}
-	pages, err := template.New("ops").Funcs(template.FuncMap{"when": when}).ParseFS(templateFS, "templates/*.html")
+	pages, err := template.New("ops").Funcs(template.FuncMap{"when": when, "duration": duration, "rows": rowsOf}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("ops templates: %w", err)
 	}
@@ -142,6 +152,8 @@ func (c *Console) Register(e *gin.Engine) {
 	g.Use(c.require)
 	g.GET("", c.page)
 	g.POST("/sign-out", c.signOut)
+	g.GET("/connections/:id", c.connectionPage)
+	g.POST("/connections/:id/reauth", c.reauth)
 	g.POST("/connections/:id/sync", c.syncNow)
 	g.POST("/connections/:id/disable", c.setEnabled(false))
 	g.POST("/connections/:id/enable", c.setEnabled(true))
@@ -155,7 +167,7 @@ func (c *Console) Register(e *gin.Engine) {
 func Routes() []string {
 	return []string{
 		"GET /ops", "POST /ops/sign-in", "POST /ops/sign-out",
-		"POST /ops/connections/:id/sync", "POST /ops/connections/:id/disable", "POST /ops/connections/:id/enable",
+		"GET /ops/connections/:id", "POST /ops/connections/:id/reauth", "POST /ops/connections/:id/sync", "POST /ops/connections/:id/disable", "POST /ops/connections/:id/enable",
 		"ANY /ops/jobs", "ANY /ops/jobs/*path",
 	}
 }
@@ -287,7 +299,7 @@ func sameOrigin(r *http.Request) bool {
 func (c *Console) unauthorized(ctx *gin.Context, message string) {
 	ctx.Header("WWW-Authenticate", `Bearer realm="finsync ops"`)
 	ctx.Header("Cache-Control", "no-store")
-	page := ctx.Request.Method == http.MethodGet && ctx.Request.URL.Path == Prefix
+	page := ctx.Request.Method == http.MethodGet && (ctx.Request.URL.Path == Prefix || strings.HasPrefix(ctx.Request.URL.Path, Prefix+"/connections/"))
 	if page || ctx.Request.URL.Path == Prefix+"/sign-in" {
 		c.render(ctx, http.StatusUnauthorized, "signin.html", map[string]any{"Error": message})
 		ctx.Abort()
@@ -351,45 +363,14 @@ func (c *Console) csrfOK(ctx *gin.Context) bool {
 	return false
 }
 
-// pageData is what the ops page shows.
-type pageData struct {
-	Connections []storage.OpsConnection
-	CSRF        string
-	Notice      string
-	JobID       string
-}
-
-func (c *Console) page(ctx *gin.Context) {
-	conns, err := c.cfg.Store.OpsConnections(ctx.Request.Context(), maxConnections)
-	if err != nil {
-		c.cfg.Log.ErrorContext(ctx.Request.Context(), "ops page", "error", err)
-		ctx.String(http.StatusServiceUnavailable, "The connections cannot be read right now: %v", err)
-		return
-	}
-	d := pageData{Connections: conns, CSRF: c.auth.csrfFor(ctx.GetString(sessionKey))}
-	switch ctx.Query("done") {
-	case "sync":
-		d.Notice, d.JobID = "Sync queued.", ctx.Query("job")
-	case "disable":
-		d.Notice = "Connection disabled."
-	case "enable":
-		d.Notice = "Connection enabled; a sync is due now."
-	}
-	if _, err := strconv.ParseInt(d.JobID, 10, 64); err != nil {
-		d.JobID = ""
-	}
-	c.render(ctx, http.StatusOK, "page.html", d)
-}
-
-// connectionID parses the :id parameter, answering 404 when it names no
-// connection.
+// connectionID parses the :id parameter, answering 400 when it is no
+// connection id and 404 when it names no connection.
 func (c *Console) connectionID(ctx *gin.Context) (uuid.UUID, bool) {
-	id, err := uuid.Parse(ctx.Param("id"))
-	if err != nil {
-		ctx.String(http.StatusNotFound, "No such connection.")
+	id, ok := c.parseID(ctx)
+	if !ok {
 		return uuid.Nil, false
 	}
-	_, err = c.cfg.Store.ConnectionByID(ctx.Request.Context(), id)
+	_, err := c.cfg.Store.ConnectionByID(ctx.Request.Context(), id)
 	if errors.Is(err, storage.ErrNotFound) {
 		ctx.String(http.StatusNotFound, "No such connection.")
 		return uuid.Nil, false
@@ -463,9 +444,19 @@ func (c *Console) render(ctx *gin.Context, status int, name string, data any) {
 	}
 }
 
-// when formats a time for the page (UTC, to the second); "—" when unset.
-func when(t *time.Time) string {
-	if t == nil || t.IsZero() {
+// when formats a time or *time.Time for the page (UTC, to the second);
+// "—" when unset (or not a time).
+func when(v any) string {
+	var t time.Time
+	switch x := v.(type) {
+	case time.Time:
+		t = x
+	case *time.Time:
+		if x != nil {
+			t = *x
+		}
+	}
+	if t.IsZero() {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05Z")

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/linking"
 	"github.com/finsync/finsync/providers"
@@ -468,4 +469,33 @@ func enqueueSyncs(ctx context.Context, client *storage.JobClient, ids []uuid.UUI
 		jobs[id] = job
 	}
 	return jobs, nil
+}
+
+// providerNames lists the registry's providers, for the ops console's
+// provider filter.
+func providerNames(reg *providers.Registry) []string {
+	var names []string
+	for _, d := range reg.Descriptions() {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+// opsReauth is the ops console's re-auth (its connection page's form):
+// exactly `connections reauth ID --credentials JSON [--base-url URL]`,
+// through l. A refusal of the input is the operator's (shown on the page,
+// never holding a credential); an unknown connection stays
+// storage.ErrNotFound; anything else is the console's to report.
+func opsReauth(l *linking.Linker) ops.ReauthFunc {
+	return func(ctx context.Context, r ops.ReauthRequest) (ops.ReauthResult, error) {
+		res, err := l.Reauth(ctx, r.ConnectionID, linking.Given{Credentials: r.Credentials, BaseURL: r.BaseURL})
+		var in *linking.InputError
+		if errors.As(err, &in) {
+			return ops.ReauthResult{Refused: in.Error()}, nil
+		}
+		if err != nil {
+			return ops.ReauthResult{}, err
+		}
+		return ops.ReauthResult{JobID: res.JobID}, nil
+	}
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -11,11 +13,15 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/finsync/finsync/api/ops"
+	"github.com/finsync/finsync/linking"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simkit"
 	"github.com/finsync/finsync/secrets"
+	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
+	"github.com/finsync/finsync/worker"
 )
 
 // TestConnectionsReauth: `connections reauth ID` seals the new credentials
@@ -111,5 +117,82 @@ func TestConnectionsReauth(t *testing.T) {
 	}
 	if conns, _ := storedRows(t, pool); conns != 1 {
 		t.Fatalf("%d connections after reauth, want 1", conns)
+	}
+}
+
+// TestOpsConsoleReauthIsTheCLIs: the ops console's re-auth (opsReauth,
+// wired by serve and dev) does what `connections reauth` does through the
+// same linking.Linker: credentials that are not the provider's are a
+// refusal naming the problem but no value, nothing stored; an unknown
+// connection stays storage.ErrNotFound; good credentials are sealed on the
+// connection and its sync is enqueued.
+func TestOpsConsoleReauthIsTheCLIs(t *testing.T) {
+	key := strings.Repeat("0d", 32)
+	t.Setenv("FINSYNC_ENCRYPTION_KEY", key)
+	pool, dbURL := storagetest.NewDB(t)
+	s := httptest.NewServer(allsim.New(sim.Options{Seed: 9}))
+	defer s.Close()
+	ctx := context.Background()
+	box, err := secrets.FromHex(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid := run(t, dbURL, "users", "create", "--email", "ops-reauth@example.com", "--plan", "standard")["id"].(string)
+	id := uuid.MustParse(run(t, dbURL, "connections", "add", "--user", uid, "--provider", "plaid", "--sim", "--sim-url", s.URL, "--sim-name", "bob")["id"].(string))
+	if _, err := pool.Exec(ctx, `DELETE FROM river_job`); err != nil {
+		t.Fatal(err)
+	}
+	st := storage.New(pool)
+	jobs, err := worker.NewInsertClient(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reauth := opsReauth(&linking.Linker{Store: st, Registry: registry(), Box: box, Jobs: jobs})
+	sealed := func() []byte {
+		var b []byte
+		if err := pool.QueryRow(ctx, `SELECT credentials_encrypted FROM bank_connections WHERE id = $1`, id).Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	before := sealed()
+
+	for _, c := range []struct{ creds, want string }{
+		{`{"api_key":"sk_live_SECRET1"}`, `unknown key "api_key"`},
+		{`{"access_token":"SECRET2"`, "not valid JSON"},
+		{`["SECRET3"]`, "must be a JSON object"},
+		{`{"access_token":""}`, "access_token is empty"},
+	} {
+		res, err := reauth(ctx, ops.ReauthRequest{ConnectionID: id, Credentials: []byte(c.creds)})
+		if err != nil || !strings.Contains(res.Refused, c.want) || res.JobID != 0 {
+			t.Errorf("reauth with %s: %+v, %v; want a refusal saying %q", c.creds, res, err, c.want)
+		}
+		if strings.Contains(res.Refused, "SECRET") {
+			t.Errorf("the refusal shows a credential: %s", res.Refused)
+		}
+	}
+	if res, err := reauth(ctx, ops.ReauthRequest{ConnectionID: id, Credentials: allsim.Credentials("plaid", "bob"), BaseURL: "ftp://x"}); err != nil || !strings.Contains(res.Refused, "not an absolute http(s) URL") {
+		t.Errorf("reauth with a bad base URL: %+v, %v", res, err)
+	}
+	if _, err := reauth(ctx, ops.ReauthRequest{ConnectionID: uuid.New(), Credentials: allsim.Credentials("plaid", "bob")}); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("reauth of an unknown connection: %v, want storage.ErrNotFound", err)
+	}
+	var queued int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&queued); err != nil || queued != 0 || !bytes.Equal(sealed(), before) {
+		t.Fatalf("refused re-auths changed the connection or queued %d jobs (%v)", queued, err)
+	}
+
+	fresh := allsim.Credentials("plaid", "bob"+simkit.RelinkSeparator+"1")
+	res, err := reauth(ctx, ops.ReauthRequest{ConnectionID: id, Credentials: fresh})
+	if err != nil || res.Refused != "" || res.JobID == 0 {
+		t.Fatalf("reauth: %+v, %v", res, err)
+	}
+	plain, err := box.Open(sealed())
+	if err != nil || !bytes.Equal(plain, fresh) {
+		t.Fatalf("stored credentials %s (%v), want the new ones", plain, err)
+	}
+	var kind, conn string
+	if err := pool.QueryRow(ctx, `SELECT kind, args->>'connection_id' FROM river_job WHERE id = $1`, res.JobID).Scan(&kind, &conn); err != nil || kind != "sync_connection" || conn != id.String() {
+		t.Fatalf("job %d: %s %s (%v)", res.JobID, kind, conn, err)
 	}
 }

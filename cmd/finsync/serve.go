@@ -19,6 +19,7 @@ import (
 
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/api/ops"
+	"github.com/finsync/finsync/linking"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
@@ -187,7 +188,9 @@ func (a *app) newAPI(ctx context.Context, st *storage.Store, reg prometheus.Regi
 	}
 	var console *ops.Console
 	if token != "" {
-		if console, err = ops.New(ctx, ops.Config{Token: token, Store: st, Jobs: jobs, Log: a.logger()}); err != nil {
+		linker := &linking.Linker{Store: st, Registry: registry(), Box: box, Jobs: jobs}
+		if console, err = ops.New(ctx, ops.Config{Token: token, Store: st, Jobs: jobs, Log: a.logger(),
+			Providers: providerNames(linker.Registry), Reauth: opsReauth(linker)}); err != nil {
 			return nil, err
 		}
 	}
