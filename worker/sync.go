@@ -203,11 +203,15 @@ func (s *Syncer) record(rep *syncReport, cause error) *storage.SyncRecord {
 	return r
 }
 
+// historySaveTimeout bounds the write of a sync's history row when it is
+// written alone, which runs even when the sync's own context has ended.
+const historySaveTimeout = 5 * time.Second
+
 // recordHistory writes the sync's end to the connection's history on its
 // own, for a sync whose end was recorded nowhere else (a failure that is
 // no provider's). A failure to write is logged, never the sync's.
 func (s *Syncer) recordHistory(ctx context.Context, rep *syncReport, cause error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), holdSaveTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), historySaveTimeout)
 	defer cancel()
 	if err := s.Store.RecordSync(ctx, rep.connectionID, *s.record(rep, cause)); err != nil {
 		s.Log.WarnContext(ctx, "record sync history", "connection_id", rep.connectionID, "error", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -138,7 +139,7 @@ func (c *Console) reauth(ctx *gin.Context) {
 	var res ReauthResult
 	if refused == "" {
 		var err error
-		res, err = c.cfg.Reauth(ctx.Request.Context(), ReauthRequest{ConnectionID: id, Credentials: creds, BaseURL: ctx.PostForm("base_url")})
+		res, err = c.cfg.Reauth(ctx.Request.Context(), ReauthRequest{ConnectionID: id, Credentials: creds, BaseURL: strings.TrimSpace(ctx.PostForm("base_url"))})
 		if errors.Is(err, storage.ErrNotFound) {
 			c.errorPage(ctx, http.StatusNotFound, "No such connection.")
 			return

@@ -18,7 +18,9 @@ import (
 )
 
 // statuses are the values of the list's status filter.
-var statuses = []string{domain.ConnectionActive, domain.ConnectionError, domain.ConnectionDisabled}
+func statuses() []string {
+	return []string{domain.ConnectionActive, domain.ConnectionError, domain.ConnectionDisabled}
+}
 
 // providerName is a well-formed provider name, what the provider filter
 // accepts when the console knows no providers (Config.Providers).
@@ -43,8 +45,8 @@ func (c *Console) parseListQuery(q url.Values) (listQuery, error) {
 		lq.Provider = p
 	}
 	if s := q.Get("status"); s != "" {
-		if !slices.Contains(statuses, s) {
-			return lq, fmt.Errorf("status %q is not one of %s", s, strings.Join(statuses, ", "))
+		if !slices.Contains(statuses(), s) {
+			return lq, fmt.Errorf("status %q is not one of %s", s, strings.Join(statuses(), ", "))
 		}
 		lq.Status = s
 	}
@@ -135,7 +137,7 @@ func (c *Console) page(ctx *gin.Context) {
 		return
 	}
 	d := pageData{Connections: res.Connections, CSRF: c.auth.csrfFor(ctx.GetString(sessionKey)),
-		Query: lq, Providers: c.cfg.Providers, Statuses: statuses}
+		Query: lq, Providers: c.cfg.Providers, Statuses: statuses()}
 	if !res.Next.IsZero() {
 		d.Next = lq.url(res.Next)
 	}
