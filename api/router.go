@@ -19,6 +19,7 @@ import (
 	"github.com/finsync/finsync/api/cursor"
 	"github.com/finsync/finsync/api/idempotency"
 	"github.com/finsync/finsync/api/middleware"
+	"github.com/finsync/finsync/api/notices"
 	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/ops"
 	v1 "github.com/finsync/finsync/api/v1"
@@ -84,6 +85,10 @@ type Config struct {
 	// (FINSYNC_PUBLIC_URL), the base of v1's nextPage links, which never
 	// take the request's Host; nil uses v1.DefaultPublicURL.
 	PublicURL *url.URL
+	// Notices receives the providers' notifications at
+	// POST /providers/{provider}/webhooks (the worker's NoticeReceiver);
+	// nil mounts no such route.
+	Notices notices.Receiver
 }
 
 // API is the assembled HTTP handler and the background work it needs.
@@ -178,6 +183,7 @@ func New(cfg Config) (*API, error) {
 	if cfg.Ops != nil {
 		cfg.Ops.Register(e)
 	}
+	notices.Register(e, cfg.Notices, cfg.Log)
 	e.NoRoute(func(c *gin.Context) {
 		if cfg.Ops != nil && ops.Owns(c.Request.URL.Path) {
 			cfg.Ops.Unrouted(c, http.StatusNotFound)

@@ -124,6 +124,7 @@ func newHookWorld(t *testing.T, allowPrivate bool, hooks worker.Webhooks) *hookW
 		w.client = startWorkerClient(t, worker.Config{Store: c.Store, Log: log,
 			Syncer: syncer, Webhooks: &hooks})
 		c.Jobs = w.client
+		c.Notices = &worker.NoticeReceiver{Syncer: syncer, Jobs: w.client}
 	})
 	w.user = w.fx.User(domain.PlanPro, true)
 	w.key = w.fx.Key(w.user.ID, nil)

@@ -59,6 +59,11 @@ type AccountSet struct {
 	// fails the connection's syncs as needing re-auth without calling the
 	// adapter. Zero: the provider states no end.
 	ConsentExpiresAt time.Time
+	// LinkID is the provider's own id of this link (a Plaid Item's
+	// item_id), by which its notifications name it (WebhookReceiver); the
+	// core records it at each successful sync. Empty: the provider sends
+	// none, or names links otherwise.
+	LinkID string
 }
 
 // CategoryRef is a provider's category for a transaction

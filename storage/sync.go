@@ -82,22 +82,29 @@ type SyncTarget struct {
 	// HasTransactions reports whether any transaction of the connection is
 	// stored (a first sync can then copy rows in without upserting).
 	HasTransactions bool
+	// Request is the connection's outstanding request for a sync by a
+	// provider notification, if any.
+	Request SyncRequest
 }
 
 // SyncTarget loads a connection for syncing.
 func (s *Store) SyncTarget(ctx context.Context, id uuid.UUID) (SyncTarget, error) {
 	var t SyncTarget
 	var err error
+	var requested *time.Time
 	if t.Connection, err = s.ConnectionByID(ctx, id); err != nil {
 		return t, err
 	}
 	err = s.pool.QueryRow(ctx, `
 		SELECT u.storage_mode, c.credentials_encrypted, c.sync_cursor, c.sync_state,
-			EXISTS (SELECT 1 FROM transactions t WHERE t.bank_connection_id = c.id)
+			EXISTS (SELECT 1 FROM transactions t WHERE t.bank_connection_id = c.id), c.sync_requested_at, now()
 		FROM bank_connections c JOIN users u ON u.id = c.user_id WHERE c.id = $1`, id,
-	).Scan(&t.StorageMode, &t.SealedCredentials, &t.Cursor, &t.ProviderState, &t.HasTransactions)
+	).Scan(&t.StorageMode, &t.SealedCredentials, &t.Cursor, &t.ProviderState, &t.HasTransactions, &requested, &t.Request.Now)
 	if err != nil {
 		return t, fmt.Errorf("load sync target %s: %w", id, err)
+	}
+	if requested != nil {
+		t.Request.RequestedAt = *requested
 	}
 	return t, nil
 }

@@ -230,6 +230,15 @@ type SyncOutcome struct {
 	// outcome its Removed counts, like sync.completed, the rows a finished
 	// re-link removed too.
 	Record *SyncRecord
+	// LinkID, with an OK outcome, is the provider's id of the
+	// connection's link (providers.AccountSet.LinkID), recorded for the
+	// provider's notifications to name it by; empty keeps the stored one.
+	LinkID string
+	// ReadFrom, with an OK outcome, is when the sync began asking the
+	// provider for data, by the database's clock (SyncRequest.Now): a
+	// provider notification that asked for a sync after it leaves the next
+	// sync due at once. Zero: every outstanding request counts as seen.
+	ReadFrom time.Time
 	// warnConsent is set by finishSyncTx when this outcome is the first to
 	// see its consent's end within ConsentWarning.
 	warnConsent bool
@@ -269,13 +278,17 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 	if o.OK {
 		_, err = tx.Exec(ctx, `UPDATE bank_connections SET
 			status = CASE WHEN status = 'disabled' THEN status ELSE 'active' END,
-			last_synced_at = now(), last_sync_attempt_at = now(), next_sync_at = $2,
+			last_synced_at = now(), last_sync_attempt_at = now(),
+			next_sync_at = CASE WHEN sync_requested_at > $9 AND $2::timestamptz IS NOT NULL THEN now() ELSE $2 END,
+			sync_requested_at = CASE WHEN sync_requested_at > $9 THEN sync_requested_at END,
+			provider_link_id = COALESCE(NULLIF($8, ''), provider_link_id),
 			last_provider_error_code = NULL, last_provider_error_message = NULL, last_error_class = NULL,
 			reconnect_url = NULL, has_investments = $3, consecutive_failures = 0,
 			institution_name = COALESCE(NULLIF($4, ''), institution_name),
 			institution_id = COALESCE(NULLIF($5, ''), institution_id),
 			institution_logo_url = COALESCE(NULLIF($6, ''), institution_logo_url), consent_expires_at = $7, updated_at = now()
-			WHERE id = $1`, connectionID, o.NextSyncAt, o.HasInvestments, o.Institution, o.InstitutionID, o.LogoURL, o.ConsentExpiresAt)
+			WHERE id = $1`, connectionID, o.NextSyncAt, o.HasInvestments, o.Institution, o.InstitutionID, o.LogoURL, o.ConsentExpiresAt,
+			o.LinkID, timeOrNull(o.ReadFrom))
 		var relinked int64
 		if err == nil {
 			relinked, err = finishRelink(ctx, tx, connectionID)
@@ -307,6 +320,14 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 		return nil, fmt.Errorf("record sync outcome of connection %s: %w", connectionID, err)
 	}
 	return syncWebhookEvents(ctx, tx, connectionID, prev, o)
+}
+
+// timeOrNull is t, or SQL null for the zero time.
+func timeOrNull(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // FinishSync is finishSyncTx inside tx.

@@ -294,6 +294,10 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 		rep.cause = err
 		return s.fail(ctx, conn, "", err, rep)
 	}
+	readFrom, err := s.settle(ctx, id, target.Request)
+	if err != nil {
+		return err
+	}
 	pc := providers.Connection{ID: id.String(), Provider: conn.Provider, InstitutionID: conn.InstitutionID, BaseURL: conn.BaseURL, Credentials: creds}
 	openBefore := s.breakerOpen(conn)
 	session := s.Store.OpenSyncSession(target, storage.SyncSessionOptions{
@@ -320,6 +324,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 		return s.fail(ctx, conn, run.dataset, err, rep)
 	}
 	result.OK = true
+	result.ReadFrom = readFrom
 	result.ConsentWarning = cmp.Or(s.ConsentWarning, DefaultConsentWarning)
 	next := s.nextSync(conn, run.nextAllowedAt)
 	result.NextSyncAt = &next

@@ -35,7 +35,7 @@ func (r *syncRun) all(ctx context.Context, cursor string) (storage.SyncOutcome, 
 	if err != nil {
 		return o, err
 	}
-	o.HasInvestments = set.HasInvestments
+	o.HasInvestments, o.LinkID = set.HasInvestments, set.LinkID
 	if !set.ConsentExpiresAt.IsZero() {
 		ends := set.ConsentExpiresAt
 		o.ConsentExpiresAt = &ends

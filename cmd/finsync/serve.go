@@ -20,6 +20,7 @@ import (
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/linking"
+	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
@@ -194,8 +195,29 @@ func (a *app) newAPI(ctx context.Context, st *storage.Store, reg prometheus.Regi
 			return nil, err
 		}
 	}
+	receiver, err := a.noticeReceiver(st, box, jobs)
+	if err != nil {
+		return nil, err
+	}
 	return api.New(api.Config{Store: st, Log: a.logger(), Providers: registry().Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:], Metrics: reg, Jobs: jobs,
-		TrustedProxies: proxies, Ops: console, Box: box, WebhookPolicy: policy, PublicURL: public})
+		TrustedProxies: proxies, Ops: console, Box: box, WebhookPolicy: policy, PublicURL: public, Notices: receiver})
+}
+
+// noticeReceiver builds what serve answers the providers' notifications
+// with: the adapters (to read and verify them) and what a sync records
+// (docs/webhooks.md, "Provider notifications in").
+func (a *app) noticeReceiver(st *storage.Store, box *secrets.Box, jobs *storage.JobClient) (*worker.NoticeReceiver, error) {
+	provs, err := worker.NewProviders(registry(), worker.ProviderOptions{Rates: st, Quotas: st})
+	if err != nil {
+		return nil, err
+	}
+	warning, err := a.cfg.consentWarning()
+	if err != nil {
+		return nil, err
+	}
+	syncer := &worker.Syncer{Store: st, Providers: provs, Box: box, Log: a.logger(),
+		ReconnectURL: a.cfg.ReconnectURLTemplate, ConsentWarning: warning}
+	return &worker.NoticeReceiver{Syncer: syncer, Jobs: jobs}, nil
 }
 
 // runAPI serves the API, and the ops endpoints with reg's metrics, until

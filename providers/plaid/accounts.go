@@ -54,7 +54,7 @@ func (a *Adapter) Accounts(ctx context.Context, conn providers.Connection) (prov
 	if err := a.post(ctx, conn, "/accounts/get", nil, &resp); err != nil {
 		return providers.AccountSet{}, fmt.Errorf("plaid accounts: %w", err)
 	}
-	set := providers.AccountSet{Institution: institution(resp.Item), HasInvestments: hasInvestments(resp)}
+	set := providers.AccountSet{Institution: institution(resp.Item), HasInvestments: hasInvestments(resp), LinkID: resp.Item.ItemID}
 	if t := resp.Item.ConsentExpirationTime; t != nil {
 		// An unreadable time reports no end rather than failing the sync.
 		set.ConsentExpiresAt, _ = time.Parse(time.RFC3339, *t)

@@ -49,6 +49,8 @@ func Describe() providers.Description {
 // Adapter talks to Plaid. It holds no per-connection state.
 type Adapter struct {
 	client *http.Client
+	// keys caches the webhook verification keys (VerifyWebhook).
+	keys *keyCache
 }
 
 // New returns the Plaid adapter using client for every call.
@@ -56,7 +58,7 @@ func New(client *http.Client) providers.Provider {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &Adapter{client: client}
+	return &Adapter{client: client, keys: &keyCache{}}
 }
 
 // Name returns "plaid".
@@ -87,6 +89,17 @@ func parseCredentials(raw json.RawMessage) (credentials, error) {
 // into out as it arrives; any other answer becomes a classified
 // *providers.Error.
 func (a *Adapter) post(ctx context.Context, conn providers.Connection, path string, body map[string]any, out any) error {
+	return a.send(ctx, conn, path, body, out, true)
+}
+
+// postKeys is post for an endpoint that takes the API keys but no access
+// token (/webhook_verification_key/get).
+func (a *Adapter) postKeys(ctx context.Context, conn providers.Connection, path string, body map[string]any, out any) error {
+	return a.send(ctx, conn, path, body, out, false)
+}
+
+// send is post, with the Item's access token in the body or not.
+func (a *Adapter) send(ctx context.Context, conn providers.Connection, path string, body map[string]any, out any, withToken bool) error {
 	c, err := parseCredentials(conn.Credentials)
 	if err != nil {
 		return err
@@ -94,7 +107,10 @@ func (a *Adapter) post(ctx context.Context, conn providers.Connection, path stri
 	if body == nil {
 		body = map[string]any{}
 	}
-	body["client_id"], body["secret"], body["access_token"] = c.ClientID, c.Secret, c.AccessToken
+	body["client_id"], body["secret"] = c.ClientID, c.Secret
+	if withToken {
+		body["access_token"] = c.AccessToken
+	}
 	req, err := wire.NewJSONRequest(ctx, http.MethodPost, strings.TrimRight(conn.BaseURL, "/")+path, body)
 	if err != nil {
 		return err

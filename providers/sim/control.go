@@ -13,7 +13,30 @@ func (s *Simulator) routeControl() {
 	s.mux.HandleFunc("POST /_sim/faults", s.handleFaults)
 	s.mux.HandleFunc("POST /_sim/connections", s.handleConnections)
 	s.mux.HandleFunc("POST /_sim/consent", s.handleConsent)
+	s.mux.HandleFunc("POST /_sim/webhooks", s.handleWebhooks)
 	s.mux.HandleFunc("GET /_sim/state", s.handleState)
+}
+
+// WebhookTarget is where one provider's notifications go
+// (POST /_sim/webhooks).
+type WebhookTarget struct {
+	Provider string `json:"provider"`
+	// URL receives the notifications; empty stops them.
+	URL string `json:"url"`
+}
+
+// handleWebhooks serves POST /_sim/webhooks (WebhookTarget).
+func (s *Simulator) handleWebhooks(w http.ResponseWriter, r *http.Request) {
+	var t WebhookTarget
+	if err := json.NewDecoder(r.Body).Decode(&t); err != nil {
+		writeControlError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return
+	}
+	if err := s.SetWebhookURL(t.Provider, t.URL); err != nil {
+		writeControlError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	simkit.WriteJSON(w, http.StatusOK, t)
 }
 
 // handleConsent serves POST /_sim/consent (Consent).

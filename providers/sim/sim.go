@@ -146,6 +146,20 @@ type Simulator struct {
 	clock  int64
 	faults map[string]Fault
 	conns  map[string]*conn
+	// hooks are told of clock advances and faults (OnChange), set while
+	// the providers' Route runs and read-only after.
+	hooks []func(Change)
+	// webhookURLs are where each provider's notifications go (SetWebhookURL).
+	webhookURLs map[string]string
+}
+
+// Change is what a Simulator's OnChange hooks are told of: the clock
+// advanced (Days > 0), or a provider's fault was set (Fault, with the one
+// it replaced in Previous).
+type Change struct {
+	Days     int
+	Fault    *Fault
+	Previous Fault
 }
 
 // conn is the mutable bookkeeping of one connection.
@@ -184,11 +198,12 @@ func New(opts Options, ps ...ProviderSim) *Simulator {
 		}
 	}
 	s := &Simulator{
-		opts:      opts,
-		providers: list,
-		seed:      simkit.Mix(uint64(opts.Seed)),
-		faults:    map[string]Fault{},
-		conns:     map[string]*conn{},
+		opts:        opts,
+		providers:   list,
+		seed:        simkit.Mix(uint64(opts.Seed)),
+		faults:      map[string]Fault{},
+		conns:       map[string]*conn{},
+		webhookURLs: map[string]string{},
 	}
 	s.mux = http.NewServeMux()
 	s.routeControl()
@@ -330,9 +345,44 @@ func (s *Simulator) Advance(days int) error {
 		return fmt.Errorf("advance: days must be >= 0, got %d", days)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.clock += int64(days)
+	s.mu.Unlock()
+	if days > 0 {
+		s.tell(Change{Days: days})
+	}
 	return nil
+}
+
+// OnChange registers fn to be told of every clock advance and fault set,
+// after the change (a provider's simulator sends its notifications from
+// it). Call it only from ProviderSim.Route, while New builds the
+// simulator; fn runs on the caller's goroutine and must not block.
+func (s *Simulator) OnChange(fn func(Change)) { s.hooks = append(s.hooks, fn) }
+
+// tell runs the OnChange hooks.
+func (s *Simulator) tell(c Change) {
+	for _, fn := range s.hooks {
+		fn(c)
+	}
+}
+
+// SetWebhookURL sets where provider's simulator sends its notifications
+// (POST /_sim/webhooks); empty sends none, the default.
+func (s *Simulator) SetWebhookURL(provider, url string) error {
+	if s.providers.Lookup(provider) == nil {
+		return fmt.Errorf("set webhook URL: unknown provider %q", provider)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.webhookURLs[provider] = url
+	return nil
+}
+
+// WebhookURL returns where provider's notifications go ("" for nowhere).
+func (s *Simulator) WebhookURL(provider string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.webhookURLs[provider]
 }
 
 // SetFault sets (or with mode none clears) the fault of one provider.
@@ -342,10 +392,7 @@ func (s *Simulator) SetFault(f Fault) error {
 	}
 	switch f.Mode {
 	case FaultNone, "":
-		s.mu.Lock()
-		delete(s.faults, f.Provider)
-		s.mu.Unlock()
-		return nil
+		f.Mode = FaultNone
 	case FaultOutage, FaultRateLimit, FaultLatency, FaultLoginRequired, FaultMalformed:
 	default:
 		if !slices.Contains(s.providers.Lookup(f.Provider).ExtraFaults(), f.Mode) {
@@ -353,8 +400,17 @@ func (s *Simulator) SetFault(f Fault) error {
 		}
 	}
 	s.mu.Lock()
-	s.faults[f.Provider] = f
+	prev, ok := s.faults[f.Provider]
+	if !ok {
+		prev = Fault{Provider: f.Provider, Mode: FaultNone}
+	}
+	if f.Mode == FaultNone {
+		delete(s.faults, f.Provider)
+	} else {
+		s.faults[f.Provider] = f
+	}
 	s.mu.Unlock()
+	s.tell(Change{Fault: &f, Previous: prev})
 	return nil
 }
 

@@ -20,6 +20,7 @@ type plaidRequest struct {
 	Count       *int    `json:"count"`
 	StartDate   string  `json:"start_date"`
 	EndDate     string  `json:"end_date"`
+	WebhookCode string  `json:"webhook_code"`
 	Options     struct {
 		AccountIDs                 []string `json:"account_ids"`
 		AccountID                  string   `json:"account_id"`
@@ -43,6 +44,8 @@ func (s *server) routePlaid(mux *http.ServeMux) {
 	mux.HandleFunc("POST /investments/transactions/get", s.plaid(s.plaidInvestmentTransactions))
 	mux.HandleFunc("POST /liabilities/get", s.plaid(s.plaidLiabilities))
 	mux.HandleFunc("POST /institutions/get_by_id", s.plaidInstitutionGet)
+	mux.HandleFunc("POST /webhook_verification_key/get", s.plaidVerificationKey)
+	mux.HandleFunc("POST /sandbox/item/fire_webhook", s.plaid(s.plaidFireWebhook))
 }
 
 // plaid wraps a Plaid handler with body decoding, authentication and the

@@ -34,7 +34,8 @@ func (Sim) Prefix() string { return "/" }
 // Route registers the endpoints on mux, served for simulator h with
 // state of their own for that simulator.
 func (Sim) Route(h *sim.Simulator, mux *http.ServeMux) {
-	s := &server{h: h}
+	s := &server{h: h, notes: newNotifier(h)}
+	h.OnChange(s.notes.changed)
 	s.routePlaid(mux)
 }
 
@@ -99,8 +100,10 @@ func splitAccessToken(token string) (string, uint64) {
 
 // server serves Plaid's endpoints for one simulator.
 type server struct {
-	h    *sim.Simulator
-	bufs sync.Pool // *simkit.JW buffers for large responses
+	h *sim.Simulator
+	// notes sends the Items' webhooks.
+	notes *notifier
+	bufs  sync.Pool // *simkit.JW buffers for large responses
 
 	movesMu sync.Mutex
 	movesBy map[uint64]*plaidMoves // by item seed, at the last clock asked

@@ -76,6 +76,7 @@ func (s *server) plaidSync(w http.ResponseWriter, r *http.Request, req *plaidReq
 			return
 		}
 	}
+	s.notes.synced(it)
 	snap := s.h.Open(Name, it.key, plaidTxAccounts)
 	cur, errCode := s.plaidLoopPosition(req, snap, syncTag(it.idSeed), slot)
 	if errCode != "" {
