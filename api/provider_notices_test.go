@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/providers/stripe"
+	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/worker"
 )
 
@@ -296,4 +299,91 @@ func TestPlaidItemNotificationsTellErrorAndRepair(t *testing.T) {
 	}
 	w.fire(w.simURL, "PENDING_EXPIRATION")
 	waitFor(t, 10*time.Second, "the consent's end recorded", func() bool { return w.health()["consentExpiresAt"] != nil })
+}
+
+// TestStripeBalanceAvailableSyncsTheConnectedAccount: the simulator's
+// balance.available for a connected account, signed with the Connect
+// endpoint's secret, makes that account's connection sync as the clock
+// advances; a signature made with another secret, or ten minutes old, is
+// refused and enqueues nothing.
+func TestStripeBalanceAvailableSyncsTheConnectedAccount(t *testing.T) {
+	w := newHookWorld(t, true, worker.Webhooks{})
+	ctx := context.Background()
+	sealed, err := w.box.Seal(allsim.Credentials("stripe", "notice-stripe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := w.st.CreateConnection(ctx, storage.NewConnection{UserID: w.user.ID, Provider: "stripe",
+		BaseURL: allsim.BaseURL("stripe", w.simURL), SealedCredentials: sealed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := w.sync(c.ID); st != "completed" {
+		t.Fatalf("first sync: %s", st)
+	}
+	jobs := func() (n int) {
+		t.Helper()
+		if err := w.fx.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'sync_connection' AND args->>'connection_id' = $1`,
+			c.ID.String()).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	url, got := capture(t)
+	if err := w.sim.SetWebhookURL("stripe", url); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.sim.Advance(1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the event captured", func() bool { return len(got()) == 1 })
+	ev := got()[0]
+	if !bytes.Contains(ev.body, []byte(`"balance.available"`)) || !strings.HasPrefix(ev.header.Get("Stripe-Signature"), "t=") {
+		t.Fatalf("captured event: %s %v", ev.body, ev.header)
+	}
+	post := func(body []byte, sig string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, w.srv.URL+"/providers/stripe/webhooks", bytes.NewReader(body))
+		req.Header.Set("Stripe-Signature", sig)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	before := jobs()
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	old := strconv.FormatInt(time.Now().Add(-10*time.Minute).Unix(), 10)
+	for name, sig := range map[string]string{
+		"another secret":  "t=" + ts + ",v1=" + stripe.Sign("whsec_other", ts, ev.body),
+		"ten minutes old": "t=" + old + ",v1=" + stripe.Sign(stripeSecret(t), old, ev.body),
+		"no signature":    "",
+	} {
+		if status, body := post(ev.body, sig); status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s, want 400", name, status, body)
+		}
+	}
+	if n := jobs(); n != before {
+		t.Fatalf("refused events enqueued %d syncs", n-before)
+	}
+	if err := w.sim.SetWebhookURL("stripe", w.srv.URL+"/providers/stripe/webhooks"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.sim.Advance(1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the notified sync", func() bool { return jobs() == before+1 })
+}
+
+// stripeSecret is the simulated Connect endpoint's signing secret.
+func stripeSecret(t *testing.T) string {
+	var s struct {
+		WebhookSecret string `json:"webhook_secret"`
+	}
+	if err := json.Unmarshal(allsim.Settings("stripe"), &s); err != nil || s.WebhookSecret == "" {
+		t.Fatalf("simulator settings: %v", err)
+	}
+	return s.WebhookSecret
 }

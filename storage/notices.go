@@ -91,7 +91,7 @@ func (t *Tx) RequestResync(ctx context.Context, jobs JobInserter, id uuid.UUID, 
 }
 
 // RecordConsentEnd records, inside the transaction, when a connection's
-// consent ends as a provider notification said (Plaid's pending
+// consent ends as a provider notification said (a pending
 // expiration), with the connection.consent_expiring event when the end
 // lies within warning and was not warned of yet. It returns the webhook
 // subscriptions that received an event, whose drains the caller

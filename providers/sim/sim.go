@@ -151,6 +151,8 @@ type Simulator struct {
 	hooks []func(Change)
 	// webhookURLs are where each provider's notifications go (SetWebhookURL).
 	webhookURLs map[string]string
+	// notifyClient sends the notifications (Notify).
+	notifyClient *http.Client
 }
 
 // Change is what a Simulator's OnChange hooks are told of: the clock
@@ -204,6 +206,8 @@ func New(opts Options, ps ...ProviderSim) *Simulator {
 		faults:      map[string]Fault{},
 		conns:       map[string]*conn{},
 		webhookURLs: map[string]string{},
+
+		notifyClient: &http.Client{Timeout: notifyTimeout},
 	}
 	s.mux = http.NewServeMux()
 	s.routeControl()

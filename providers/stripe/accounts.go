@@ -27,9 +27,15 @@ func (a *Adapter) Accounts(ctx context.Context, conn providers.Connection) (prov
 	if err := a.get(ctx, conn, "/v1/balance", nil, &b); err != nil {
 		return providers.AccountSet{}, fmt.Errorf("stripe balance: %w", err)
 	}
+	c, err := parseCredentials(conn.Credentials)
+	if err != nil {
+		return providers.AccountSet{}, err
+	}
 	return providers.AccountSet{
 		Institution: providers.Institution{ID: "stripe", Name: "Stripe"},
 		Accounts:    mapBalance(b),
+		// A connected account's events name it (ReadWebhook).
+		LinkID: c.Account,
 	}, nil
 }
 

@@ -48,6 +48,11 @@ func Describe() providers.Description {
 			{Key: "api_key", Required: true, Doc: "secret API key"},
 			{Key: "account", Required: false, Doc: "connected account id (Stripe-Account)"},
 		},
+		// The Connect endpoint's signing secret, one for every connected
+		// account: it verifies the events Stripe sends (VerifyWebhook).
+		Settings: []providers.CredentialField{
+			{Key: "webhook_secret", Required: false, Doc: "signing secret (whsec_...) of the Connect webhook endpoint"},
+		},
 		// 100 req/s live; 25 req/s per account in test mode.
 		Limits: providers.Limits{Provider: providers.PerSecond(100, 100), Credential: providers.PerSecond(25, 25)},
 	}

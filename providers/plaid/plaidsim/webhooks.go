@@ -1,8 +1,6 @@
 package plaidsim
 
 import (
-	"bytes"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/sha256"
@@ -32,10 +30,9 @@ import (
 // set, LOGIN_REPAIRED when that fault is cleared. /sandbox/item/fire_webhook
 // sends one on demand.
 type notifier struct {
-	h      *sim.Simulator
-	key    *ecdsa.PrivateKey
-	kid    string
-	client *http.Client
+	h   *sim.Simulator
+	key *ecdsa.PrivateKey
+	kid string
 
 	mu sync.Mutex
 	// items are the tokens of the Items that synced, with their item ids.
@@ -56,8 +53,7 @@ func newNotifier(h *sim.Simulator) *notifier {
 		key, _ = ecdsa.ParseRawPrivateKey(elliptic.P256(), d[:]) // nil for the rare value past the order
 	}
 	return &notifier{h: h, key: key, kid: simkit.UUIDFrom(simkit.Mix(h.Seed() ^ 0x3eb4)),
-		client: &http.Client{Timeout: 10 * time.Second},
-		items:  map[string]string{}, warned: map[string]time.Time{}, ended: map[string]time.Time{}}
+		items: map[string]string{}, warned: map[string]time.Time{}, ended: map[string]time.Time{}}
 }
 
 // synced records that an Item called /transactions/sync.
@@ -136,46 +132,15 @@ func itemError(itemID string) map[string]any {
 			"error_message": loginRequiredMessage, "display_message": loginRequiredDisplay, "status": 400}}
 }
 
-// send signs body and posts it to the webhook URL in the background,
-// trying three times a second apart when the receiver does not answer
-// 200 (Plaid retries for longer).
+// send signs body and has the simulator post it to the webhook URL.
 func (n *notifier) send(body map[string]any) {
-	url := n.h.WebhookURL(Name)
-	if url == "" {
-		return
-	}
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return
 	}
-	go func() {
-		for attempt := 0; attempt < 3; attempt++ {
-			if attempt > 0 {
-				time.Sleep(time.Second)
-			}
-			if n.post(url, raw) {
-				return
-			}
-		}
-	}()
-}
-
-// post delivers one signed webhook; it reports a 200 answer.
-func (n *notifier) post(url string, raw []byte) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
-	if err != nil {
-		return false
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Plaid-Verification", n.sign(raw, n.h.Now()))
-	resp, err := n.client.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	n.h.Notify(Name, raw, func(b []byte, now time.Time) http.Header {
+		return http.Header{"Plaid-Verification": {n.sign(b, now)}}
+	})
 }
 
 // sign returns the Plaid-Verification JWT of body, issued at iat.

@@ -29,7 +29,8 @@ func (Sim) Prefix() string { return "/v1/" }
 // Route registers the endpoints on mux, served for simulator h with
 // state of their own for that simulator.
 func (Sim) Route(h *sim.Simulator, mux *http.ServeMux) {
-	s := &server{h: h}
+	s := &server{h: h, notes: &notifier{h: h, accounts: map[string]*stripeConn{}}}
+	h.OnChange(func(c sim.Change) { s.notes.changed(s, c) })
 	s.routeStripe(mux)
 }
 
@@ -57,16 +58,20 @@ func (Sim) WriteFault(w http.ResponseWriter, r *http.Request, mode string) {
 }
 
 // Credentials returns credentials the simulator accepts, in the shape
-// the adapter stores, deterministic from name.
+// the adapter stores, deterministic from name, with the provider
+// settings (Settings).
 func (Sim) Credentials(name string) json.RawMessage {
 	h := simkit.HashString(0x5eed, Name, name)
 	return simkit.MustJSON(map[string]string{
-		"api_key": "sk_test_" + string(simkit.AppendAlnum(nil, h, 99)),
-		"account": "acct_" + string(simkit.AppendAlnum(nil, simkit.Mix(h), 16)),
+		"api_key":        "sk_test_" + string(simkit.AppendAlnum(nil, h, 99)),
+		"account":        "acct_" + string(simkit.AppendAlnum(nil, simkit.Mix(h), 16)),
+		"webhook_secret": webhookSecret(),
 	})
 }
 
 // server serves the endpoints for one simulator.
 type server struct {
 	h *sim.Simulator
+	// notes sends the connected accounts' events.
+	notes *notifier
 }

@@ -322,6 +322,12 @@ func (s *server) stripeGet(w http.ResponseWriter, r *http.Request, c *stripeConn
 
 // stripeBalance serves GET /v1/balance.
 func (s *server) stripeBalance(w http.ResponseWriter, _ *http.Request, c *stripeConn) {
+	s.notes.seen(c)
+	simkit.WriteJSON(w, http.StatusOK, s.balanceOf(c))
+}
+
+// balanceOf is the account's balance object at the current clock.
+func (s *server) balanceOf(c *stripeConn) map[string]any {
 	snap := s.h.Open(Name, c.key, 1)
 	t := &snap.TL
 	pending := map[string]int64{"usd": 0}
@@ -345,8 +351,8 @@ func (s *server) stripeBalance(w http.ResponseWriter, _ *http.Request, c *stripe
 		}
 		return out
 	}
-	simkit.WriteJSON(w, http.StatusOK, map[string]any{
+	return map[string]any{
 		"object": "balance", "livemode": c.live, "available": list(available), "pending": list(pending),
 		"connect_reserved": []any{}, "instant_available": list(available),
-	})
+	}
 }
