@@ -200,7 +200,7 @@ func (e *outageEnv) expectRecovered(since time.Time) time.Duration {
 	}
 }
 
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !cond() {

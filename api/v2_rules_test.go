@@ -35,7 +35,7 @@ func withRuleWorker(t *testing.T) envOption {
 
 // startWorkerClient starts a real River client with every finsync worker
 // for the test, stopped (running jobs cancelled) when the test ends.
-func startWorkerClient(t *testing.T, cfg worker.Config) *river.Client[pgx.Tx] {
+func startWorkerClient(t testing.TB, cfg worker.Config) *river.Client[pgx.Tx] {
 	t.Helper()
 	client, err := worker.NewClient(cfg)
 	if err != nil {

@@ -61,7 +61,8 @@ func (a *app) devCmd() *cobra.Command {
 			}
 			g, gctx := errgroup.WithContext(ctx)
 			simRoot := "http://" + simAddr
-			g.Go(func() error { return api.Serve(gctx, simAddr, newSimulator(1), a.logger()) })
+			simulator := newSimulator(1)
+			g.Go(func() error { return api.Serve(gctx, simAddr, simulator, a.logger()) })
 			if err := waitHealthy(ctx, simRoot+"/_sim/state", nil); err != nil {
 				return err
 			}
@@ -98,6 +99,10 @@ func (a *app) devCmd() *cobra.Command {
 			apiErr := make(chan error, 1)
 			g.Go(func() error { err := a.runAPI(gctx, st, addr, metricsAddr, reg); apiErr <- err; return err })
 			if err := waitHealthy(ctx, "http://"+addr+"/v2/health", apiErr); err != nil {
+				return err
+			}
+			// The simulated providers notify this API, as real ones would.
+			if err := notifyHere(simulator, "http://"+addr); err != nil {
 				return err
 			}
 			if metricsAddr != "" {
