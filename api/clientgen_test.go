@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,8 +61,13 @@ func TestGeneratedClientsListTransactions(t *testing.T) {
 		if err := os.MkdirAll(pkgDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		goCmd(root, "tool", "oapi-codegen", "-generate", "types,client", "-package", v+"client",
-			"-o", filepath.Join(pkgDir, "client.gen.go"), doc)
+		gen := filepath.Join(pkgDir, "client.gen.go")
+		goCmd(root, "tool", "oapi-codegen", "-generate", "types,client", "-package", v+"client", "-o", gen, doc)
+		// One error type: every response with the error envelope is the
+		// Error schema, so the generator makes it once and aliases it.
+		if got := envelopeTypes(t, gen); !slices.Equal(got, []string{"Error"}) {
+			t.Errorf("%s client: error envelope types %q, want only Error", v, got)
+		}
 	}
 	program, err := os.ReadFile(filepath.Join("testdata", "clientgen", "main.go.txt"))
 	if err != nil {
@@ -119,4 +127,45 @@ func TestGeneratedClientsListTransactions(t *testing.T) {
 	if want := fmt.Sprintf("count v2 %d v1 %d", len(want2), len(want1)); !strings.Contains(string(out), want) {
 		t.Fatalf("output lacks %q:\n%s", want, out)
 	}
+}
+
+// envelopeTypes are the types a generated client declares (aliases aside)
+// for the error envelope: structs with an Error field that is the
+// ErrorDetail type or a struct of its own (a narrowed copy of the
+// envelope), sorted.
+func envelopeTypes(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	var out []string
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			ts := spec.(*ast.TypeSpec)
+			st, ok := ts.Type.(*ast.StructType)
+			if ts.Assign.IsValid() || !ok {
+				continue
+			}
+			for _, field := range st.Fields.List {
+				if len(field.Names) != 1 || field.Names[0].Name != "Error" {
+					continue
+				}
+				switch ft := field.Type.(type) {
+				case *ast.StructType:
+					out = append(out, ts.Name.Name)
+				case *ast.Ident:
+					if ft.Name == "ErrorDetail" {
+						out = append(out, ts.Name.Name)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -25,6 +25,17 @@ import (
 // tools that do not know the extension ignore it.
 const UnroutedExtension = spec.UnroutedExtension
 
+// ErrorCodesExtension is the key, on each response with the error
+// envelope, of the codes its error.code takes there (the one Error schema
+// both documents share lists every code of the version); tools that do
+// not know it ignore it, and the response's description says the same.
+const ErrorCodesExtension = spec.ErrorCodesExtension
+
+// ErrorFieldsExtension is the key, on a response whose envelope always
+// carries an optional field of the Error schema (retryAfter on v2's 429),
+// of those fields.
+const ErrorFieldsExtension = spec.ErrorFieldsExtension
+
 // V1 renders the OpenAPI document of API v1 for provs (the registry's
 // profiles, in its order): its Provider enum lists their v1 names, then
 // Manual. Each call renders a new document, so callers that serve it

@@ -8,9 +8,11 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/openapitest"
 	v1 "github.com/finsync/finsync/api/v1"
+	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/all"
 )
@@ -191,5 +193,101 @@ func checkOperation(t *testing.T, name string, op *openapi3.Operation) {
 		if !public && code < "300" && (limit == nil || !limit.Value.Required) {
 			t.Errorf("%s %s: X-RateLimit-Limit not required", name, code)
 		}
+	}
+}
+
+// TestDocumentedQueryParametersAreTheAcceptedOnes: each operation of both
+// documents lists exactly the query parameters its route accepts (the
+// declaration the router refuses others by), and every declared operation
+// is documented; GET /health, where probes may add what they like, is
+// exempt from both.
+func TestDocumentedQueryParametersAreTheAcceptedOnes(t *testing.T) {
+	accepted := map[string]middleware.Accepted{"v1": v1.QueryParams(), "v2": v2.QueryParams()}
+	for _, d := range docs(t) {
+		t.Run(d.name, func(t *testing.T) {
+			declared := accepted[d.name]
+			seen := map[string]bool{}
+			for path, item := range load(t, d.data).Paths.Map() {
+				for method, op := range item.Operations() {
+					key := method + " " + path
+					if key == "GET /health" {
+						continue
+					}
+					seen[key] = true
+					var documented []string
+					for _, p := range op.Parameters {
+						if p.Value.In == "query" {
+							documented = append(documented, p.Value.Name)
+						}
+					}
+					want, ok := declared[key]
+					if !ok {
+						t.Errorf("%s is documented but declares no query parameters", key)
+						continue
+					}
+					slices.Sort(documented)
+					want = slices.Sorted(slices.Values(want))
+					if !slices.Equal(documented, want) {
+						t.Errorf("%s documents query parameters %q, the route accepts %q", key, documented, want)
+					}
+				}
+			}
+			for key := range declared {
+				if !seen[key] {
+					t.Errorf("%s accepts query parameters but is not documented", key)
+				}
+			}
+		})
+	}
+}
+
+// TestErrorResponsesShareOneSchema: every response of both documents
+// whose body is the error envelope refers to the one Error schema, as is,
+// and names its codes (openapi.ErrorCodesExtension) among the version's
+// ErrorCode enum; and every 400 response says unknown parameters are
+// refused.
+func TestErrorResponsesShareOneSchema(t *testing.T) {
+	for _, d := range docs(t) {
+		t.Run(d.name, func(t *testing.T) {
+			doc := load(t, d.data)
+			all := doc.Components.Schemas["ErrorCode"].Value.Enum
+			enveloped := 0
+			for name, resp := range doc.Components.Responses {
+				codes, hasCodes := resp.Value.Extensions[openapi.ErrorCodesExtension].([]any)
+				schema := resp.Value.Content.Get("application/json").Schema
+				if !hasCodes {
+					if schema.Ref == "#/components/schemas/Error" {
+						t.Errorf("%s refers to Error without naming its codes", name)
+					}
+					continue
+				}
+				enveloped++
+				refersToError := schema.Ref == "#/components/schemas/Error"
+				for _, alt := range schema.Value.OneOf {
+					refersToError = refersToError || alt.Ref == "#/components/schemas/Error"
+				}
+				if !refersToError {
+					t.Errorf("%s names codes but its schema is not the Error envelope", name)
+				}
+				for _, c := range codes {
+					if !slices.Contains(all, c) {
+						t.Errorf("%s names code %v, not in the ErrorCode enum", name, c)
+					}
+					if !strings.Contains(*resp.Value.Description, c.(string)) {
+						t.Errorf("%s: the description does not name code %v", name, c)
+					}
+				}
+				if strings.Contains(*resp.Value.Description, "BAD_REQUEST") &&
+					!strings.Contains(*resp.Value.Description, "unknown parameters are refused") {
+					t.Errorf("%s: the 400 description does not say unknown parameters are refused", name)
+				}
+			}
+			if enveloped < 5 {
+				t.Errorf("only %d responses carry the envelope", enveloped)
+			}
+			if _, ok := doc.Components.Schemas["RateLimitError"]; ok && d.name == "v2" {
+				t.Errorf("v2 has a second envelope schema, RateLimitError")
+			}
+		})
 	}
 }

@@ -61,7 +61,7 @@ func TestParseRefusesUndecodableQueries(t *testing.T) {
 			t.Errorf("%s: got %v, want %s", raw, err, msg)
 		}
 	}
-	q := Parse("limit=10&categoryId=%41")
+	q := Parse("limit=10&categoryId=%41", "limit", "categoryId")
 	if q.Err() != nil || q.Limit(50) != 10 {
 		t.Errorf("well-encoded query: %v", q.Err())
 	}

@@ -1,7 +1,9 @@
 // Package params reads and checks API input for both API versions: query
 // parameters (each reader keeps the first error, and every message starts
-// with the parameter's name: "limit: must be an integer between 1 and 250"),
-// and the limits every string and number of a request obeys.
+// with the parameter's name: "limit: must be an integer between 1 and 250";
+// a parameter the operation does not accept is named in quotes instead:
+// `unknown query parameter "acount_id"; accepted: ...`), and the limits
+// every string and number of a request obeys.
 package params
 
 import (
@@ -31,25 +33,59 @@ func Errorf(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(f
 
 // Values reads query parameters, keeping the first error.
 type Values struct {
-	v   url.Values
-	err error
+	v        url.Values
+	accepted []string
+	err      error
 }
 
-// New reads from v.
-func New(v url.Values) *Values { return &Values{v: v} }
-
-// Parse reads the raw query string of a request. A query string that does
-// not decode (a malformed percent-escape, a semicolon separator) is an
-// error recorded at once, never a parameter silently dropped. (Every value
-// read is then parsed strictly, so a NUL character or an overlong value
-// fails its reader.)
-func Parse(rawQuery string) *Values {
+// Parse reads the raw query string of a request to an operation that
+// accepts the named parameters and no others. A query string that does not
+// decode (a malformed percent-escape, a semicolon separator) is an error
+// recorded at once, never a parameter silently dropped; so is a parameter
+// not accepted, named with the accepted ones (Unknown). (Every value read
+// is then parsed strictly, so a NUL character or an overlong value fails
+// its reader.) Caveat: reading a parameter that is not accepted panics:
+// the operation's declaration must list every parameter its handler reads.
+func Parse(rawQuery string, accepted ...string) *Values {
 	v, err := url.ParseQuery(rawQuery)
-	q := &Values{v: v}
+	q := &Values{v: v, accepted: accepted}
 	if err != nil {
 		q.err = Errorf("query: cannot be decoded: %s", queryProblem(err))
+		return q
 	}
+	q.err = Unknown(v, accepted)
 	return q
+}
+
+// maxNameShown is the longest parameter name quoted back in a message, in
+// bytes; a longer one is cut (an unknown name may be megabytes long).
+const maxNameShown = 64
+
+// Unknown returns an *Error naming a parameter of v that is not among
+// accepted, with the accepted ones in their order
+// (`unknown query parameter "acount_id"; accepted: bankAccountId, limit`),
+// or nil when every parameter is accepted. Of several unknown names it
+// names the first in byte order, so the message does not vary between
+// requests.
+func Unknown(v url.Values, accepted []string) error {
+	var unknown []string
+	for name := range v {
+		if !contains(accepted, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	name := unknown[0]
+	if len(name) > maxNameShown {
+		name = strings.ToValidUTF8(name[:maxNameShown], "") + "..."
+	}
+	if len(accepted) == 0 {
+		return Errorf("unknown query parameter %s; this operation accepts no query parameters", strconv.Quote(name))
+	}
+	return Errorf("unknown query parameter %s; accepted: %s", strconv.Quote(name), strings.Join(accepted, ", "))
 }
 
 // queryProblem words a url.ParseQuery error for a client.
@@ -71,15 +107,19 @@ func (q *Values) Fail(name, msg string) {
 	}
 }
 
-// Has reports whether the parameter was given.
+// Has reports whether the parameter was given. It panics when name is not
+// accepted (see Parse).
 func (q *Values) Has(name string) bool {
+	q.mustAccept(name)
 	_, ok := q.v[name]
 	return ok
 }
 
 // Get returns the single value of a parameter and whether it was given; a
-// parameter given twice is an error.
+// parameter given twice is an error. It panics when name is not accepted
+// (see Parse).
 func (q *Values) Get(name string) (string, bool) {
+	q.mustAccept(name)
 	vals, ok := q.v[name]
 	if !ok {
 		return "", false
@@ -89,6 +129,16 @@ func (q *Values) Get(name string) (string, bool) {
 		return "", false
 	}
 	return vals[0], true
+}
+
+// mustAccept panics when a handler reads a parameter its operation does not
+// declare: a request naming it would have been refused as unknown, so the
+// read could never see a value, and the declaration has drifted from the
+// handler.
+func (q *Values) mustAccept(name string) {
+	if !contains(q.accepted, name) {
+		panic(fmt.Sprintf("params: query parameter %q is read but not among the operation's accepted ones %q", name, q.accepted))
+	}
 }
 
 // ParseUUID parses the canonical 36-character form only.

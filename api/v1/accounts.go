@@ -13,7 +13,7 @@ import (
 const MaxAccounts = 1000
 
 func (s *Server) listAccounts(c *gin.Context) {
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	f := storage.AccountFilter{BankConnectionID: q.UUID("connectionId"), Status: "active"}
 	if q.Err() != nil {
 		s.handle(c, q.Err())

@@ -16,7 +16,7 @@ import (
 // investmentQuery reads the parameters shared by holdings and investment
 // transactions (dates only for the latter) and checks the connection.
 func (s *Server) investmentQuery(c *gin.Context, dates bool) (storage.ConnectionFilter, int, int, error) {
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	f := storage.ConnectionFilter{
 		BankConnectionID: q.requiredUUID("bankConnectionId"),
 		AccountIDs:       q.accountIDs(),

@@ -4,6 +4,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gin-gonic/gin"
+
+	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/api/params"
 
 	"github.com/google/uuid"
@@ -25,9 +28,26 @@ const InvestmentWindowDays = 30
 // query reads version 1's query parameters.
 type query struct{ *params.Values }
 
-// newQuery reads a request's raw query string; one that does not decode
-// is an error (see params.Parse).
-func newQuery(rawQuery string) *query { return &query{params.Parse(rawQuery)} }
+// QueryParams are the query parameters each version 1 operation accepts,
+// keyed as in the OpenAPI document ("GET /transactions"); any other
+// answers 400 BAD_REQUEST naming it (middleware.StrictQuery). A handler
+// reading a parameter not listed for its operation panics, and the OpenAPI
+// document's tests check that each operation documents exactly these.
+// GET /health is exempt: probes may add what they like.
+func QueryParams() middleware.Accepted {
+	return middleware.Accepted{
+		"GET /openapi.json":            nil,
+		"GET /accounts":                {"connectionId"},
+		"GET /bank-connections":        nil,
+		"GET /transactions":            {"bankConnectionId", "accountIds", "startDate", "endDate", "limit", "cursor"},
+		"GET /holdings":                {"bankConnectionId", "accountIds", "limit", "cursor"},
+		"GET /investment-transactions": {"bankConnectionId", "accountIds", "startDate", "endDate", "limit", "cursor"},
+	}
+}
+
+// newQuery returns the request's query as middleware.StrictQuery parsed
+// it for the operation: only its accepted parameters, none refused yet.
+func newQuery(c *gin.Context) *query { return &query{middleware.Query(c)} }
 
 // requiredUUID reads a required UUID parameter.
 func (q *query) requiredUUID(name string) uuid.UUID {

@@ -86,7 +86,10 @@ func hourlyLimit(route string) (string, bool) {
 	return "", false
 }
 
-// Register mounts version 1 under /v1 on the engine.
+// Register mounts version 1 under /v1 on the engine. It panics when the
+// routes and QueryParams disagree (a route without a declaration, or a
+// declaration without a route): a mistake in this package, caught by any
+// test that assembles the API.
 func Register(e *gin.Engine, cfg Config) *Server {
 	if cfg.Plans == nil {
 		cfg.Plans = DefaultPlanLimits()
@@ -96,14 +99,18 @@ func Register(e *gin.Engine, cfg Config) *Server {
 		s.profiles[p.Name] = p
 	}
 	var resp Responder
-	g := e.Group("/v1", middleware.Recover(cfg.Log, endpointResponder{resp}))
+	strict := middleware.StrictQuery(prefix, QueryParams())
+	g := e.Group(prefix, middleware.Recover(cfg.Log, endpointResponder{resp}))
 	g.GET("/health", s.health)
-	g.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", cfg.OpenAPI) })
+	g.GET("/openapi.json", strict, func(c *gin.Context) { c.Data(http.StatusOK, "application/json", cfg.OpenAPI) })
 
+	// A query parameter the operation does not accept is refused once the
+	// caller is known and has budget left, before any expensive work.
 	authed := g.Group("",
 		cfg.Auth.Authenticate(resp),
 		middleware.RequirePlan(resp, domain.PlanPro, domain.PlanTrial),
 		middleware.RateLimit(cfg.Limits, resp, s.limit),
+		strict,
 	)
 	if cfg.Expensive != nil {
 		authed.Use(cfg.Expensive)
@@ -116,8 +123,14 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	authed.GET("/transactions", s.listTransactions)
 	authed.GET("/holdings", s.listHoldings)
 	authed.GET("/investment-transactions", s.listInvestmentTransactions)
+	if err := middleware.CheckAccepted(e.Routes(), prefix, QueryParams(), "/health"); err != nil {
+		panic("v1: " + err.Error())
+	}
 	return s
 }
+
+// prefix is the path prefix of version 1.
+const prefix = "/v1"
 
 // limit is the rate-limit policy: an hourly budget per data endpoint, the
 // plan's general per-minute budget elsewhere.

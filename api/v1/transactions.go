@@ -25,7 +25,7 @@ type transactionPage struct {
 }
 
 func (s *Server) listTransactions(c *gin.Context) {
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	f := storage.ConnectionFilter{
 		BankConnectionID: q.requiredUUID("bankConnectionId"),
 		AccountIDs:       q.accountIDs(),

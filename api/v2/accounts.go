@@ -72,7 +72,7 @@ func utc(t *time.Time) *time.Time {
 }
 
 func (s *Server) listAccounts(c *gin.Context) {
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	f := storage.AccountFilter{
 		BankConnectionID: q.UUID("bankConnectionId"),
 		Status:           q.Enum("status", "active", "active", "closed", "all"),
@@ -133,7 +133,7 @@ func (s *Server) notDuplicate(c *gin.Context) {
 }
 
 func (s *Server) balanceHistory(c *gin.Context) {
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	f := storage.BalanceFilter{
 		BankConnectionID: q.UUID("bankConnectionId"),
 		AccountID:        q.UUID("bankAccountId"),

@@ -73,7 +73,7 @@ func newConnectionView(bc domain.BankConnection, h storage.ConnectionHealth) con
 }
 
 func (s *Server) listConnections(c *gin.Context) {
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	status := q.Enum("status", "active", "active", "all", "disabled")
 	if q.Err() != nil {
 		s.handle(c, q.Err())

@@ -52,7 +52,7 @@ type investmentTransactionView struct {
 // investmentQuery reads the filters shared by holdings and investment
 // transactions and checks the ids they name.
 func (s *Server) investmentQuery(c *gin.Context, listing string, dates bool) (storage.InvestmentFilter, *pager, error) {
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	f := storage.InvestmentFilter{
 		BankConnectionID: q.UUID("bankConnectionId"),
 		AccountID:        q.UUID("bankAccountId"),

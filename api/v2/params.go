@@ -1,6 +1,9 @@
 package v2
 
 import (
+	"github.com/gin-gonic/gin"
+
+	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/api/params"
 	"github.com/finsync/finsync/domain"
 )
@@ -14,9 +17,61 @@ const (
 // query reads version 2's query parameters.
 type query struct{ *params.Values }
 
-// newQuery reads a request's raw query string; one that does not decode
-// is an error (see params.Parse).
-func newQuery(rawQuery string) *query { return &query{params.Parse(rawQuery)} }
+// QueryParams are the query parameters each version 2 operation accepts,
+// keyed as in the OpenAPI document ("GET /accounts/{accountId}"); any
+// other answers 400 BAD_REQUEST naming it (middleware.StrictQuery). A
+// handler reading a parameter not listed for its operation panics, and the
+// OpenAPI document's tests check that each operation documents exactly
+// these. GET /health is exempt: probes may add what they like.
+func QueryParams() middleware.Accepted {
+	page := []string{"cursor", "limit"}
+	with := func(names ...string) []string { return append(names, page...) }
+	return middleware.Accepted{
+		"GET /openapi.json":                        nil,
+		"GET /me":                                  nil,
+		"GET /accounts":                            with("bankConnectionId", "status"),
+		"POST /accounts":                           nil,
+		"GET /accounts/balance-history":            with("bankConnectionId", "bankAccountId", "startDate", "endDate"),
+		"GET /accounts/{accountId}":                nil,
+		"PATCH /accounts/{accountId}":              nil,
+		"DELETE /accounts/{accountId}":             nil,
+		"POST /accounts/{accountId}/not-duplicate": nil,
+		"GET /transactions":                        transactionQuery(),
+		"PATCH /transactions/{id}":                 nil,
+		"GET /bank-connections":                    {"status"},
+		"GET /categories":                          nil,
+		"POST /categories":                         nil,
+		"PATCH /categories/{id}":                   nil,
+		"GET /category-groups":                     nil,
+		"GET /holdings":                            with("bankConnectionId", "bankAccountId"),
+		"GET /investment-transactions":             with("bankConnectionId", "bankAccountId", "startDate", "endDate"),
+		"GET /transfers":                           with("bankAccountId", "startDate", "endDate"),
+		"POST /transfers":                          nil,
+		"DELETE /transfers/{id}":                   nil,
+		"GET /rules":                               {"includeArchived"},
+		"POST /rules":                              nil,
+		"POST /rules/preview":                      page,
+		"PATCH /rules/{ruleId}":                    nil,
+		"DELETE /rules/{ruleId}":                   nil,
+		"POST /webhooks":                           nil,
+		"GET /webhooks":                            nil,
+		"GET /webhooks/{webhookId}":                nil,
+		"DELETE /webhooks/{webhookId}":             nil,
+		"GET /webhooks/{webhookId}/deliveries":     page,
+	}
+}
+
+// transactionQuery are the parameters of GET /transactions.
+func transactionQuery() []string {
+	return []string{
+		"bankConnectionId", "bankAccountId", "categoryId", "status", "startDate", "endDate",
+		"cursor", "limit", "includeHidden", "includeDuplicates", "transfers",
+	}
+}
+
+// newQuery returns the request's query as middleware.StrictQuery parsed
+// it for the operation: only its accepted parameters, none refused yet.
+func newQuery(c *gin.Context) *query { return &query{middleware.Query(c)} }
 
 // dateRange reads the optional startDate and endDate.
 func (q *query) dateRange() (start, end *domain.Date) {

@@ -58,7 +58,7 @@ func (s *Server) createRuleLimit(c *gin.Context) (middleware.LimitInfo, bool) {
 }
 
 func (s *Server) listRules(c *gin.Context) {
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	includeArchived := q.Bool("includeArchived")
 	if q.Err() != nil {
 		s.handle(c, q.Err())

@@ -38,7 +38,7 @@ func (s *Server) previewRule(c *gin.Context) {
 		return
 	}
 	def := (&storage.Rule{Conditions: in.Conditions, Outcomes: in.Outcomes, Priority: in.Priority}).DefinitionJSON()
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	pg := s.previewPager(c, q, def)
 	if q.Err() != nil {
 		s.handle(c, q.Err())

@@ -77,22 +77,29 @@ type Server struct {
 	ruleCache *rules.Cache
 }
 
-// Register mounts version 2 under /v2 on the engine.
+// Register mounts version 2 under /v2 on the engine. It panics when the
+// routes and QueryParams disagree (a route without a declaration, or a
+// declaration without a route): a mistake in this package, caught by any
+// test that assembles the API.
 func Register(e *gin.Engine, cfg Config) *Server {
 	if cfg.Plans == nil {
 		cfg.Plans = DefaultPlanLimits()
 	}
 	s := &Server{cfg: cfg, ruleCache: rules.NewCache(rules.DefaultCacheSize)}
 	var resp Responder
-	g := e.Group("/v2", middleware.Recover(cfg.Log, resp), emptySegmentNotFound)
+	strict := middleware.StrictQuery(prefix, QueryParams())
+	g := e.Group(prefix, middleware.Recover(cfg.Log, resp), emptySegmentNotFound)
 	g.GET("/health", s.health)
-	g.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", cfg.OpenAPI) })
+	g.GET("/openapi.json", strict, func(c *gin.Context) { c.Data(http.StatusOK, "application/json", cfg.OpenAPI) })
 
+	// A query parameter the operation does not accept is refused once the
+	// caller is known and has budget left, before any expensive work.
 	authed := g.Group("",
 		cfg.Auth.Authenticate(resp),
 		middleware.RequirePlan(resp, domain.PlanStandard, domain.PlanPro),
 		middleware.RequireStorageMode(resp),
 		middleware.RateLimit(cfg.Limits, resp, s.generalLimit),
+		strict,
 	)
 	if cfg.Expensive != nil {
 		authed.Use(cfg.Expensive)
@@ -135,8 +142,14 @@ func Register(e *gin.Engine, cfg Config) *Server {
 	authed.PATCH("/rules/:ruleId", idem, s.updateRule)
 	authed.DELETE("/rules/:ruleId", s.archiveRule)
 	s.registerWebhooks(authed, resp)
+	if err := middleware.CheckAccepted(e.Routes(), prefix, QueryParams(), "/health"); err != nil {
+		panic("v2: " + err.Error())
+	}
 	return s
 }
+
+// prefix is the path prefix of version 2.
+const prefix = "/v2"
 
 func (s *Server) generalLimit(c *gin.Context) (middleware.LimitInfo, bool) {
 	p := middleware.GetPrincipal(c)

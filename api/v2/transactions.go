@@ -20,7 +20,7 @@ var transactionStatuses = map[string][]string{
 }
 
 func (s *Server) listTransactions(c *gin.Context) {
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	f := storage.TransactionFilter{
 		BankConnectionID: q.UUID("bankConnectionId"),
 		AccountID:        q.UUID("bankAccountId"),

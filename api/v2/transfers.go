@@ -16,7 +16,7 @@ import (
 // listTransfers lists the transfers the caller sees (both accounts in a
 // scoped credential's scope), newest outflow date first.
 func (s *Server) listTransfers(c *gin.Context) {
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	f := storage.TransferFilter{AccountID: q.UUID("bankAccountId")}
 	f.StartDate, f.EndDate = q.dateRange()
 	pg := s.newPager(c, "transfers", q)

@@ -207,7 +207,7 @@ func (s *Server) listWebhookDeliveries(c *gin.Context) {
 	if !ok {
 		return
 	}
-	q := newQuery(c.Request.URL.RawQuery)
+	q := newQuery(c)
 	p := s.newPager(c, "webhook-deliveries:"+id.String(), q)
 	if q.Err() != nil {
 		s.handle(c, q.Err())

@@ -196,7 +196,58 @@ func (v *Validator) Validate(req *http.Request, status int, header http.Header, 
 	if err := openapi3filter.ValidateResponse(ctx, input); err != nil {
 		return fmt.Errorf("%s %s -> %d: %w", req.Method, req.URL.Path, status, err)
 	}
+	if err := checkErrorExtensions(route.Operation.Responses.Status(status).Value, body); err != nil {
+		return fmt.Errorf("%s %s -> %d: %w", req.Method, req.URL.Path, status, err)
+	}
 	return nil
+}
+
+// checkErrorExtensions checks an error envelope against what its response
+// says beyond the shared schema: the codes error.code takes there
+// (openapi.ErrorCodesExtension) and the fields it always carries
+// (openapi.ErrorFieldsExtension). A body whose error is not an object (a
+// 401's string, v1's {error, requestId}) has no code to check.
+func checkErrorExtensions(resp *openapi3.Response, body []byte) error {
+	codes, fields := extensionList(resp, openapi.ErrorCodesExtension), extensionList(resp, openapi.ErrorFieldsExtension)
+	if codes == nil && fields == nil {
+		return nil
+	}
+	var envelope map[string]any
+	if err := json.Unmarshal(body, &envelope); err != nil {
+		return fmt.Errorf("decode error body: %w", err)
+	}
+	for _, f := range fields {
+		if _, ok := envelope[f]; !ok {
+			return fmt.Errorf("error body lacks %s, which this response always carries (%s)", f, openapi.ErrorFieldsExtension)
+		}
+	}
+	detail, ok := envelope["error"].(map[string]any)
+	if !ok || codes == nil {
+		return nil
+	}
+	code, _ := detail["code"].(string)
+	for _, c := range codes {
+		if c == code {
+			return nil
+		}
+	}
+	return fmt.Errorf("error.code %q is not among this response's codes %q (%s)", code, codes, openapi.ErrorCodesExtension)
+}
+
+// extensionList is a list of strings under key among resp's extensions,
+// or nil.
+func extensionList(resp *openapi3.Response, key string) []string {
+	raw, ok := resp.Extensions[key].([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(raw))
+	for _, v := range raw {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Check fails t (without stopping it) when the response does not conform;

@@ -3,7 +3,8 @@ package spec
 import "net/http"
 
 // Idempotency-Key on v2's POST and PATCH operations (package
-// api/idempotency): finsync's addition to the spec.
+// api/idempotency): finsync's addition to the API contract
+// (docs/api-v2.md).
 
 const (
 	hdrIdempotencyKey = "Idempotency-Key"
@@ -49,12 +50,12 @@ func v2IdempotencyErrorCodes() []string { return []string{"CONFLICT", "IDEMPOTEN
 // v2IdempotencyResponses are the reusable Idempotency-Key responses.
 func v2IdempotencyResponses() Obj {
 	return Obj{
-		{"Conflict", jsonResponse("A request with the same Idempotency-Key is still in flight (retry later), or "+
+		{"Conflict", errorResponse("A request with the same Idempotency-Key is still in flight (retry later), or "+
 			"completed but its answer is not kept for replay (over 64 KiB, or dropped past the credential's "+
-			"1,000 answers or 8 MiB): it does not run again (our addition to the spec's codes).", errorEnvelope([]string{"CONFLICT"}), responseHeaders(limited))},
-		{"IdempotencyKeyReused", jsonResponse("The Idempotency-Key was used with another method, path, query or body "+
-			"(our addition to the spec's codes).", errorEnvelope([]string{"IDEMPOTENCY_KEY_REUSED"}),
-			responseHeaders(limited))},
+			"1,000 answers or 8 MiB): it does not run again"+ourV2Code+".",
+			responseHeaders(limited), "CONFLICT")},
+		{"IdempotencyKeyReused", errorResponse("The Idempotency-Key was used with another method, path, query or body"+
+			ourV2Code+".", responseHeaders(limited), "IDEMPOTENCY_KEY_REUSED")},
 	}
 }
 

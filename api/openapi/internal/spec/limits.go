@@ -41,15 +41,16 @@ func v2InputStatuses() map[string]int {
 	return map[string]int{"PayloadTooLarge": http.StatusRequestEntityTooLarge}
 }
 
-// v2InputErrorCodes are our additions to the spec's v2 error codes about
+// v2InputErrorCodes are our additions to the error codes of the API
+// contract (docs/api-v2.md) about
 // oversized input.
 func v2InputErrorCodes() []string { return []string{"PAYLOAD_TOO_LARGE"} }
 
 // v2InputResponses are the reusable responses about oversized input.
 func v2InputResponses() Obj {
 	return Obj{
-		{"PayloadTooLarge", jsonResponse("The request body is larger than 1 MiB (our addition to the spec's codes).",
-			errorEnvelope([]string{"PAYLOAD_TOO_LARGE"}), responseHeaders(limited))},
+		{"PayloadTooLarge", errorResponse("The request body is larger than 1 MiB"+ourV2Code+".",
+			responseHeaders(limited), "PAYLOAD_TOO_LARGE")},
 	}
 }
 

@@ -6,15 +6,16 @@ const serviceUnavailableName = "ServiceUnavailable"
 
 // serviceUnavailable is the 503 every operation of both versions may
 // answer while the database is down or restarting: finsync's addition to
-// both specifications (version 1 names the code only for its health
-// check), with the endpoint envelope (body, the version's schema for it)
-// and a Retry-After header.
-func serviceUnavailable(body Obj) Obj {
-	return jsonResponse(
-		"The database is down or restarting (finsync's addition to the specification); "+
+// both API contracts (docs/api-v1.md, docs/api-v2.md; version 1 names the
+// code only for its health check), with the endpoint envelope (the Error
+// schema both documents define) and a Retry-After header. contract is the
+// version's, contractV1 or contractV2.
+func serviceUnavailable(contract string) Obj {
+	return errorResponse(
+		"The database is down or restarting, finsync's addition to "+contract+"; "+
 			"retry after the number of seconds in Retry-After.",
-		body,
 		responseHeaders(maybeLimited, KV{hdrRetryAfter, headerRef("RetryAfter")}),
+		"SERVICE_UNAVAILABLE",
 	)
 }
 

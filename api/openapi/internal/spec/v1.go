@@ -18,6 +18,7 @@ func v1Statuses() map[string]int {
 		"InternalError":              http.StatusInternalServerError,
 		"ProviderServiceUnavailable": http.StatusBadGateway,
 		serviceUnavailableName:       http.StatusServiceUnavailable,
+		publicBadRequestName:         http.StatusBadRequest,
 	}
 }
 
@@ -49,9 +50,12 @@ func V1(provs []domain.ProviderProfile) Obj {
 	}
 }
 
-// v1Errors are the errors every authenticated v1 operation may return.
+// v1Errors are the errors every authenticated v1 operation may return
+// (BadRequest among them: any may be sent a parameter it does not accept),
+// and extra.
 func v1Errors(extra ...string) []string {
-	return append([]string{"Unauthorized", "Forbidden", "RateLimited", "InternalError", serviceUnavailableName}, extra...)
+	return withoutRepeats([]string{"BadRequest", "Unauthorized", "Forbidden", "RateLimited", "InternalError",
+		serviceUnavailableName}, extra)
 }
 
 func v1Routes() []route {
@@ -70,6 +74,7 @@ func v1Routes() []route {
 			desc:   "This OpenAPI document, from which clients can be generated. Needs no credentials.",
 			public: true,
 			status: http.StatusOK, respDesc: "The OpenAPI document.", schema: openapiDocSchema(),
+			errors: []string{publicBadRequestName},
 		}},
 		{"/accounts", "get", op{
 			id: "listAccounts", tags: tagAccounts().only(), summary: "List accounts",
@@ -162,10 +167,6 @@ func v1ErrorCodes() []string {
 	}
 }
 
-// v1Endpoint is the endpoint error body {error: {code, message}}: the
-// shared Error schema narrowed to code.
-func v1Endpoint(code string) Obj { return narrowed("Error", []string{code}) }
-
 // v1Middleware is the error body of authentication, plan and rate-limit
 // checks: {error, requestId} with error one of messages.
 func v1Middleware(messages []string, extra ...field) Obj {
@@ -179,7 +180,9 @@ func v1ErrorSchemas() Obj {
 	return Obj{
 		{"ErrorCode", enum(v1ErrorCodes()...)},
 		{"ErrorDetail", object(req("code", ref("ErrorCode")), req("message", str()))},
-		{"Error", object(req("error", ref("ErrorDetail")))},
+		{errorSchema, describe(object(req("error", ref("ErrorDetail"))),
+			"The error envelope of every endpoint error response. Each response's description names the codes "+
+				"error.code takes there.")},
 		{"AuthError", v1Middleware([]string{
 			"Missing or invalid Authorization header", "Invalid API key",
 			"API key has been disabled", "API key has expired",
@@ -194,30 +197,32 @@ func v1ErrorSchemas() Obj {
 // v1Unrouted are the responses to requests that match no operation.
 func v1Unrouted() Obj {
 	return unrouted(
-		jsonResponse("No such path.", v1Endpoint("NOT_FOUND"), responseHeaders(maybeLimited)),
-		jsonResponse("The path exists but not with this method.", v1Endpoint("METHOD_NOT_ALLOWED"),
-			responseHeaders(maybeLimited)),
+		errorResponse("No such path.", responseHeaders(maybeLimited), "NOT_FOUND"),
+		errorResponse("The path exists but not with this method.", responseHeaders(maybeLimited), "METHOD_NOT_ALLOWED"),
 	)
 }
 
 func v1Responses() Obj {
 	endpoint := func(desc string, mode headerMode, code string) Obj {
-		return jsonResponse(desc, v1Endpoint(code), responseHeaders(mode))
+		return errorResponse(desc, responseHeaders(mode), code)
 	}
 	return Obj{
-		{"BadRequest", endpoint("Invalid query; the message is `<parameter>: <text>`, or `query: <text>` "+
-			"when the query string does not decode (a malformed percent-escape).", limited, "BAD_REQUEST")},
+		{"BadRequest", endpoint("Invalid query: an invalid or missing parameter (the message is `<parameter>: <text>`), "+
+			"a query string that does not decode (a malformed percent-escape: `query: <text>`), or "+unknownQueryText+
+			".", limited, "BAD_REQUEST")},
+		{publicBadRequestName, publicBadRequest()},
 		{"Unauthorized", jsonResponse("Authentication failed.", ref("AuthError"), responseHeaders(public))},
 		{"Forbidden", jsonResponse("No active pro subscription or trial.", ref("SubscriptionError"),
 			responseHeaders(maybeLimited))},
 		{"NotFound", endpoint("Bank connection not found.", limited, "NOT_FOUND")},
 		{"RateLimited", jsonResponse("Rate limit exceeded.", ref("RateLimitError"),
 			responseHeaders(limited, KV{hdrRetryAfter, headerRef("RetryAfterOptional")}))},
-		{"InternalError", jsonResponse("Internal error, from authentication (shape 2) or the endpoint (shape 1).",
-			Obj{{"oneOf", []Obj{v1Endpoint("INTERNAL_ERROR"), ref("MiddlewareInternalError")}}},
-			responseHeaders(maybeLimited))},
+		{"InternalError", jsonResponse("Internal error, from authentication (shape 2) or the endpoint (shape 1, "+
+			"the Error envelope, whose error.code is INTERNAL_ERROR).",
+			Obj{{"oneOf", []Obj{ref(errorSchema), ref("MiddlewareInternalError")}}},
+			responseHeaders(maybeLimited)).with(ErrorCodesExtension, []string{"INTERNAL_ERROR"})},
 		{"ProviderServiceUnavailable", endpoint("The provider is unavailable.", limited, "PROVIDER_SERVICE_UNAVAILABLE")},
-		{serviceUnavailableName, serviceUnavailable(v1Endpoint("SERVICE_UNAVAILABLE"))},
+		{serviceUnavailableName, serviceUnavailable(contractV1)},
 	}
 }
 

@@ -17,6 +17,7 @@ func v2Statuses() map[string]int {
 		"InternalError":        http.StatusInternalServerError,
 		"ProviderUnavailable":  http.StatusBadGateway,
 		serviceUnavailableName: http.StatusServiceUnavailable,
+		publicBadRequestName:   http.StatusBadRequest,
 	}
 	for name, status := range v2InputStatuses() {
 		statuses[name] = status
@@ -57,9 +58,12 @@ func V2(provs []domain.ProviderProfile) Obj {
 	}
 }
 
-// authErrors are the errors every authenticated v2 operation may return.
+// authErrors are the errors every authenticated v2 operation may return
+// (BadRequest among them: any may be sent a parameter it does not accept),
+// and extra.
 func authErrors(extra ...string) []string {
-	return append([]string{"Unauthorized", "Forbidden", "RateLimited", "InternalError", serviceUnavailableName}, extra...)
+	return withoutRepeats([]string{"BadRequest", "Unauthorized", "Forbidden", "RateLimited", "InternalError",
+		serviceUnavailableName}, extra)
 }
 
 func v2Routes() []route {
@@ -78,6 +82,7 @@ func v2Routes() []route {
 			desc:   "This OpenAPI document, from which clients can be generated. Needs no credentials.",
 			public: true,
 			status: http.StatusOK, respDesc: "The OpenAPI document.", schema: openapiDocSchema(),
+			errors: []string{publicBadRequestName},
 		}},
 	})
 	routes = append(routes, tagged(tagUser(), []route{{"/me", "get", op{
@@ -313,15 +318,6 @@ func v2RuleRoutes() []route {
 	}
 }
 
-// constants are one const schema per value.
-func constants(values []string) []Obj {
-	out := make([]Obj, len(values))
-	for i, v := range values {
-		out[i] = constant(v)
-	}
-	return out
-}
-
 // wrap is an object with a single required property.
 func wrap(name string, schema Obj) Obj { return object(req(name, schema)) }
 
@@ -363,44 +359,23 @@ func v2ErrorCodes() []string {
 	return append(codes, v2InputErrorCodes()...)
 }
 
-// errorEnvelope is the shared Error schema ({error: {code, message}}),
-// narrowed to the given codes: one component for every error response, so
-// that generated clients get one error type and one code enum.
-func errorEnvelope(codes []string) Obj {
-	return narrowed("Error", codes)
-}
-
-// narrowed is the named component schema with error.code limited to codes
-// (constants rather than an enum, so that no client generates a code type
-// per response).
-func narrowed(component string, codes []string) Obj {
-	code := constant(codes[0])
-	if len(codes) > 1 {
-		code = Obj{{"anyOf", constants(codes)}}
-	}
-	only := Obj{{"type", "object"}, {"properties", Obj{{"error", Obj{
-		{"type", "object"}, {"properties", Obj{{"code", code}}},
-	}}}}}
-	return Obj{{"allOf", []Obj{ref(component), only}}}
-}
-
 // v2Unrouted are the responses to requests that match no operation.
 func v2Unrouted() Obj {
 	return unrouted(
-		jsonResponse("No such path.", errorEnvelope([]string{"NOT_FOUND"}), responseHeaders(maybeLimited)),
-		jsonResponse("The path exists but not with this method.", errorEnvelope([]string{"METHOD_NOT_ALLOWED"}),
-			responseHeaders(maybeLimited)),
+		errorResponse("No such path.", responseHeaders(maybeLimited), "NOT_FOUND"),
+		errorResponse("The path exists but not with this method.", responseHeaders(maybeLimited), "METHOD_NOT_ALLOWED"),
 	)
 }
 
 func v2Responses() Obj {
 	errResp := func(desc string, mode headerMode, codes ...string) Obj {
-		return jsonResponse(desc, errorEnvelope(codes), responseHeaders(mode))
+		return errorResponse(desc, responseHeaders(mode), codes...)
 	}
 	responses := Obj{
 		{"BadRequest", errResp("Invalid parameters or body (see the limits in the description above), "+
-			"a path id that is not a UUID, a query string that does not decode, or a write to a bank-synced account.",
-			limited, "BAD_REQUEST")},
+			"a path id that is not a UUID, a query string that does not decode, "+unknownQueryText+
+			", or a write to a bank-synced account.", limited, "BAD_REQUEST")},
+		{publicBadRequestName, publicBadRequest()},
 		{"Unauthorized", jsonResponse("Missing or invalid Authorization header.",
 			object(req("error", constant("Missing or invalid Authorization header"))),
 			responseHeaders(public))},
@@ -408,18 +383,18 @@ func v2Responses() Obj {
 			maybeLimited, "STORAGE_MODE_REQUIRED", "SUBSCRIPTION_REQUIRED")},
 		{"NotFound", errResp("The resource is missing, not the caller's, or outside the key's scope.",
 			limited, "NOT_FOUND")},
-		{"RateLimited", jsonResponse("Rate limit exceeded.",
-			narrowed("RateLimitError", []string{"RATE_LIMITED"}),
-			responseHeaders(limited, KV{hdrRetryAfter, headerRef("RetryAfter")}))},
+		{"RateLimited", append(errorResponse("Rate limit exceeded; retryAfter holds the seconds to wait, as Retry-After does.",
+			responseHeaders(limited, KV{hdrRetryAfter, headerRef("RetryAfter")}), "RATE_LIMITED"),
+			KV{ErrorFieldsExtension, []string{"retryAfter"}})},
 		{"InternalError", errResp("Unexpected server error.", maybeLimited, "INTERNAL_ERROR")},
 		{"ProviderUnavailable", errResp("The data was never stored and the provider is unavailable.",
 			limited, "PROVIDER_UNAVAILABLE")},
-		{serviceUnavailableName, serviceUnavailable(errorEnvelope([]string{"SERVICE_UNAVAILABLE"}))},
+		{serviceUnavailableName, serviceUnavailable(contractV2)},
 	}
 	responses = append(responses, v2IdempotencyResponses()...)
 	responses = append(responses, KV{"WebhookForbidden", errResp("Storage Mode is off, the subscription is not active, "+
 		"or the key is limited to some accounts: webhooks receive events of all the user's accounts, so only a key "+
-		"without an account scope manages them (our addition to the spec's codes).",
+		"without an account scope manages them; "+codeScopedKeyNotAllowed+" is our addition to "+contractV2+".",
 		maybeLimited, "STORAGE_MODE_REQUIRED", "SUBSCRIPTION_REQUIRED", codeScopedKeyNotAllowed)})
 	return append(responses, v2InputResponses()...)
 }

@@ -23,8 +23,12 @@ func v2Schemas(provs []domain.ProviderProfile) Obj {
 		{"Provider", enum(V2Providers(provs)...)},
 		{"ErrorCode", enum(v2ErrorCodes()...)},
 		{"ErrorDetail", object(req("code", ref("ErrorCode")), req("message", str()))},
-		{"Error", object(req("error", ref("ErrorDetail")))},
-		{"RateLimitError", object(req("error", ref("ErrorDetail")), req("retryAfter", count()))},
+		{errorSchema, describe(object(
+			req("error", ref("ErrorDetail")),
+			opt("retryAfter", describe(count(), "Seconds to wait before retrying, as Retry-After says; "+
+				"present on 429 RATE_LIMITED only.")),
+		), "The error envelope of every error response but 401 (whose body is a plain string). Each "+
+			"response's description names the codes error.code takes there.")},
 		{"Health", object(req("status", enum("ok", "degraded")), req("timestamp", dateTime()))},
 		{"User", object(
 			req("userId", uuidS()),
