@@ -94,7 +94,8 @@ func Marshal(doc Obj) ([]byte, error) {
 }
 
 // Schema helpers. Numbers (amounts, balances, prices) stay JSON numbers on
-// the wire, as the specifications show them; format double makes generated
+// the wire, as the API contracts (docs/api-v1.md, docs/api-v2.md) show
+// them; format double makes generated
 // clients decode them as float64 rather than float32.
 
 func typed(t string) Obj { return Obj{{"type", t}} }

@@ -33,7 +33,8 @@ const (
 	maybeLimited
 )
 
-// requestIDUUID is version 1's request id: the specification promises a
+// requestIDUUID is version 1's request id: the API contract
+// (docs/api-v1.md) promises a
 // UUID, so only a UUID sent by the client is echoed there.
 func requestIDUUID() Obj { return uuidS() }
 

@@ -2,10 +2,10 @@ package spec
 
 import "net/http"
 
-// tagTransfers groups the transfer operations (our addition to the
-// specification).
+// tagTransfers groups the transfer operations (our addition to the API
+// contract, docs/api-v2.md).
 func tagTransfers() tag {
-	return tag{"Transfers", "Transfers between the user's own accounts (our addition to the specification): " +
+	return tag{"Transfers", "Transfers between the user's own accounts, our addition to " + contractV2 + ": " +
 		"an outflow paired with the inflow it became in another account, detected as transactions sync or " +
 		"paired by hand; see docs/transfers.md."}
 }

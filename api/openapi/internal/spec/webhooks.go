@@ -8,7 +8,7 @@ import (
 
 // tagWebhooks groups the consumer webhook operations.
 func tagWebhooks() tag {
-	return tag{"Webhooks", "Consumer webhooks (our addition to the specification): signed notifications of syncs, " +
+	return tag{"Webhooks", "Consumer webhooks, our addition to " + contractV2 + ": signed notifications of syncs, " +
 		"transaction changes and connection state, delivered in order with retries; see docs/webhooks.md."}
 }
 
