@@ -92,6 +92,9 @@ type hookWorld struct {
 	simURL string
 	box    *secrets.Box
 	client *river.Client[pgx.Tx]
+	// syncer is the worker's; a test may set its clock or wrap its
+	// adapters before the first sync.
+	syncer *worker.Syncer
 	// logs has the worker's log lines (JSON).
 	logs *logBuffer
 	user domain.User
@@ -99,12 +102,24 @@ type hookWorld struct {
 }
 
 func newHookWorld(t *testing.T, allowPrivate bool, hooks worker.Webhooks) *hookWorld {
-	t.Helper()
+	return newHookWorldAt(t, time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), allowPrivate, hooks)
+}
+
+// hookBox is the sealing box of every hookWorld.
+func hookBox(t *testing.T) *secrets.Box {
 	box, err := secrets.FromHex(strings.Repeat("2e", 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sm := allsim.New(sim.Options{Seed: 7, Start: time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC), HistoryTransactions: 30})
+	return box
+}
+
+// newHookWorldAt is newHookWorld with the simulator's first day start,
+// and the API's options extra.
+func newHookWorldAt(t *testing.T, start time.Time, allowPrivate bool, hooks worker.Webhooks, extra ...envOption) *hookWorld {
+	t.Helper()
+	box := hookBox(t)
+	sm := allsim.New(sim.Options{Seed: 7, Start: start, HistoryTransactions: 30})
 	simSrv := httptest.NewServer(sm)
 	t.Cleanup(simSrv.Close)
 	provs, err := worker.NewProviders(all.NewRegistry(), worker.ProviderOptions{Unlimited: true})
@@ -113,7 +128,7 @@ func newHookWorld(t *testing.T, allowPrivate bool, hooks worker.Webhooks) *hookW
 	}
 	w := &hookWorld{sim: sm, simURL: simSrv.URL, box: box, logs: &logBuffer{}}
 	policy := netguard.Policy{AllowPrivate: allowPrivate}
-	w.env = newEnv(t, func(c *api.Config) {
+	w.env = newEnv(t, append([]envOption{func(c *api.Config) {
 		w.st = c.Store
 		c.Box, c.WebhookPolicy = box, policy
 		log := slog.New(slog.NewJSONHandler(w.logs, nil))
@@ -125,7 +140,8 @@ func newHookWorld(t *testing.T, allowPrivate bool, hooks worker.Webhooks) *hookW
 			Syncer: syncer, Webhooks: &hooks})
 		c.Jobs = w.client
 		c.Notices = &worker.NoticeReceiver{Syncer: syncer, Jobs: w.client}
-	})
+		w.syncer = syncer
+	}}, extra...)...)
 	w.user = w.fx.User(domain.PlanPro, true)
 	w.key = w.fx.Key(w.user.ID, nil)
 	return w

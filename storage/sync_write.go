@@ -239,6 +239,10 @@ type SyncOutcome struct {
 	// provider notification that asked for a sync after it leaves the next
 	// sync due at once. Zero: every outstanding request counts as seen.
 	ReadFrom time.Time
+	// ConsentNow is the time ConsentWarning counts from: the syncing
+	// worker's clock (the provider data's; a simulator's in tests and
+	// demos). Zero: the database's.
+	ConsentNow time.Time
 	// warnConsent is set by finishSyncTx when this outcome is the first to
 	// see its consent's end within ConsentWarning.
 	warnConsent bool
@@ -253,8 +257,8 @@ func noteConsentWarning(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, 
 		return false, nil
 	}
 	tag, err := tx.Exec(ctx, `UPDATE bank_connections SET consent_warned_for = $2
-		WHERE id = $1 AND $2 > now() AND $2 <= now() + make_interval(secs => $3::float8)
-			AND consent_warned_for IS DISTINCT FROM $2`, connectionID, *o.ConsentExpiresAt, o.ConsentWarning.Seconds())
+		WHERE id = $1 AND $2 > COALESCE($4, now()) AND $2 <= COALESCE($4, now()) + make_interval(secs => $3::float8)
+			AND consent_warned_for IS DISTINCT FROM $2`, connectionID, *o.ConsentExpiresAt, o.ConsentWarning.Seconds(), timeOrNull(o.ConsentNow))
 	if err != nil {
 		return false, fmt.Errorf("note consent warning of connection %s: %w", connectionID, err)
 	}

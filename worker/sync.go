@@ -325,7 +325,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	}
 	result.OK = true
 	result.ReadFrom = readFrom
-	result.ConsentWarning = cmp.Or(s.ConsentWarning, DefaultConsentWarning)
+	result.ConsentWarning, result.ConsentNow = cmp.Or(s.ConsentWarning, DefaultConsentWarning), s.now()
 	next := s.nextSync(conn, run.nextAllowedAt)
 	result.NextSyncAt = &next
 	result.Changes = rep.Changes
