@@ -50,6 +50,9 @@ type SyncSession struct {
 	store *Store
 	conn  domain.BankConnection
 	opts  SyncSessionOptions
+	// sealed are the credentials the run reads with: a batch is stored
+	// only while they are still the connection's (ErrCredentialsChanged).
+	sealed []byte
 	// fresh is set while every row the run writes is new: the connection
 	// had no transactions when it began and no page has met a stored row
 	// since. Pages are then copied in rather than upserted.
@@ -108,7 +111,8 @@ func (t SyncTarget) FirstSync() bool {
 // connection. It runs no statement. Caveat: the connection is the one
 // target loaded; changes made elsewhere during the run are not seen.
 func (s *Store) OpenSyncSession(target SyncTarget, opts SyncSessionOptions) *SyncSession {
-	ss := &SyncSession{store: s, conn: target.Connection, opts: opts, fresh: target.FirstSync(), windowFrom: windowDetectRows,
+	ss := &SyncSession{store: s, conn: target.Connection, opts: opts, sealed: target.SealedCredentials,
+		fresh: target.FirstSync(), windowFrom: windowDetectRows,
 		firstSync: target.FirstSync(), stats: newStatsRefresh(s, target.HasTransactions)}
 	if ss.fresh && !target.HasTransactions {
 		ss.copiedBefore = &sessionRows{}
@@ -200,7 +204,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 			return err
 		}
 		last := batch[len(batch)-1]
-		return saveCursor(ctx, tx, ss.conn.ID, last.Next, last.Last)
+		return saveCursor(ctx, tx, ss.conn.ID, last.Next, last.Last, ss.sealed)
 	})
 	if err != nil {
 		return SyncResult{}, err

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -172,12 +173,26 @@ func (s *Store) PendingProviderIDs(ctx context.Context, connectionID uuid.UUID) 
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
+// ErrCredentialsChanged says that a connection's credentials changed (a
+// re-auth) while a sync with the old ones ran: what that sync read
+// belongs to the old link, so its batch and its outcome are not stored,
+// and the sync should start again, with the new credentials, from the
+// cursor the re-auth reset.
+var ErrCredentialsChanged = errors.New("the connection's credentials changed during the sync")
+
 // saveCursor stores the cursor to resume the connection's sync from; after
-// the sync's last page, it forgets the pending rows the sync listed.
-func saveCursor(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, cursor string, last bool) error {
-	if _, err := tx.Exec(ctx, `UPDATE bank_connections SET sync_cursor = $2,
-		sync_pending_seen = CASE WHEN $3 THEN '{}' ELSE sync_pending_seen END WHERE id = $1`, connectionID, cursor, last); err != nil {
+// the sync's last page, it forgets the pending rows the sync listed. When
+// sealed (the credentials the sync used) is no longer what is stored, it
+// stores nothing and returns ErrCredentialsChanged.
+func saveCursor(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, cursor string, last bool, sealed []byte) error {
+	tag, err := tx.Exec(ctx, `UPDATE bank_connections SET sync_cursor = $2,
+		sync_pending_seen = CASE WHEN $3 THEN '{}' ELSE sync_pending_seen END
+		WHERE id = $1 AND ($4::bytea IS NULL OR credentials_encrypted = $4)`, connectionID, cursor, last, sealed)
+	if err != nil {
 		return fmt.Errorf("save cursor: %w", err)
+	}
+	if tag.RowsAffected() == 0 && sealed != nil {
+		return fmt.Errorf("save cursor of connection %s: %w", connectionID, ErrCredentialsChanged)
 	}
 	return nil
 }
@@ -239,6 +254,11 @@ type SyncOutcome struct {
 	// provider notification that asked for a sync after it leaves the next
 	// sync due at once. Zero: every outstanding request counts as seen.
 	ReadFrom time.Time
+	// Credentials are the sealed credentials the sync used; when they are
+	// no longer the connection's (a re-auth came during the sync), the
+	// outcome is not recorded: ErrCredentialsChanged. Nil records it
+	// whatever the credentials.
+	Credentials []byte
 	// ConsentNow is the time ConsentWarning counts from: the syncing
 	// worker's clock (the provider data's; a simulator's in tests and
 	// demos). Zero: the database's.
@@ -271,13 +291,17 @@ func noteConsentWarning(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, 
 // the caller enqueues. A connection that no longer exists records nothing.
 func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o SyncOutcome) ([]uuid.UUID, error) {
 	var prev connectionState
-	err := tx.QueryRow(ctx, `SELECT user_id, status, last_error_class FROM bank_connections WHERE id = $1 FOR UPDATE`,
-		connectionID).Scan(&prev.userID, &prev.status, &prev.errorClass)
+	var sealed []byte
+	err := tx.QueryRow(ctx, `SELECT user_id, status, last_error_class, credentials_encrypted FROM bank_connections WHERE id = $1 FOR UPDATE`,
+		connectionID).Scan(&prev.userID, &prev.status, &prev.errorClass, &sealed)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("record sync outcome of connection %s: %w", connectionID, err)
+	}
+	if o.Credentials != nil && !bytes.Equal(o.Credentials, sealed) {
+		return nil, fmt.Errorf("record sync outcome of connection %s: %w", connectionID, ErrCredentialsChanged)
 	}
 	if o.OK {
 		_, err = tx.Exec(ctx, `UPDATE bank_connections SET

@@ -142,6 +142,10 @@ type syncReport struct {
 	// recorded is set once the sync's end is in the connection's history,
 	// written with its outcome (finishSync); finished then writes none.
 	recorded bool
+	// sealed are the credentials the attempt read with: its outcome is
+	// recorded only while they are the connection's
+	// (storage.ErrCredentialsChanged).
+	sealed []byte
 }
 
 // syncReportKey is the job metadata key holding a sync's report between
@@ -263,7 +267,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 		return err
 	}
 	conn := target.Connection
-	rep.provider = conn.Provider
+	rep.provider, rep.sealed = conn.Provider, target.SealedCredentials
 	if conn.Status == domain.ConnectionDisabled || !target.StorageMode {
 		return errSkipped
 	}
@@ -323,7 +327,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 		}
 		return s.fail(ctx, conn, run.dataset, err, rep)
 	}
-	result.OK = true
+	result.OK, result.Credentials = true, target.SealedCredentials
 	result.ReadFrom = readFrom
 	result.ConsentWarning, result.ConsentNow = cmp.Or(s.ConsentWarning, DefaultConsentWarning), s.now()
 	next := s.nextSync(conn, run.nextAllowedAt)
@@ -394,7 +398,7 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 	}
 	o := storage.SyncOutcome{ErrorCode: pe.Code, ErrorMessage: pe.Message, ErrorClass: className(pe.Class),
 		// The user must act: no periodic sync until a re-auth schedules one.
-		Unschedule: pe.Class == providers.ReauthRequired, Record: s.record(rep, err)}
+		Unschedule: pe.Class == providers.ReauthRequired, Record: s.record(rep, err), Credentials: rep.sealed}
 	if pe.Class == providers.ReauthRequired {
 		o.ReconnectURL = strings.ReplaceAll(s.ReconnectURL, "{connection_id}", conn.ID.String())
 	}
@@ -559,6 +563,13 @@ func (w *SyncWorker) Work(ctx context.Context, job *river.Job[jobargs.SyncConnec
 	switch {
 	case errors.Is(err, errSkipped):
 		return w.setReport(ctx, nil)
+	case errors.Is(err, storage.ErrCredentialsChanged):
+		// A re-auth came during the attempt: nothing it read of the old
+		// link was stored; the sync starts over with the new credentials.
+		if mErr := w.setReport(ctx, &rep); mErr != nil {
+			return mErr
+		}
+		return river.JobSnooze(0)
 	case errors.Is(err, errSliceEnded), err != nil && stopping(ctx):
 		rep.Slices++
 		if mErr := w.setReport(ctx, &rep); mErr != nil {
