@@ -86,4 +86,16 @@ func TestSyncHistoryKeepsTheNewest(t *testing.T) {
 	if h, err := st.SyncHistory(ctx, gone, 10); err != nil || len(h) != 0 {
 		t.Fatalf("a deleted connection's history: %d rows (%v)", len(h), err)
 	}
+	// Deleting a connection deletes its history (a trigger: no foreign key
+	// pins the connections' key), and only its.
+	if _, err := pool.Exec(ctx, `DELETE FROM bank_connections WHERE id = $1`, conn); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM sync_history WHERE bank_connection_id = $1`, conn).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("the deleted connection's history: %d rows left (%v)", left, err)
+	}
+	if h, err := st.SyncHistory(ctx, other, 10); err != nil || len(h) != 1 {
+		t.Fatalf("the other connection's history after the delete: %d rows (%v)", len(h), err)
+	}
 }
