@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/finsync/finsync/api/idempotency"
 	"github.com/finsync/finsync/domain"
@@ -64,15 +65,20 @@ func TestIdempotencyLargeAnswerGuardedNotStored(t *testing.T) {
 	}
 	var (
 		stored  *int
-		size    int
-		dropped string
+		size    *int
+		dropped *string
 	)
-	if err := e.fx.Pool.QueryRow(context.Background(),
-		`SELECT octet_length(body), body_bytes, answer_dropped FROM idempotency_keys WHERE key = 'big'`).Scan(&stored, &size, &dropped); err != nil {
-		t.Fatal(err)
-	}
-	if stored != nil || size != len(first.body) || dropped != "too_large" {
-		t.Fatalf("stored body %v, size %d, dropped %q; want none, %d, too_large", stored, size, dropped, len(first.body))
+	// The answer reaches the client as it is written; the key is completed
+	// right after, so the test waits for that.
+	waitFor(t, 10*time.Second, "the key completed", func() bool {
+		if err := e.fx.Pool.QueryRow(context.Background(),
+			`SELECT octet_length(body), body_bytes, answer_dropped FROM idempotency_keys WHERE key = 'big'`).Scan(&stored, &size, &dropped); err != nil {
+			t.Fatal(err)
+		}
+		return size != nil
+	})
+	if stored != nil || *size != len(first.body) || dropped == nil || *dropped != "too_large" {
+		t.Fatalf("stored body %v, size %v, dropped %v; want none, %d, too_large", stored, size, dropped, len(first.body))
 	}
 	retry := e.sendIdem(http.MethodPost, "/v2/rules/preview?limit=250", key, "big", body)
 	e.expect(retry, http.StatusConflict, idempotency.CodeConflict)
