@@ -95,3 +95,33 @@ func TestProviderSettings(t *testing.T) {
 		t.Errorf("settings not an object: %v", err)
 	}
 }
+
+// TestCheckCredentialsWording pins whole messages for one fault each, as
+// operators read them: duplicates at the top level are "given twice", one
+// inside a value is that value's problem, and no value is ever shown.
+func TestCheckCredentialsWording(t *testing.T) {
+	d := providers.Description{Credentials: []providers.CredentialField{
+		{Key: "api_key", Required: true},
+		{Key: "secret", Required: true},
+		{Key: "account"},
+	}}
+	d.Name = "example"
+	const keys = " (keys: api_key, secret, account?)"
+	for in, want := range map[string]string{
+		`{"api_key":"k","secret":"s","secret":"s2"}`:        "credentials for example: secret given twice" + keys,
+		`{"api_key":"k","secret":{"a":"hunter2","a":"x"}}`:  "credentials for example: secret must be a string" + keys,
+		`{"api_key":"k","secret":"s","nope":{"a":1,"a":2}}`: `credentials for example: unknown key "nope"` + keys,
+		`{"api_key":"k","secret":"s","nope":"hunter2"}`:     `credentials for example: unknown key "nope"` + keys,
+		`[]`:                               "credentials for example must be a JSON object with the keys api_key, secret, account?",
+		`{"api_key":"k","secret":"s"} "x"`: "credentials for example must be one JSON object, with nothing after it",
+	} {
+		err := d.CheckCredentials([]byte(in))
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+	err := d.CheckCredentials([]byte(`{"api_key":"hunter2" "secret":"s"}`))
+	if err == nil || !strings.HasPrefix(err.Error(), "credentials for example are not valid JSON: ") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("malformed credentials: %v", err)
+	}
+}

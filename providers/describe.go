@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/strictjson"
 	"github.com/finsync/finsync/resilience"
 )
 
@@ -109,47 +110,17 @@ func (d Description) CheckSettings(raw []byte) error {
 // checkObject checks raw against the fields (see CheckCredentials); what
 // names the object in errors.
 func checkObject(what string, fields []CredentialField, raw []byte) error {
-	declared := make(map[string]bool, len(fields))
-	for _, f := range fields {
-		declared[f.Key] = true
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return fmt.Errorf("%s must be a JSON object with the keys %s", what, fieldKeys(fields))
+	members, err := strictjson.Members(raw)
+	if err != nil {
+		return objectError(what, fields, err)
 	}
 	seen := map[string]bool{}
 	var problems []string
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return fmt.Errorf("%s are not valid JSON: %w", what, err)
+	for _, m := range members {
+		seen[m.Name] = true
+		if p := memberProblem(fields, m.Name, m.Value); p != "" {
+			problems = append(problems, p)
 		}
-		key, _ := tok.(string)
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return fmt.Errorf("%s are not valid JSON: %w", what, err)
-		}
-		switch {
-		case !declared[key]:
-			problems = append(problems, fmt.Sprintf("unknown key %q", key))
-		case seen[key]:
-			problems = append(problems, fmt.Sprintf("%s given twice", key))
-		default:
-			var str string
-			if err := json.Unmarshal(value, &str); err != nil || value[0] != '"' {
-				problems = append(problems, key+" must be a string")
-			} else if strings.TrimSpace(str) == "" {
-				problems = append(problems, key+" is empty")
-			}
-		}
-		seen[key] = true
-	}
-	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("%s are not valid JSON: %w", what, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s must be one JSON object, with nothing after it", what)
 	}
 	for _, f := range fields {
 		if f.Required && !seen[f.Key] {
@@ -160,6 +131,42 @@ func checkObject(what string, fields []CredentialField, raw []byte) error {
 		return fmt.Errorf("%s: %s (keys: %s)", what, strings.Join(problems, "; "), fieldKeys(fields))
 	}
 	return nil
+}
+
+// memberProblem says what is wrong with one member (an undeclared key, a
+// value that is not a non-blank string), or "". It never shows the value.
+func memberProblem(fields []CredentialField, key string, value []byte) string {
+	if !slices.ContainsFunc(fields, func(f CredentialField) bool { return f.Key == key }) {
+		return fmt.Sprintf("unknown key %q", key)
+	}
+	var str string
+	if len(value) == 0 || value[0] != '"' || json.Unmarshal(value, &str) != nil {
+		return key + " must be a string"
+	}
+	if strings.TrimSpace(str) == "" {
+		return key + " is empty"
+	}
+	return ""
+}
+
+// objectError words strictjson's refusal of raw as operators read it: a
+// duplicate key as "given twice", one inside a value as the problem with
+// that value (it is no string), the library's own words for malformed
+// JSON, which name no value.
+func objectError(what string, fields []CredentialField, err error) error {
+	var dup *strictjson.DuplicateError
+	switch {
+	case errors.Is(err, strictjson.ErrNotObject):
+		return fmt.Errorf("%s must be a JSON object with the keys %s", what, fieldKeys(fields))
+	case errors.Is(err, strictjson.ErrTrailingData):
+		return fmt.Errorf("%s must be one JSON object, with nothing after it", what)
+	case errors.As(err, &dup) && dup.Outer() == "":
+		return fmt.Errorf("%s: %s given twice (keys: %s)", what, dup.Name, fieldKeys(fields))
+	case errors.As(err, &dup):
+		problem := memberProblem(fields, dup.Outer(), []byte("{}"))
+		return fmt.Errorf("%s: %s (keys: %s)", what, problem, fieldKeys(fields))
+	}
+	return fmt.Errorf("%s are not valid JSON: %w", what, err)
 }
 
 // MergeSettings returns a connection's credentials with the provider's
