@@ -17,6 +17,7 @@ import (
 
 	"github.com/finsync/finsync/api/params"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/internal/strictjson"
 )
 
 // readBody returns the raw request body after checking its Content-Type,
@@ -63,45 +64,41 @@ func readObject(c *gin.Context, allowed ...string) (members, error) {
 }
 
 // parseObject parses raw as one JSON object (see readObject); path prefixes
-// the messages.
+// the messages. Member values keep their exact text (numbers included).
 func parseObject(raw []byte, path string, allowed ...string) (members, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	tok, err := dec.Token()
+	list, err := strictjson.Members(raw)
 	if err != nil {
-		return nil, badf("%s: malformed JSON", path)
+		return nil, objectError(path, err)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, badf("%s: must be a JSON object", path)
-	}
-	m := members{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, badf("%s: malformed JSON", path)
+	m := make(members, len(list))
+	for _, mem := range list {
+		if !contains(allowed, mem.Name) {
+			return nil, badf("%s: unknown field %q", path, mem.Name)
 		}
-		key := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, badf("%s: malformed JSON", path)
-		}
-		if _, dup := m[key]; dup {
-			return nil, badf("%s: duplicate field %q", path, key)
-		}
-		m[key] = v
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, badf("%s: malformed JSON", path)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, badf("%s: unexpected data after the JSON object", path)
-	}
-	for key := range m {
-		if !contains(allowed, key) {
-			return nil, badf("%s: unknown field %q", path, key)
-		}
+		m[mem.Name] = json.RawMessage(mem.Value)
 	}
 	return m, nil
+}
+
+// objectError words strictjson's refusal of the object at path for a
+// client: not an object, a duplicate (named where it is, "liability" for
+// one inside the liability object), data after the object, else malformed
+// JSON.
+func objectError(path string, err error) error {
+	var dup *strictjson.DuplicateError
+	switch {
+	case errors.Is(err, strictjson.ErrNotObject):
+		return badf("%s: must be a JSON object", path)
+	case errors.Is(err, strictjson.ErrTrailingData):
+		return badf("%s: unexpected data after the JSON object", path)
+	case errors.As(err, &dup) && dup.Path() == "":
+		return badf("%s: duplicate field %q", path, dup.Name)
+	case errors.As(err, &dup) && path == "body":
+		return badf("%s: duplicate field %q", dup.Path(), dup.Name)
+	case errors.As(err, &dup):
+		return badf("%s.%s: duplicate field %q", path, dup.Path(), dup.Name)
+	}
+	return badf("%s: malformed JSON", path)
 }
 
 func contains(list []string, s string) bool {
@@ -217,16 +214,15 @@ func (m members) currencyCode(name string) (string, error) {
 	return *s, nil
 }
 
-// strictDecode decodes raw into v, refusing unknown fields, trailing data
-// and strings where numbers are expected; messages start with path.
+// strictDecode decodes raw, one JSON object parseObject has already
+// accepted (no duplicate, nothing after it), into v, refusing unknown
+// fields at every depth and strings where numbers are expected; messages
+// start with path.
 func strictDecode(raw []byte, path string, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return badf("%s: %s", path, decodeMessage(err))
-	}
-	if dec.More() {
-		return badf("%s: unexpected data after the JSON object", path)
 	}
 	return nil
 }
