@@ -38,13 +38,13 @@ var ErrTrailingData = errors.New("data after the JSON object")
 type DuplicateError struct {
 	Object jsontext.Pointer
 	Name   string
-	raw    []byte
+	path   string
 }
 
 // Error names the member, never a value.
 func (e *DuplicateError) Error() string {
-	if p := e.Path(); p != "" {
-		return p + ": duplicate member " + strconv.Quote(e.Name)
+	if e.path != "" {
+		return e.path + ": duplicate member " + strconv.Quote(e.Name)
 	}
 	return "duplicate member " + strconv.Quote(e.Name)
 }
@@ -52,23 +52,7 @@ func (e *DuplicateError) Error() string {
 // Path renders Object as the API's messages name a value: members by
 // name joined with dots, array items by index in brackets
 // ("liability.aprs[0]"); the outermost object is "".
-func (e *DuplicateError) Path() string {
-	kinds := containerKinds(e.raw, e.Object)
-	var b strings.Builder
-	i := 0
-	for tok := range e.Object.Tokens() {
-		switch {
-		case i < len(kinds) && kinds[i] == '[':
-			b.WriteString("[" + tok + "]")
-		case b.Len() > 0:
-			b.WriteString("." + tok)
-		default:
-			b.WriteString(tok)
-		}
-		i++
-	}
-	return b.String()
-}
+func (e *DuplicateError) Path() string { return e.path }
 
 // Outer is the name of the outermost object's member whose value holds
 // the duplicate, or "" when the duplicate is a member of the outermost
@@ -80,26 +64,44 @@ func (e *DuplicateError) Outer() string {
 	return ""
 }
 
-// containerKinds walks raw (duplicates allowed) to the object at ptr and
-// returns the kind ('{' or '[') of each container on the way, outermost
-// first: what tells an array index from a member named with digits.
-func containerKinds(raw []byte, ptr jsontext.Pointer) []jsontext.Kind {
+// duplicateAt builds the *DuplicateError for the name the library refused
+// at offset. The library's own pointer can lose a name when the duplicate
+// sits deep in a value read whole, so raw is walked again token by token
+// (duplicates allowed) to that offset, where the decoder's stack tells the
+// pointer and which of its tokens are array indexes.
+func duplicateAt(raw []byte, offset int64, fallback jsontext.Pointer) *DuplicateError {
 	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	for {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return nil
-		}
-		if tok.Kind() == '{' && dec.StackPointer() == ptr {
-			break
+	for dec.InputOffset() <= offset {
+		if _, err := dec.ReadToken(); err != nil {
+			return &DuplicateError{Object: fallback.Parent(), Name: fallback.LastToken(), path: render(fallback.Parent(), nil)}
 		}
 	}
+	ptr := dec.StackPointer()
 	kinds := make([]jsontext.Kind, 0, dec.StackDepth())
 	for i := 1; i < dec.StackDepth(); i++ {
 		k, _ := dec.StackIndex(i)
 		kinds = append(kinds, k)
 	}
-	return kinds
+	return &DuplicateError{Object: ptr.Parent(), Name: ptr.LastToken(), path: render(ptr.Parent(), kinds)}
+}
+
+// render writes ptr as Path does; kinds[i] is the kind of the container
+// ptr's token i is in (a token without one is taken for a member name).
+func render(ptr jsontext.Pointer, kinds []jsontext.Kind) string {
+	var b strings.Builder
+	i := 0
+	for tok := range ptr.Tokens() {
+		switch {
+		case i < len(kinds) && kinds[i] == '[':
+			b.WriteString("[" + tok + "]")
+		case b.Len() > 0:
+			b.WriteString("." + tok)
+		default:
+			b.WriteString(tok)
+		}
+		i++
+	}
+	return b.String()
 }
 
 // SyntaxError reports malformed JSON inside the object; Err is the
@@ -156,7 +158,7 @@ func Members(raw []byte) ([]Member, error) {
 func readError(err error, raw []byte) error {
 	var se *jsontext.SyntacticError
 	if errors.Is(err, jsontext.ErrDuplicateName) && errors.As(err, &se) {
-		return &DuplicateError{Object: se.JSONPointer.Parent(), Name: se.JSONPointer.LastToken(), raw: raw}
+		return duplicateAt(raw, se.ByteOffset, se.JSONPointer)
 	}
 	return &SyntaxError{Err: err}
 }

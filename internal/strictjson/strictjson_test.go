@@ -50,6 +50,9 @@ func TestMembersRefusesDuplicatesAtEveryDepth(t *testing.T) {
 		{`{"liability":{"aprs":[{"aprType":"p"},{"aprType":"p","aprType":"q"}]}}`, "liability.aprs[1]", "aprType"},
 		{`{"conditions":[{"field":"Summary","field":"Amount"}]}`, "conditions[0]", "field"},
 		{`{"outcomes":[{"value":{"id":"x","id":"y"}}]}`, "outcomes[0].value", "id"},
+		// Deep in a value after several members (where the library's own
+		// pointer loses the name).
+		{`{"conditions":[{"field":"S","operator":"is","value":{"a":1,"a":2}}]}`, "conditions[0].value", "a"},
 		// A member named with digits is a member, not an array item.
 		{`{"0":{"1":{"k":1,"k":2}}}`, "0.1", "k"},
 		// The first duplicate met wins, even before malformed text.
