@@ -104,8 +104,8 @@ func CompileJSONContext(ctx context.Context, raw []byte, meta Meta) (*Rule, erro
 // build validates and compiles def; the first problem found is returned.
 // Every check runs before the first regular expression is compiled.
 func build(ctx context.Context, def *Definition, opts Options, meta Meta, lim sizeLimits) (*Rule, error) {
-	if def.rootIssue != "" {
-		return nil, invalid("", def.rootIssue)
+	if def.rootIssue != nil {
+		return nil, def.rootIssue
 	}
 	r := &Rule{
 		id:        meta.ID,
@@ -696,23 +696,21 @@ func (r *Rule) compileUpdate(o Outcome, path string) (string, *ValidationError) 
 
 // categoryRef reads {"id": "<uuid>", "value": "<name>"}.
 func categoryRef(raw json.RawMessage, vpath string) (CategoryRef, *ValidationError) {
-	members, ok := objectMembers(raw)
+	members, dup, ok := objectMembers(raw)
 	if !ok {
 		return CategoryRef{}, invalid(vpath, "must be an object with id and value")
+	}
+	if dup != nil {
+		return CategoryRef{}, invalid(joinPath(vpath, dup.Path), dup.Message)
 	}
 	var (
 		ref   CategoryRef
 		hasID bool
-		seen  = map[string]bool{}
 	)
 	for _, m := range members {
-		if seen[m.key] {
-			return CategoryRef{}, invalid(vpath, fmt.Sprintf("duplicate key %q", m.key))
-		}
-		seen[m.key] = true
-		switch m.key {
+		switch m.Name {
 		case "id":
-			s, ok := jsonString(m.raw)
+			s, ok := jsonString(m.Value)
 			if !ok {
 				return CategoryRef{}, invalid(vpath+".id", "must be a string holding a category id")
 			}
@@ -721,14 +719,14 @@ func categoryRef(raw json.RawMessage, vpath string) (CategoryRef, *ValidationErr
 			}
 			hasID = true
 		case "value":
-			if isNull(m.raw) {
+			if isNull(m.Value) {
 				continue
 			}
-			if ref.Name, ok = jsonString(m.raw); !ok {
+			if ref.Name, ok = jsonString(m.Value); !ok {
 				return CategoryRef{}, invalid(vpath+".value", "must be a string")
 			}
 		default:
-			return CategoryRef{}, invalid(vpath, fmt.Sprintf("unknown key %q", m.key))
+			return CategoryRef{}, invalid(vpath, fmt.Sprintf("unknown key %q", m.Name))
 		}
 	}
 	if !hasID {

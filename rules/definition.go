@@ -31,7 +31,7 @@ type Definition struct {
 	outcomesIssue   string
 	priorityIssue   string
 	unknownKeys     []string
-	rootIssue       string
+	rootIssue       *ValidationError
 }
 
 // Condition is one test on a transaction field. Value is raw JSON whose type
@@ -112,41 +112,37 @@ func (d *Definition) UnmarshalJSON(b []byte) error {
 // decode is UnmarshalJSON with the given count limits.
 func (d *Definition) decode(b []byte, lim sizeLimits) error {
 	*d = Definition{}
-	members, ok := objectMembers(b)
+	members, dup, ok := objectMembers(b)
 	if !ok {
 		return invalid("", "must be a JSON object")
 	}
-	seen := map[string]bool{}
+	if dup != nil {
+		// A duplicate anywhere in the rule stops the reading: it is the
+		// rule's first problem.
+		d.rootIssue = dup
+		return nil
+	}
+	hasPriority := false
 	for _, m := range members {
-		if seen[m.key] {
-			d.setRootIssue(fmt.Sprintf("duplicate key %q", m.key))
-			continue
-		}
-		seen[m.key] = true
-		switch m.key {
+		switch m.Name {
 		case "conditions":
-			d.decodeConditions(m.raw, lim.conditions)
+			d.decodeConditions(m.Value, lim.conditions)
 		case "outcomes":
-			d.decodeOutcomes(m.raw, lim.outcomes)
+			d.decodeOutcomes(m.Value, lim.outcomes)
 		case "priority":
-			d.decodePriority(m.raw)
+			hasPriority = true
+			d.decodePriority(m.Value)
 		default:
-			d.unknownKeys = append(d.unknownKeys, m.key)
+			d.unknownKeys = append(d.unknownKeys, m.Name)
 		}
 	}
-	if !seen["priority"] {
+	if !hasPriority {
 		d.priorityIssue = "is required"
 	}
 	return nil
 }
 
-func (d *Definition) setRootIssue(msg string) {
-	if d.rootIssue == "" {
-		d.rootIssue = msg
-	}
-}
-
-func (d *Definition) decodeConditions(raw json.RawMessage, limit int) {
+func (d *Definition) decodeConditions(raw []byte, limit int) {
 	items, ok, over := arrayItemsAtMost(raw, limit)
 	if over {
 		d.conditionsIssue = fmt.Sprintf("has more than %d items: a rule has at most %d conditions", MaxConditions, MaxConditions)
@@ -162,7 +158,7 @@ func (d *Definition) decodeConditions(raw json.RawMessage, limit int) {
 	}
 }
 
-func (d *Definition) decodeOutcomes(raw json.RawMessage, limit int) {
+func (d *Definition) decodeOutcomes(raw []byte, limit int) {
 	items, ok, over := arrayItemsAtMost(raw, limit)
 	if over {
 		d.outcomesIssue = fmt.Sprintf("has more than %d items: a rule has at most %d outcomes", MaxOutcomes, MaxOutcomes)
@@ -178,7 +174,7 @@ func (d *Definition) decodeOutcomes(raw json.RawMessage, limit int) {
 	}
 }
 
-func (d *Definition) decodePriority(raw json.RawMessage) {
+func (d *Definition) decodePriority(raw []byte) {
 	n, ok := jsonNumber(raw)
 	if !ok {
 		d.priorityIssue = "must be an integer"
@@ -215,9 +211,12 @@ func (o *Outcome) UnmarshalJSON(b []byte) error {
 // problem met (not an object, a duplicate or unknown key, a member that must
 // be a string and is not), relative to the object, or nil.
 func decodeMembers(b []byte, strings map[string]*string, value *json.RawMessage) *ValidationError {
-	members, ok := objectMembers(b)
+	members, dup, ok := objectMembers(b)
 	if !ok {
 		return invalid("", "must be an object")
+	}
+	if dup != nil {
+		return dup
 	}
 	var issue *ValidationError
 	setIssue := func(path, msg string) {
@@ -225,26 +224,20 @@ func decodeMembers(b []byte, strings map[string]*string, value *json.RawMessage)
 			issue = invalid(path, msg)
 		}
 	}
-	seen := map[string]bool{}
 	for _, m := range members {
-		if seen[m.key] {
-			setIssue("", fmt.Sprintf("duplicate key %q", m.key))
-			continue
-		}
-		seen[m.key] = true
-		if target, ok := strings[m.key]; ok {
-			s, isString := jsonString(m.raw)
+		if target, ok := strings[m.Name]; ok {
+			s, isString := jsonString(m.Value)
 			if !isString {
-				setIssue(m.key, "must be a string")
+				setIssue(m.Name, "must be a string")
 			}
 			*target = s
 			continue
 		}
-		if m.key == "value" {
-			*value = m.raw
+		if m.Name == "value" {
+			*value = json.RawMessage(m.Value)
 			continue
 		}
-		setIssue("", fmt.Sprintf("unknown key %q", m.key))
+		setIssue("", fmt.Sprintf("unknown key %q", m.Name))
 	}
 	return issue
 }

@@ -3,48 +3,32 @@ package rules
 import (
 	"bytes"
 	"encoding/json"
-)
+	"errors"
+	"fmt"
 
-// member is one key and raw value of a JSON object.
-type member struct {
-	key string
-	raw json.RawMessage
-}
+	"github.com/finsync/finsync/internal/strictjson"
+)
 
 // trimJSON removes the insignificant white space around a JSON value.
 func trimJSON(raw []byte) []byte {
 	return bytes.TrimSpace(raw)
 }
 
-// objectMembers splits a JSON object into its members in document order. It
-// reports false when raw is not a valid JSON object.
-func objectMembers(raw []byte) ([]member, bool) {
-	raw = trimJSON(raw)
-	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
-		return nil, false
+// objectMembers splits a JSON object into its members in document order,
+// through strictjson: ok is false when raw is not one valid JSON object;
+// dup, when not nil, is a member name given twice in it or in an object
+// nested in it (the first met), with its path relative to raw, and then
+// members is nil.
+func objectMembers(raw []byte) (members []strictjson.Member, dup *ValidationError, ok bool) {
+	members, err := strictjson.Members(raw)
+	var d *strictjson.DuplicateError
+	switch {
+	case errors.As(err, &d):
+		return nil, invalid(d.Path(), fmt.Sprintf("duplicate key %q", d.Name)), true
+	case err != nil:
+		return nil, nil, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil { // the opening brace
-		return nil, false
-	}
-	var members []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, false
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		members = append(members, member{key: key, raw: v})
-	}
-	return members, true
+	return members, nil, true
 }
 
 // arrayItems splits a JSON array into its raw items. It reports false when

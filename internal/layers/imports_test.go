@@ -23,7 +23,7 @@ var allowed = []struct {
 	{"jobargs", []string{"domain"}, "River job arguments, shared by api and worker"},
 	{"secrets", []string{"domain"}, "sealing credentials"},
 	{"internal", []string{"domain"}, "small shared helpers"},
-	{"rules", []string{"domain"}, "the pure rule engine"},
+	{"rules", []string{"domain", "internal"}, "the pure rule engine"},
 	{"resilience", []string{"domain"}, "the guard of every outbound call"},
 	// rules is pure (no I/O), so storage may apply it to stored rows and
 	// turn a rule's prefilter into SQL.
