@@ -7,14 +7,17 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/stripe"
@@ -34,7 +37,10 @@ type noticeWorld struct {
 
 func newNoticeWorld(t *testing.T, name string, transactions int) *noticeWorld {
 	t.Helper()
-	w := &noticeWorld{hookWorld: newHookWorld(t, true, worker.Webhooks{}), name: name}
+	// The simulator starts today and the worker reads its clock, so that
+	// consent ends it reports are as near to the database's clock.
+	w := &noticeWorld{hookWorld: newHookWorldAt(t, time.Now().UTC().Truncate(24*time.Hour), true, worker.Webhooks{}), name: name}
+	w.syncer.Now = w.sim.WallNow
 	if err := json.Unmarshal(allsim.Credentials("plaid", name), &w.creds); err != nil {
 		t.Fatal(err)
 	}
@@ -262,9 +268,21 @@ func TestPlaidNotificationsRefusedEnqueueNothing(t *testing.T) {
 	if n := w.syncJobs(); n != jobs+1 {
 		t.Fatalf("genuine notification: %d syncs enqueued, want 1", n-jobs)
 	}
-	unknown := bytes.Replace(genuine.body, []byte(`"item_id":"`), []byte(`"item_id":"unknown`), 1)
-	if status, body := post("/providers/plaid/webhooks", unknown, jwt); status != http.StatusOK || !strings.Contains(body, `"unknown_connection"`) {
+	// An Item no connection has: acknowledged (its check needs a
+	// connection's keys), unless what can be checked without them fails.
+	stranger := &noticeWorld{hookWorld: w.hookWorld}
+	if err := json.Unmarshal(allsim.Credentials("plaid", "notice-stranger"), &stranger.creds); err != nil {
+		t.Fatal(err)
+	}
+	stranger.fire(w.simURL, "SYNC_UPDATES_AVAILABLE")
+	waitFor(t, 10*time.Second, "the stranger's webhook captured", func() bool { return len(got()) == 3 })
+	other := got()[2]
+	if status, body := post("/providers/plaid/webhooks", other.body, other.header.Get("Plaid-Verification")); status != http.StatusOK || !strings.Contains(body, `"unknown_connection"`) {
 		t.Fatalf("an Item no connection has: %d %s", status, body)
+	}
+	unknown := bytes.Replace(genuine.body, []byte(`"item_id":"`), []byte(`"item_id":"unknown`), 1)
+	if status, body := post("/providers/plaid/webhooks", unknown, jwt); status != http.StatusBadRequest || !strings.Contains(body, "not the one") {
+		t.Fatalf("an altered body naming an unknown Item: %d %s, want 400", status, body)
 	}
 	for _, p := range []string{"/providers/nosuch/webhooks", "/providers/mercury/webhooks"} {
 		if status, body := post(p, genuine.body, jwt); status != http.StatusNotFound || !strings.Contains(body, `"NOT_FOUND"`) {
@@ -273,32 +291,84 @@ func TestPlaidNotificationsRefusedEnqueueNothing(t *testing.T) {
 	}
 }
 
-// TestPlaidItemNotificationsTellErrorAndRepair: ITEM ERROR
-// (ITEM_LOGIN_REQUIRED) marks the connection as needing a re-auth and
-// takes it off the schedule, so that a SYNC_UPDATES_AVAILABLE then
-// enqueues nothing (no provider call until the user acts);
-// LOGIN_REPAIRED syncs it back to active; PENDING_EXPIRATION records the
-// consent's end in its health.
+// TestPlaidItemNotificationsTellErrorAndRepair: the notifications the
+// simulator itself sends as its state changes, as Plaid would. Its
+// login_required fault sends ITEM ERROR (ITEM_LOGIN_REQUIRED), which
+// marks the connection as needing a re-auth and takes it off the
+// schedule, so that a SYNC_UPDATES_AVAILABLE then enqueues nothing (no
+// provider call until the user acts: answered "ignored"); clearing the
+// fault sends LOGIN_REPAIRED, which syncs it back to active. A consent
+// ending within seven days sends PENDING_EXPIRATION as the clock
+// advances: its end shows in the health, and connection.consent_expiring
+// is sent once.
 func TestPlaidItemNotificationsTellErrorAndRepair(t *testing.T) {
 	w := newNoticeWorld(t, "notice-item", 300)
-	w.fire(w.simURL, "ERROR")
+	rc := newReceiver(t)
+	_, secret := w.register(rc.srv.URL+"/hook", storage.WebhookEventTypes()...)
+	rc.setSecret(secret)
+	// A sync notification, kept for when the connection is broken.
+	url, got := capture(t)
+	if err := w.sim.SetWebhookURL("plaid", url); err != nil {
+		t.Fatal(err)
+	}
+	w.fire(w.simURL, "SYNC_UPDATES_AVAILABLE")
+	waitFor(t, 10*time.Second, "the notification captured", func() bool { return len(got()) == 1 })
+	n := got()[0]
+	if err := w.sim.SetWebhookURL("plaid", w.srv.URL+"/providers/plaid/webhooks"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.sim.SetFault(sim.Fault{Provider: "plaid", Mode: sim.FaultLoginRequired}); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, 10*time.Second, "the connection marked", func() bool { return w.health()["action"] == "reauth" })
 	if c := w.connection(); c["status"] != "error" || c["lastProviderErrorCode"] != "ITEM_LOGIN_REQUIRED" || c["nextSyncAt"] != nil {
 		t.Fatalf("after ITEM ERROR: %v", c)
 	}
 	jobs := w.syncJobs()
-	w.fire(w.simURL, "SYNC_UPDATES_AVAILABLE")
-	time.Sleep(2 * time.Second)
-	if n := w.syncJobs(); n != jobs {
-		t.Fatalf("a connection waiting for a re-auth: %d syncs enqueued by a notification", n-jobs)
+	req, _ := http.NewRequest(http.MethodPost, w.srv.URL+"/providers/plaid/webhooks", bytes.NewReader(n.body))
+	req.Header.Set("Plaid-Verification", n.header.Get("Plaid-Verification"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	w.fire(w.simURL, "LOGIN_REPAIRED")
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"ignored"`) || w.syncJobs() != jobs {
+		t.Fatalf("a sync notification for a connection waiting for a re-auth: %d %s, %d syncs enqueued", resp.StatusCode, b, w.syncJobs()-jobs)
+	}
+	if err := w.sim.SetFault(sim.Fault{Provider: "plaid", Mode: sim.FaultNone}); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, 30*time.Second, "the repaired connection active", func() bool { return w.connection()["status"] == "active" })
 	if h := w.health(); h["action"] != "none" {
 		t.Fatalf("after LOGIN_REPAIRED: %v", h)
 	}
-	w.fire(w.simURL, "PENDING_EXPIRATION")
-	waitFor(t, 10*time.Second, "the consent's end recorded", func() bool { return w.health()["consentExpiresAt"] != nil })
+
+	ends := w.sim.WallNow().Add(72 * time.Hour).Truncate(time.Second)
+	if err := w.sim.SetConsent(sim.Consent{Provider: "plaid", Credential: w.creds["access_token"], ExpiresAt: ends}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.sim.Advance(1); err != nil {
+		t.Fatal(err)
+	}
+	want := ends.UTC().Format(time.RFC3339)
+	waitFor(t, 30*time.Second, "the consent's end recorded", func() bool { return w.health()["consentExpiresAt"] == want })
+	waitFor(t, 30*time.Second, "connection.consent_expiring", func() bool {
+		return slices.Contains(types(rc.events()), storage.WebhookConsentExpiring)
+	})
+	waitFor(t, 30*time.Second, "the advance's sync", w.idle)
+	var warned int
+	for _, e := range rc.events() {
+		if e.Type == storage.WebhookConsentExpiring {
+			warned++
+			if e.Data["consentExpiresAt"] != want {
+				t.Fatalf("connection.consent_expiring data %v, want the end %s", e.Data, want)
+			}
+		}
+	}
+	if warned != 1 {
+		t.Fatalf("%d connection.consent_expiring events, want 1", warned)
+	}
 }
 
 // TestStripeBalanceAvailableSyncsTheConnectedAccount: the simulator's
@@ -309,7 +379,17 @@ func TestPlaidItemNotificationsTellErrorAndRepair(t *testing.T) {
 func TestStripeBalanceAvailableSyncsTheConnectedAccount(t *testing.T) {
 	w := newHookWorld(t, true, worker.Webhooks{})
 	ctx := context.Background()
-	sealed, err := w.box.Seal(allsim.Credentials("stripe", "notice-stripe"))
+	// The endpoint's secret is the provider's setting, as an operator sets
+	// it once (finsync providers configure stripe); the connection holds
+	// its own credentials only.
+	settings, err := w.box.Seal(allsim.Settings("stripe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.st.SetProviderSettings(ctx, "stripe", settings); err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := w.box.Seal(allsim.OwnCredentials("stripe", "notice-stripe"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,6 +448,15 @@ func TestStripeBalanceAvailableSyncsTheConnectedAccount(t *testing.T) {
 	if n := jobs(); n != before {
 		t.Fatalf("refused events enqueued %d syncs", n-before)
 	}
+	// An account no connection has: checked with the endpoint's secret all
+	// the same, then acknowledged.
+	stranger := bytes.Replace(ev.body, []byte(`"account":"acct_`), []byte(`"account":"acct_unknown`), 1)
+	if status, body := post(stranger, "t="+ts+",v1="+stripe.Sign(stripeSecret(t), ts, stranger)); status != http.StatusOK || !strings.Contains(body, "unknown_connection") {
+		t.Errorf("a signed event for an unknown account: %d %s", status, body)
+	}
+	if status, body := post(stranger, "t="+ts+",v1="+stripe.Sign("whsec_other", ts, stranger)); status != http.StatusBadRequest {
+		t.Errorf("a badly signed event for an unknown account: %d %s, want 400", status, body)
+	}
 	if err := w.sim.SetWebhookURL("stripe", w.srv.URL+"/providers/stripe/webhooks"); err != nil {
 		t.Fatal(err)
 	}
@@ -386,4 +475,54 @@ func stripeSecret(t *testing.T) string {
 		t.Fatalf("simulator settings: %v", err)
 	}
 	return s.WebhookSecret
+}
+
+// fireOnRead has the simulator send a notification while the sync it
+// wraps reads its first page, once armed, and waits for it to arrive.
+type fireOnRead struct {
+	providers.Provider
+	armed atomic.Bool
+	fire  func()
+}
+
+// ReadWebhook and VerifyWebhook are the wrapped adapter's: the receiver
+// shares the worker's adapters.
+func (f *fireOnRead) ReadWebhook(h http.Header, b []byte) (providers.Notice, error) {
+	return f.Provider.(providers.WebhookReceiver).ReadWebhook(h, b)
+}
+
+func (f *fireOnRead) VerifyWebhook(ctx context.Context, c providers.Connection, h http.Header, b []byte, now time.Time) error {
+	return f.Provider.(providers.WebhookReceiver).VerifyWebhook(ctx, c, h, b, now)
+}
+
+func (f *fireOnRead) Transactions(ctx context.Context, c providers.Connection, req providers.TransactionRequest) (providers.TransactionPage, error) {
+	if f.armed.CompareAndSwap(true, false) {
+		f.fire()
+		time.Sleep(1500 * time.Millisecond)
+	}
+	return f.Provider.Transactions(ctx, c, req)
+}
+
+// TestNotificationDuringASyncRunsItAgain: a notification that arrives
+// after a sync began reading may announce what it missed: the job runs
+// again as soon as the sync ends (not at the scheduler's next sweep), and
+// only once.
+func TestNotificationDuringASyncRunsItAgain(t *testing.T) {
+	w := newNoticeWorld(t, "notice-late", 300)
+	wrapped := &fireOnRead{Provider: w.syncer.Providers["plaid"], fire: func() { w.fire(w.simURL, "SYNC_UPDATES_AVAILABLE") }}
+	w.syncer.Providers["plaid"] = wrapped
+	history := func() (n int) {
+		if err := w.fx.Pool.QueryRow(context.Background(), `SELECT count(*) FROM sync_history WHERE bank_connection_id = $1`, w.conn).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before, jobs := history(), w.syncJobs()
+	wrapped.armed.Store(true)
+	w.fire(w.simURL, "SYNC_UPDATES_AVAILABLE")
+	waitFor(t, 20*time.Second, "the sync and its re-run", func() bool { return history() >= before+2 && w.idle() })
+	time.Sleep(worker.NoticeQuiet + time.Second)
+	if n, j := history()-before, w.syncJobs()-jobs; n != 2 || j != 1 {
+		t.Fatalf("a notification during a sync: %d syncs in %d jobs, want 2 in 1", n, j)
+	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/finsync/finsync/domain"
@@ -21,7 +24,10 @@ type Resilient struct {
 	observe CallObserver
 }
 
-var _ Provider = (*Resilient)(nil)
+var (
+	_ Provider        = (*Resilient)(nil)
+	_ WebhookReceiver = (*Resilient)(nil)
+)
 
 // The operations a CallObserver is told of, one per Provider method.
 const (
@@ -118,6 +124,49 @@ func (r *Resilient) InvestmentTransactions(ctx context.Context, conn Connection,
 		return err
 	})
 	return out, err
+}
+
+// Receives reports whether the wrapped adapter receives its provider's
+// notifications (implements WebhookReceiver).
+func (r *Resilient) Receives() bool {
+	_, ok := r.p.(WebhookReceiver)
+	return ok
+}
+
+// ReadWebhook reads a notification with the wrapped adapter; it makes no
+// call. An adapter that receives none refuses every body.
+func (r *Resilient) ReadWebhook(header http.Header, body []byte) (Notice, error) {
+	hooks, ok := r.p.(WebhookReceiver)
+	if !ok {
+		return Notice{}, fmt.Errorf("%w: %s sends no notifications", domain.ErrNoticeRefused, r.p.Name())
+	}
+	return hooks.ReadWebhook(header, body)
+}
+
+// VerifyWebhook checks a notification with the wrapped adapter through
+// the resilience layer: a check that calls the provider (a verification
+// key fetched) shares the connection's rate limits and the provider's
+// breakers, fleet-wide where the guard's store is, so that notifications
+// sent by anyone cannot make finsync call the provider without bound. A
+// refusal is no provider failure: it neither retries nor trips a breaker.
+func (r *Resilient) VerifyWebhook(ctx context.Context, conn Connection, header http.Header, body []byte, now time.Time) error {
+	hooks, ok := r.p.(WebhookReceiver)
+	if !ok {
+		return fmt.Errorf("%w: %s sends no notifications", domain.ErrNoticeRefused, r.p.Name())
+	}
+	var refused error
+	err := r.g.Do(ctx, resilience.GuardKey{Credential: credentialKey(conn.Credentials), Institution: conn.InstitutionID}, func(ctx context.Context) error {
+		err := hooks.VerifyWebhook(ctx, conn, header, body, now)
+		if errors.Is(err, domain.ErrNoticeRefused) {
+			refused = err
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return refused
 }
 
 // call runs op (the named operation) for the connection through the

@@ -54,13 +54,13 @@ func (r *NoticeReceiver) Receive(ctx context.Context, provider string, header ht
 	if err != nil {
 		return "", err
 	}
-	if n.LinkID == "" {
-		return domain.NoticeUnknownLink, nil
-	}
 	st := r.Syncer.Store
-	id, err := st.ConnectionByLink(ctx, provider, n.LinkID)
+	id, err := uuid.Nil, storage.ErrNotFound
+	if n.LinkID != "" {
+		id, err = st.ConnectionByLink(ctx, provider, n.LinkID)
+	}
 	if errors.Is(err, storage.ErrNotFound) {
-		return domain.NoticeUnknownLink, nil
+		return r.unknownLink(ctx, hooks, provider, header, body)
 	}
 	if err != nil {
 		return "", err
@@ -71,17 +71,52 @@ func (r *NoticeReceiver) Receive(ctx context.Context, provider string, header ht
 	if n.Kind == domain.NoticeIgnored {
 		return domain.NoticeNoAction, nil
 	}
-	return domain.NoticeApplied, st.Atomic(ctx, func(tx *storage.Tx) error { return r.apply(ctx, tx, id, n) })
+	var acted bool
+	err = st.Atomic(ctx, func(tx *storage.Tx) (err error) { acted, err = r.apply(ctx, tx, id, n); return err })
+	if err != nil || !acted {
+		return domain.NoticeNoAction, err
+	}
+	return domain.NoticeApplied, nil
 }
 
-// receiverOf returns provider's adapter as a WebhookReceiver.
+// unknownLink answers a notification that names no stored connection: it
+// is checked with the provider's settings alone (a signing secret the
+// provider gives once, for every link), and refused when that check
+// refuses it; a provider whose check needs a connection's own keys leaves
+// it unverified, acknowledged and dropped (NoticeUnknownLink).
+func (r *NoticeReceiver) unknownLink(ctx context.Context, hooks providers.WebhookReceiver, provider string, header http.Header, body []byte) (domain.NoticeResult, error) {
+	creds, err := r.Syncer.withSettings(ctx, provider, []byte("{}"))
+	if err != nil {
+		if providers.AsError(err) == nil {
+			return "", err
+		}
+		return domain.NoticeUnknownLink, nil
+	}
+	err = hooks.VerifyWebhook(ctx, providers.Connection{Provider: provider, Credentials: creds}, header, body, r.now())
+	if errors.Is(err, domain.ErrNoticeRefused) {
+		return "", err
+	}
+	return domain.NoticeUnknownLink, nil
+}
+
+// now is the receiver's clock.
+func (r *NoticeReceiver) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// receiverOf returns provider's adapter as a WebhookReceiver: behind its
+// resilience guard when the Syncer's adapters are (NewProviders), so that
+// the calls a check makes share the provider's limits and breakers.
 func (r *NoticeReceiver) receiverOf(provider string) (providers.WebhookReceiver, bool) {
 	p, ok := r.Syncer.Providers[provider]
 	if !ok {
 		return nil, false
 	}
 	if res, isResilient := p.(*providers.Resilient); isResilient {
-		p = res.Unwrap()
+		return res, res.Receives()
 	}
 	hooks, ok := p.(providers.WebhookReceiver)
 	return hooks, ok
@@ -104,23 +139,21 @@ func (r *NoticeReceiver) verify(ctx context.Context, hooks providers.WebhookRece
 	}
 	pc := providers.Connection{ID: id.String(), Provider: conn.Provider, InstitutionID: conn.InstitutionID,
 		BaseURL: conn.BaseURL, Credentials: creds}
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
-	return hooks.VerifyWebhook(ctx, pc, header, body, now())
+	return hooks.VerifyWebhook(ctx, pc, header, body, r.now())
 }
 
-// apply acts on a verified notification inside tx.
-func (r *NoticeReceiver) apply(ctx context.Context, tx *storage.Tx, id uuid.UUID, n domain.ProviderNotice) error {
+// apply acts on a verified notification inside tx; it reports false when
+// there was nothing to do (a sync asked of a connection off the schedule).
+func (r *NoticeReceiver) apply(ctx context.Context, tx *storage.Tx, id uuid.UUID, n domain.ProviderNotice) (bool, error) {
 	args := jobargs.SyncConnection{ConnectionID: id}
 	var subs []uuid.UUID
+	acted := true
 	var err error
 	switch n.Kind {
 	case domain.NoticeSync:
-		_, err = tx.RequestSync(ctx, r.Jobs, id, args)
+		acted, err = tx.RequestSync(ctx, r.Jobs, id, args)
 	case domain.NoticeRepaired:
-		_, err = tx.RequestResync(ctx, r.Jobs, id, args)
+		acted, err = tx.RequestResync(ctx, r.Jobs, id, args)
 	case domain.NoticeConsent:
 		subs, err = tx.RecordConsentEnd(ctx, id, n.ConsentExpiresAt, cmp.Or(r.Syncer.ConsentWarning, DefaultConsentWarning))
 	case domain.NoticeReauth:
@@ -129,14 +162,14 @@ func (r *NoticeReceiver) apply(ctx context.Context, tx *storage.Tx, id uuid.UUID
 			ReconnectURL: strings.ReplaceAll(r.Syncer.ReconnectURL, "{connection_id}", id.String())})
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, sub := range subs {
 		if err := tx.Enqueue(ctx, r.Jobs, jobargs.DeliverWebhook{SubscriptionID: sub}); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return acted, nil
 }
 
 // NoticeQuiet is how long a sync asked for by a provider notification

@@ -142,6 +142,9 @@ type syncReport struct {
 	// recorded is set once the sync's end is in the connection's history,
 	// written with its outcome (finishSync); finished then writes none.
 	recorded bool
+	// again is set when a provider notification asked for a sync after
+	// this one began reading: the job runs again once it has ended.
+	again bool
 	// sealed are the credentials the attempt read with: its outcome is
 	// recorded only while they are the connection's
 	// (storage.ErrCredentialsChanged).
@@ -338,6 +341,10 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 		return err
 	}
 	rep.recorded = true
+	// A notification that came after the run began reading may announce
+	// data it missed: the job runs again at once (SyncWorker.Work).
+	req, err := s.Store.SyncRequestOf(ctx, id)
+	rep.again = err == nil && !readFrom.IsZero() && req.RequestedAt.After(readFrom)
 	return nil
 }
 
@@ -579,7 +586,8 @@ func (w *SyncWorker) Work(ctx context.Context, job *river.Job[jobargs.SyncConnec
 	case rep.held:
 		// No provider call was made: the sync waits, neither finished nor
 		// failed, and goes on from its cursor after the snooze.
-		rep.cause, rep.held = nil, false
+		// Its duration counts from the attempt that goes on after the wait.
+		rep.cause, rep.held, rep.StartedAt = nil, false, time.Time{}
 		if mErr := w.setReport(ctx, &rep); mErr != nil {
 			return mErr
 		}
@@ -589,6 +597,11 @@ func (w *SyncWorker) Work(ctx context.Context, job *river.Job[jobargs.SyncConnec
 	w.Syncer.finished(ctx, &rep, err)
 	if mErr := w.setReport(ctx, nil); mErr != nil {
 		return errors.Join(err, mErr)
+	}
+	if err == nil && rep.again {
+		// Snoozed briefly, the job is available again at once: the next
+		// sync reads what the late notification announced.
+		return river.JobSnooze(0)
 	}
 	return err
 }

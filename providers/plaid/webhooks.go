@@ -27,6 +27,10 @@ const VerificationHeader = "Plaid-Verification"
 // MaxWebhookAge is how old a webhook's signature (its iat) may be.
 const MaxWebhookAge = 5 * time.Minute
 
+// pendingNotice is how long before the end Plaid sends PENDING_EXPIRATION
+// and PENDING_DISCONNECT: the end assumed for one that states no time.
+const pendingNotice = 7 * 24 * time.Hour
+
 // keyRefresh is how long a verification key is kept before it is asked
 // for again (a rotated key then shows its expiry), and how long a key id
 // Plaid does not know is remembered as unknown.
@@ -63,14 +67,14 @@ func (a *Adapter) ReadWebhook(_ http.Header, body []byte) (providers.Notice, err
 		if at == nil {
 			at = w.DisconnectTime
 		}
-		if at == nil {
-			return n, fmt.Errorf("%w: %s without its time", domain.ErrNoticeRefused, n.Type)
+		n.Kind, n.ConsentExpiresAt = domain.NoticeConsent, time.Now().Add(pendingNotice)
+		if at != nil {
+			t, err := time.Parse(time.RFC3339, *at)
+			if err != nil {
+				return n, fmt.Errorf("%w: %s: %q is not a date-time", domain.ErrNoticeRefused, n.Type, *at)
+			}
+			n.ConsentExpiresAt = t
 		}
-		t, err := time.Parse(time.RFC3339, *at)
-		if err != nil {
-			return n, fmt.Errorf("%w: %s: %q is not a date-time", domain.ErrNoticeRefused, n.Type, *at)
-		}
-		n.Kind, n.ConsentExpiresAt = domain.NoticeConsent, t
 	case "ITEM/ERROR", "ITEM/USER_PERMISSION_REVOKED":
 		n.Kind, n.Code, n.Message = domain.NoticeReauth, w.WebhookCode, "Plaid reported the Item needs the user to link it again"
 		if w.Error != nil && w.Error.ErrorCode != "" {
@@ -97,10 +101,16 @@ func (a *Adapter) VerifyWebhook(ctx context.Context, conn providers.Connection, 
 	if raw == "" {
 		return fmt.Errorf("%w: no %s header", domain.ErrNoticeRefused, VerificationHeader)
 	}
-	var claims struct {
-		jwt.RegisteredClaims
-		BodySHA256 string `json:"request_body_sha256"`
+	var claims webhookClaims
+	// What needs no key is checked first, so that a stale or altered
+	// notification costs no key fetch.
+	if _, _, err := jwt.NewParser().ParseUnverified(raw, &claims); err != nil {
+		return fmt.Errorf("%w: %s: %v", domain.ErrNoticeRefused, VerificationHeader, err)
 	}
+	if err := claims.check(body, now); err != nil {
+		return err
+	}
+	claims = webhookClaims{}
 	var fetchErr error
 	_, err := jwt.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) {
 		kid, _ := t.Header["kid"].(string)
@@ -116,11 +126,23 @@ func (a *Adapter) VerifyWebhook(ctx context.Context, conn providers.Connection, 
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", domain.ErrNoticeRefused, VerificationHeader, err)
 	}
-	if claims.IssuedAt == nil || now.Sub(claims.IssuedAt.Time) > MaxWebhookAge || claims.IssuedAt.Time.After(now.Add(time.Minute)) {
+	return claims.check(body, now)
+}
+
+// webhookClaims are the claims of a Plaid-Verification JWT.
+type webhookClaims struct {
+	jwt.RegisteredClaims
+	BodySHA256 string `json:"request_body_sha256"`
+}
+
+// check refuses claims issued more than MaxWebhookAge before now (or in
+// the future), or whose request_body_sha256 is not body's.
+func (c *webhookClaims) check(body []byte, now time.Time) error {
+	if c.IssuedAt == nil || now.Sub(c.IssuedAt.Time) > MaxWebhookAge || c.IssuedAt.Time.After(now.Add(time.Minute)) {
 		return fmt.Errorf("%w: %s was not issued within the last %s", domain.ErrNoticeRefused, VerificationHeader, MaxWebhookAge)
 	}
 	sum := sha256.Sum256(body)
-	if subtle.ConstantTimeCompare([]byte(hex.EncodeToString(sum[:])), []byte(claims.BodySHA256)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(hex.EncodeToString(sum[:])), []byte(c.BodySHA256)) != 1 {
 		return fmt.Errorf("%w: the body is not the one %s signed", domain.ErrNoticeRefused, VerificationHeader)
 	}
 	return nil
@@ -190,16 +212,23 @@ type jwk struct {
 	ExpiredAt *int64 `json:"expired_at"`
 }
 
+// codeUnknownKeyID is Plaid's error code for a key_id it does not know.
+const codeUnknownKeyID = "INVALID_WEBHOOK_VERIFICATION_KEY_ID"
+
 // fetchKey asks /webhook_verification_key/get for kid. A kid Plaid does
-// not know (INVALID_INPUT) is a key with no public part: remembered, and
-// refused; any other failure is returned (the check could not be made).
+// not know (codeUnknownKeyID) is a key with no public part: remembered,
+// and refused; any other failure is returned (the check could not be
+// made).
 func (a *Adapter) fetchKey(ctx context.Context, conn providers.Connection, kid string) (*webhookKey, error) {
 	var resp struct {
 		Key jwk `json:"key"`
 	}
 	err := a.postKeys(ctx, conn, "/webhook_verification_key/get", map[string]any{"key_id": kid}, &resp)
 	var pe *providers.Error
-	if errors.As(err, &pe) && pe.Class == providers.Permanent {
+	if errors.As(err, &pe) && pe.Code == codeUnknownKeyID {
+		// Only a kid Plaid says it does not know is remembered: another
+		// refusal (this connection's keys revoked) says nothing of the
+		// kid, and other connections' checks must not inherit it.
 		return &webhookKey{}, nil
 	}
 	if err != nil {

@@ -58,7 +58,7 @@ func (a *Adapter) VerifyWebhook(_ context.Context, conn providers.Connection, he
 		WebhookSecret string `json:"webhook_secret"`
 	}
 	if err := json.Unmarshal(conn.Credentials, &creds); err != nil || creds.WebhookSecret == "" {
-		return fmt.Errorf("%w: no webhook_secret is set for Stripe (finsync providers settings set stripe)", domain.ErrNoticeRefused)
+		return fmt.Errorf("%w: no webhook_secret is set for Stripe (finsync providers configure stripe)", domain.ErrNoticeRefused)
 	}
 	ts, sigs := parseSignature(header.Get(SignatureHeader))
 	if ts == "" || len(sigs) == 0 {
