@@ -39,8 +39,15 @@ type Tools struct {
 // /usr/lib/postgresql/*/bin. Caveat: it checks only that initdb and pg_ctl
 // exist there, not their version.
 func FindTools() (Tools, error) {
+	return FindToolsIn(os.Getenv(BinDirEnv))
+}
+
+// FindToolsIn is FindTools with dir in place of $FINSYNC_PG_BINDIR: a
+// binary that parsed its configuration already passes the directory
+// (empty: look the programs up).
+func FindToolsIn(dir string) (Tools, error) {
 	asRoot := os.Geteuid() == 0
-	if dir := os.Getenv(BinDirEnv); dir != "" {
+	if dir != "" {
 		if !hasServerPrograms(dir) {
 			return Tools{}, fmt.Errorf("%s=%s holds no initdb and pg_ctl", BinDirEnv, dir)
 		}
