@@ -260,3 +260,18 @@ func EnqueueSync(ctx context.Context, jobs *storage.JobClient, id uuid.UUID) (in
 	}
 	return res.Job.ID, nil
 }
+
+// EnqueueSyncs asks for a sync of each connection now (EnqueueSync) and
+// returns the job following each, by connection. It stops at the first
+// failure; the syncs enqueued before it stay enqueued.
+func EnqueueSyncs(ctx context.Context, jobs *storage.JobClient, ids []uuid.UUID) (map[uuid.UUID]int64, error) {
+	out := make(map[uuid.UUID]int64, len(ids))
+	for _, id := range ids {
+		job, err := EnqueueSync(ctx, jobs, id)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = job
+	}
+	return out, nil
+}
