@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
-	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/finsync/finsync/config"
 )
 
 // TestWorkerRefusesABadWriteRate: an invalid FINSYNC_SYNC_WRITE_RATE stops
@@ -24,7 +26,7 @@ func TestWorkerRefusesABadWriteRate(t *testing.T) {
 	}
 	for _, good := range []string{"", "0", "5000"} {
 		t.Setenv("FINSYNC_SYNC_WRITE_RATE", good)
-		if _, err := configFromEnv().syncWriteRate(); err != nil {
+		if _, err := config.Load(os.Getenv); err != nil {
 			t.Fatalf("FINSYNC_SYNC_WRITE_RATE=%q: %v", good, err)
 		}
 	}
@@ -76,29 +78,6 @@ func TestServeAndWorkerRefuseInvalidSettings(t *testing.T) {
 	}
 }
 
-// TestValidSettingsPass: documented values are accepted, and the log
-// level is what FINSYNC_LOG_LEVEL says.
-func TestValidSettingsPass(t *testing.T) {
-	for _, c := range []struct {
-		level string
-		want  slog.Level
-	}{{"", slog.LevelInfo}, {"debug", slog.LevelDebug}, {"WARN", slog.LevelWarn}, {"error", slog.LevelError}, {"info+2", slog.LevelInfo + 2}} {
-		t.Setenv("FINSYNC_LOG_LEVEL", c.level)
-		t.Setenv("FINSYNC_RECONNECT_URL", "https://app.example.com/relink/{connection_id}")
-		t.Setenv("FINSYNC_SIM_URL", "http://127.0.0.1:8090")
-		t.Setenv("FINSYNC_READ_MAX_LAG", "2s")
-		t.Setenv("GOGC", "off")
-		t.Setenv("FINSYNC_WEBHOOK_ALLOW_PRIVATE", "1")
-		cfg := configFromEnv()
-		if err := cfg.check(); err != nil {
-			t.Fatalf("FINSYNC_LOG_LEVEL=%q: %v", c.level, err)
-		}
-		if cfg.LogLevel != c.want {
-			t.Fatalf("FINSYNC_LOG_LEVEL=%q: level %v, want %v", c.level, cfg.LogLevel, c.want)
-		}
-	}
-}
-
 // TestServeRefusesAWeakOpsToken: a FINSYNC_OPS_TOKEN that is too short or
 // trivial stops serve before it connects to anything, naming the variable.
 func TestServeRefusesAWeakOpsToken(t *testing.T) {
@@ -116,7 +95,7 @@ func TestServeRefusesAWeakOpsToken(t *testing.T) {
 	}
 	for _, good := range []string{"", "31800b35e3f9875e7133788adb3ad6e5e30294152a7bf876cf4beec9314be367"} {
 		t.Setenv("FINSYNC_OPS_TOKEN", good)
-		if _, err := configFromEnv().opsToken(); err != nil {
+		if _, err := config.Load(os.Getenv); err != nil {
 			t.Fatalf("FINSYNC_OPS_TOKEN=%q: %v", good, err)
 		}
 	}

@@ -11,44 +11,6 @@ import (
 	"github.com/finsync/finsync/storage/storagetest"
 )
 
-// TestDBMaxConnsParsing: FINSYNC_DB_MAX_CONNS takes a whole number of
-// connections from 1 to maxDBConns; empty gives the command's default.
-func TestDBMaxConnsParsing(t *testing.T) {
-	cases := []struct {
-		env  string
-		want int32
-		bad  bool
-	}{
-		{"", defaultServeConns, false},
-		{"1", 1, false},
-		{" 24 ", 24, false},
-		{"1000", 1000, false},
-		{"0", 0, true},
-		{"-3", 0, true},
-		{"1001", 0, true},
-		{"8.5", 0, true},
-		{"many", 0, true},
-	}
-	for _, c := range cases {
-		got, err := config{DBMaxConns: c.env}.dbMaxConns(defaultServeConns)
-		if c.bad {
-			if err == nil || !strings.Contains(err.Error(), "FINSYNC_DB_MAX_CONNS") {
-				t.Errorf("%q: got %d, %v; want a refusal naming FINSYNC_DB_MAX_CONNS", c.env, got, err)
-			}
-			continue
-		}
-		if err != nil || got != c.want {
-			t.Errorf("%q: got %d, %v; want %d", c.env, got, err, c.want)
-		}
-	}
-	if got, _ := (config{}).dbMaxConns(defaultWorkerConns); got != defaultWorkerConns {
-		t.Errorf("worker default: %d, want %d", got, defaultWorkerConns)
-	}
-	if defaultServeConns == defaultWorkerConns {
-		t.Errorf("serve and worker defaults are both %d: each is sized for its own work", defaultServeConns)
-	}
-}
-
 // TestDBMaxConnsSizesThePools: serve and worker refuse a bad
 // FINSYNC_DB_MAX_CONNS before connecting to anything, and open their pool
 // at the size given, or at their own default (finsync_db_pool_max_conns).

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/finsync/finsync/destinations"
-	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -46,7 +44,7 @@ func (a *app) newDestination(user, kind, name, config string) (storage.NewDestin
 	if err != nil {
 		return nd, fmt.Errorf("--config: %w", err)
 	}
-	box, err := a.box()
+	box, err := a.cfg.Box()
 	if err != nil {
 		return nd, err
 	}
@@ -190,54 +188,4 @@ func (a *app) printDestinations(ds []storage.Destination) error {
 			}
 			return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%s", d.ID, d.Kind, d.Name, accts, d.Pending, d.Failed, d.CreatedAt.UTC().Format(time.RFC3339))
 		})
-}
-
-// Demo destinations of `finsync dev`: a simulated Airtable table and a
-// simulated Google Sheet, following every manual account of the demo user.
-const (
-	demoAirtableBase = "appFinsyncDemo"
-	demoSheetID      = "finsync-demo"
-)
-
-// seedDemoDestinations makes sure the demo user has an Airtable and a
-// Google Sheets destination pointed at this run's simulator.
-func seedDemoDestinations(ctx context.Context, st *storage.Store, box *secrets.Box, simRoot string, userID uuid.UUID) error {
-	existing, err := st.ListDestinations(ctx, userID)
-	if err != nil {
-		return err
-	}
-	configs := map[string]string{
-		destinations.KindAirtable: fmt.Sprintf(`{"baseUrl":%q,"baseId":%q,"table":"Accounts","token":"patDemoToken"}`, simRoot, demoAirtableBase),
-		destinations.KindGoogleSheets: fmt.Sprintf(`{"baseUrl":%q,"spreadsheetId":%q,"sheet":"Accounts","refreshToken":"1//demo","clientId":"finsync-demo","clientSecret":"demo-secret","tokenUrl":%q}`,
-			simRoot, demoSheetID, simRoot+"/token"),
-	}
-	have := map[string]uuid.UUID{}
-	for _, d := range existing {
-		have[d.Kind] = d.ID
-	}
-	for kind, cfg := range configs {
-		public, secret, err := destinations.SplitConfig(kind, json.RawMessage(cfg))
-		if err != nil {
-			return err
-		}
-		sealed, err := box.Seal(secret)
-		if err != nil {
-			return err
-		}
-		if id, ok := have[kind]; ok {
-			// Point it at this run's simulator, sealed with this checkout's demo key.
-			if err := st.ReconfigureDestination(ctx, id, public, sealed); err != nil {
-				return fmt.Errorf("refresh demo destination: %w", err)
-			}
-			continue
-		}
-		d, err := st.CreateDestination(ctx, storage.NewDestination{UserID: userID, Kind: kind, Name: "demo " + kind, Config: public, SealedSecret: sealed})
-		if err != nil {
-			return err
-		}
-		if err := st.SetAllAccounts(ctx, d.ID, true); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/storage/storagetest"
+	"github.com/finsync/finsync/syncwait"
 )
 
 // heldBackLine is what `sync --wait` prints for a sync held back by a spent
@@ -60,8 +61,8 @@ func TestSyncWaitOnASpentQuotaExitsHeldBack(t *testing.T) {
 	// The quota is spent: the wait says so and ends with status 3.
 	stderr, status, took := runProcess(t, bin, dbURL, "sync", "--connection", sf, "--wait", "--timeout", "2m")
 	t.Logf("sync --connection --wait on a spent quota: status %d after %s; printed:\n%s", status, took.Round(time.Millisecond), stderr)
-	if status != ExitHeldBack {
-		t.Fatalf("exit status %d, want %d", status, ExitHeldBack)
+	if status != syncwait.ExitHeldBack {
+		t.Fatalf("exit status %d, want %d", status, syncwait.ExitHeldBack)
 	}
 	if took > 10*time.Second {
 		t.Fatalf("took %s, want at most 10 s", took)
@@ -79,8 +80,8 @@ func TestSyncWaitOnASpentQuotaExitsHeldBack(t *testing.T) {
 	// not keep the wait.
 	stderr, status, took = runProcess(t, bin, dbURL, "sync", "--all", "--wait", "--timeout", "2m")
 	t.Logf("sync --all --wait: status %d after %s; printed:\n%s", status, took.Round(time.Millisecond), stderr)
-	if status != ExitHeldBack {
-		t.Fatalf("exit status %d, want %d", status, ExitHeldBack)
+	if status != syncwait.ExitHeldBack {
+		t.Fatalf("exit status %d, want %d", status, syncwait.ExitHeldBack)
 	}
 	if !regexp.MustCompile(regexp.QuoteMeta(other) + `  completed \(pages [1-9]`).MatchString(stderr) {
 		t.Fatalf("the other connection's sync did not complete:\n%s", stderr)

@@ -9,19 +9,17 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/config"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/secrets/secretstest"
-	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
 
@@ -88,12 +86,12 @@ func TestKeysGenerate(t *testing.T) {
 	t.Setenv("FINSYNC_ENCRYPTION_KEY", got.Key)
 	t.Setenv("FINSYNC_CURSOR_KEY", got.Key)
 	t.Setenv("FINSYNC_OPS_TOKEN", got.Key)
-	a := &app{cfg: configFromEnv()}
-	if _, err := a.requireKeys(); err != nil {
-		t.Fatalf("a generated key is refused: %v", err)
-	}
-	if _, err := a.cfg.opsToken(); err != nil {
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
 		t.Fatalf("a generated key is refused as FINSYNC_OPS_TOKEN: %v", err)
+	}
+	if _, err := cfg.RequireKeys(); err != nil {
+		t.Fatalf("a generated key is refused: %v", err)
 	}
 	cmd, _, err := newRoot(io.Discard, io.Discard).Find([]string{"keys", "generate"})
 	if err != nil || !strings.Contains(cmd.Short, "FINSYNC_OPS_TOKEN") || !strings.Contains(cmd.Long, "FINSYNC_OPS_TOKEN") {
@@ -272,76 +270,5 @@ func TestRotateEncryption(t *testing.T) {
 	var report rotation
 	if err := json.Unmarshal(out, &report); err != nil || len(report.Columns[0].Unreadable) != 1 || report.Columns[0].Current != 4 {
 		t.Fatalf("report with an unreadable value: %s %v", out, err)
-	}
-}
-
-// TestDevKeysNeedNoConfiguration: `finsync dev` keeps the demo key an
-// earlier run wrote (values it sealed before key ids existed still open),
-// and creates a cursor key once that the next run reuses.
-func TestDevKeysNeedNoConfiguration(t *testing.T) {
-	t.Setenv("FINSYNC_ENCRYPTION_KEY", "")
-	t.Setenv("FINSYNC_CURSOR_KEY", "")
-	dir := t.TempDir()
-	earlier := strings.Repeat("3c", 32)
-	if err := os.WriteFile(filepath.Join(dir, "dev-encryption-key"), []byte(earlier+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sealed := secretstest.SealWithoutKeyID(t, earlier, []byte("demo credentials"))
-	first := &app{cfg: configFromEnv()}
-	box, err := first.devKeys(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := box.Open(sealed); err != nil || string(got) != "demo credentials" {
-		t.Fatalf("demo data of an earlier run: %q %v", got, err)
-	}
-	if _, err := first.requireKeys(); err != nil {
-		t.Fatalf("dev keys are not a valid configuration: %v", err)
-	}
-	second := &app{cfg: configFromEnv()}
-	if _, err := second.devKeys(dir); err != nil {
-		t.Fatal(err)
-	}
-	if first.cfg.CursorKey == "" || second.cfg.CursorKey != first.cfg.CursorKey {
-		t.Fatalf("cursor keys of two dev runs: %q, %q", first.cfg.CursorKey, second.cfg.CursorKey)
-	}
-}
-
-// TestRotationNeverOverwritesAConcurrentWrite: when a row changed between
-// the rotation's read and its write (a reconnect stored new credentials),
-// the stale value is not written back; the new value is read again and
-// re-sealed.
-func TestRotationNeverOverwritesAConcurrentWrite(t *testing.T) {
-	oldKey, newKey := strings.Repeat("4a", 32), strings.Repeat("4b", 32)
-	oldBox, _ := secrets.FromHex(oldKey)
-	both, _ := secrets.FromHex(newKey + "," + oldKey)
-	newBox, _ := secrets.FromHex(newKey)
-	ctx := context.Background()
-	pool, _ := storagetest.NewDB(t)
-	fx := storagetest.NewFixtures(t, pool)
-	user := fx.User(domain.PlanPro, true).ID
-	stale, _ := oldBox.Seal([]byte("credentials before the reconnect"))
-	c, err := fx.St.CreateConnection(ctx, storage.NewConnection{UserID: user, Provider: "mercury", SealedCredentials: stale})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, _ := oldBox.Seal([]byte("credentials after the reconnect"))
-	if _, err := pool.Exec(ctx, `UPDATE bank_connections SET credentials_encrypted = $2 WHERE id = $1`, c.ID, fresh); err != nil {
-		t.Fatal(err)
-	}
-	r := encryptionRotation{st: fx.St, box: both, batch: 10, progress: io.Discard}
-	res := &rotationColumnResult{Column: storage.SealedConnectionCredentials}
-	if err := r.reseal(ctx, res, []storage.SealedValue{{ID: c.ID, Sealed: stale}}); err != nil {
-		t.Fatal(err)
-	}
-	if res.Resealed != 1 || len(res.Busy) != 0 {
-		t.Fatalf("result %+v", res)
-	}
-	var stored []byte
-	if err := pool.QueryRow(ctx, `SELECT credentials_encrypted FROM bank_connections WHERE id = $1`, c.ID).Scan(&stored); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := newBox.Open(stored); err != nil || string(got) != "credentials after the reconnect" {
-		t.Fatalf("stored after rotation: %q %v", got, err)
 	}
 }

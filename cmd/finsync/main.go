@@ -1,7 +1,8 @@
 // Command finsync is the one binary of finsync: the HTTP API, the sync
 // worker, the provider simulator, the zero-config demo, migrations, the
 // operator commands for users, keys and connections, and the OpenAPI
-// documents.
+// documents. It parses its flags and configuration and hands them to the
+// packages that do the work.
 package main
 
 import (
@@ -14,10 +15,16 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/finsync/finsync/config"
 	"github.com/finsync/finsync/internal/requestid"
+	"github.com/finsync/finsync/process"
+	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/storage"
 )
 
 func main() {
@@ -29,35 +36,30 @@ func main() {
 	}
 }
 
-// exitError is an error that ends the process with a status of its own
-// rather than 1 (see `sync --wait`).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// exitStatus is the process's exit status for a command that failed with err.
+// exitStatus is the process's exit status for a command that failed with
+// err: its own when it has one (`sync --wait`'s held-back syncs), else 1.
 func exitStatus(err error) int {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return coded.ExitCode()
 	}
 	return 1
 }
 
-// app carries what every command shares: configuration and output streams.
+// app carries what every command shares: the configuration (loaded before
+// any command runs), the provider registry (built once), the output
+// streams and --json.
 type app struct {
-	cfg    config
+	cfg    config.Config
+	reg    *providers.Registry
 	out    io.Writer
 	errOut io.Writer
 	json   bool
 }
 
 func newRoot(out, errOut io.Writer) *cobra.Command {
-	a := &app{cfg: configFromEnv(), out: out, errOut: errOut}
+	a := &app{reg: all.NewRegistry(), out: out, errOut: errOut}
+	var databaseURL string
 	root := &cobra.Command{
 		Use:           "finsync",
 		Short:         "Keep people's financial data in sync and serve it back",
@@ -65,9 +67,17 @@ func newRoot(out, errOut io.Writer) *cobra.Command {
 		SilenceErrors: true,
 		// Every command refuses to start on an invalid setting rather
 		// than running with a default the operator did not ask for.
-		PersistentPreRunE: func(*cobra.Command, []string) error { return a.cfg.check() },
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			overrides := map[string]string{}
+			if cmd.Flags().Changed("database-url") {
+				overrides["DATABASE_URL"] = databaseURL
+			}
+			var err error
+			a.cfg, err = config.Load(config.Environment(overrides))
+			return err
+		},
 	}
-	root.PersistentFlags().StringVar(&a.cfg.DatabaseURL, "database-url", a.cfg.DatabaseURL, "PostgreSQL URL (env DATABASE_URL)")
+	root.PersistentFlags().StringVar(&databaseURL, "database-url", "", "PostgreSQL URL (env DATABASE_URL)")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print results as one JSON object")
 	root.AddCommand(
 		a.migrateCmd(),
@@ -105,13 +115,45 @@ func strictGroups(c *cobra.Command) {
 // print writes v as JSON with --json, or the human text otherwise.
 func (a *app) print(v any, human string) error {
 	if a.json {
-		enc := json.NewEncoder(a.out)
-		return enc.Encode(v)
+		return json.NewEncoder(a.out).Encode(v)
 	}
 	_, err := fmt.Fprintln(a.out, human)
 	return err
 }
 
+// printList prints items as {"<key>": [...]} with --json, else as a table
+// with the header and one tab-separated row per item.
+func printList[T any](a *app, key string, items []T, toJSON func(T) map[string]any, header string, row func(T) string) error {
+	if a.json {
+		out := make([]map[string]any, len(items))
+		for i, it := range items {
+			out[i] = toJSON(it)
+		}
+		return a.print(map[string]any{key: out}, "")
+	}
+	w := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, header)
+	for _, it := range items {
+		fmt.Fprintln(w, row(it))
+	}
+	return w.Flush()
+}
+
 func (a *app) logger() *slog.Logger {
 	return slog.New(requestid.NewHandler(slog.NewJSONHandler(a.errOut, &slog.HandlerOptions{Level: a.cfg.LogLevel})))
+}
+
+// env is what the long-running processes are built from.
+func (a *app) env() process.Env {
+	return process.Env{Config: a.cfg, Registry: a.reg, Log: a.logger()}
+}
+
+// withStore opens the database for one command.
+func (a *app) withStore(ctx context.Context, fn func(st *storage.Store) error) error {
+	st, err := storage.Connect(ctx, a.cfg.DatabaseURLOrDefault(), storage.Options{MaxConns: 4})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
 }

@@ -31,7 +31,7 @@ binary registers: the bytes serve answers at /v1/openapi.json and
 		ValidArgs: []string{"v1", "v2"},
 		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
 		RunE: func(_ *cobra.Command, args []string) error {
-			doc, err := openapiDocument(args[0], registry().Profiles())
+			doc, err := openapiDocument(args[0], a.reg.Profiles())
 			if err != nil {
 				return err
 			}

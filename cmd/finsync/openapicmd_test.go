@@ -9,13 +9,14 @@ import (
 	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/openapi/openapitest"
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all"
 )
 
 // TestOpenAPIPrintsTheServedDocuments: `finsync openapi v1|v2` prints the
 // document serve answers for the registered providers, byte for byte, and
 // refuses any other version.
 func TestOpenAPIPrintsTheServedDocuments(t *testing.T) {
-	provs := registry().Profiles()
+	provs := all.NewRegistry().Profiles()
 	for _, c := range []struct {
 		version string
 		render  func([]domain.ProviderProfile) ([]byte, error)

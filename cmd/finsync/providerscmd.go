@@ -1,67 +1,35 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/finsync/finsync/linking/credinput"
 	"github.com/finsync/finsync/providers"
-	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/storage"
 )
 
-// configureProvider is `providers configure NAME`.
-type configureProvider struct {
-	in credentialInput // its --credentials flags, readers and --sim
-}
-
-// settingsOf returns the settings to store for desc: the simulator's with
-// --sim, else those read from --credentials-file, --credentials - or
-// --credentials JSON, checked against the provider's declared Settings.
-func (cp *configureProvider) settingsOf(desc providers.Description) ([]byte, error) {
-	if len(desc.Settings) == 0 {
-		return nil, fmt.Errorf("%s has no provider settings: its connections carry all their credentials", desc.Name)
-	}
-	raw, err := cp.in.readCredentials()
-	switch {
-	case err != nil:
-		return nil, err
-	case cp.in.useSim && raw != nil:
-		return nil, errors.New("give either --sim or the settings, not both")
-	case cp.in.useSim:
-		return allsim.Settings(desc.Name), nil
-	case raw == nil:
-		return nil, errors.New("settings are required: --credentials-file PATH, --credentials - (standard input), --credentials JSON, or --sim")
-	}
-	if err := desc.CheckSettings(raw); err != nil {
-		return nil, fmt.Errorf("--credentials: %w", err)
-	}
-	return raw, nil
-}
-
 func (a *app) providersCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "providers", Short: "List providers and set the settings a provider shares across its connections"}
-	var cp configureProvider
+	var in credinput.Input
 	configure := &cobra.Command{
 		Use:   "configure NAME",
 		Short: "Set a provider's settings (for Enable Banking its application id and private key), stored encrypted, for every connection",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg := registry()
-			desc, ok := reg.Describe(args[0])
+			desc, ok := a.reg.Describe(args[0])
 			if !ok {
-				names, _, _ := providerHelp(reg)
-				return fmt.Errorf("provider must be one of %s", names)
+				return fmt.Errorf("provider must be one of %s", credinput.ProviderNames(a.reg))
 			}
-			cp.in.stdin, cp.in.warn = cmd.InOrStdin(), a.errOut
-			settings, err := cp.settingsOf(desc)
+			in.Stdin, in.Warn = cmd.InOrStdin(), a.errOut
+			settings, err := in.Settings(desc)
 			if err != nil {
 				return err
 			}
-			box, err := a.box()
+			box, err := a.cfg.Box()
 			if err != nil {
 				return err
 			}
@@ -79,9 +47,9 @@ func (a *app) providersCmd() *cobra.Command {
 		},
 	}
 	f := configure.Flags()
-	f.StringVar(&cp.in.credentials, "credentials", "", "the settings as a JSON object; - reads them from standard input (inline, they show in the process list)")
-	f.StringVar(&cp.in.credentialsFile, "credentials-file", "", "read the settings (a JSON object) from this file")
-	f.BoolVar(&cp.in.useSim, "sim", false, "store the settings the simulator accepts (its demo application)")
+	f.StringVar(&in.Credentials, "credentials", "", "the settings as a JSON object; - reads them from standard input (inline, they show in the process list)")
+	f.StringVar(&in.CredentialsFile, "credentials-file", "", "read the settings (a JSON object) from this file")
+	f.BoolVar(&in.UseSim, "sim", false, "store the settings the simulator accepts (its demo application)")
 
 	clearCmd := &cobra.Command{
 		Use:   "clear NAME",
@@ -127,7 +95,7 @@ func (a *app) printProviders(set []storage.ProviderSettingsInfo) error {
 		}
 		return m
 	}
-	return printList(a, "providers", registry().Descriptions(), toJSON, "PROVIDER\tSETTINGS\tSET AT", func(d providers.Description) string {
+	return printList(a, "providers", a.reg.Descriptions(), toJSON, "PROVIDER\tSETTINGS\tSET AT", func(d providers.Description) string {
 		at := "-"
 		if t := when[d.Name]; !t.IsZero() {
 			at = t.UTC().Format(time.RFC3339)

@@ -25,30 +25,3 @@ func TestServeRefusesABadPublicURL(t *testing.T) {
 		})
 	}
 }
-
-// TestPublicURLDefaultsToTheListenAddress: set, FINSYNC_PUBLIC_URL is
-// used as given; unset, links name http://<listen address>, an
-// unspecified host read as localhost, and the caller is told it defaulted.
-func TestPublicURLDefaultsToTheListenAddress(t *testing.T) {
-	cases := []struct {
-		env, addr, want string
-		defaulted       bool
-	}{
-		{"https://api.example.com/finsync", "127.0.0.1:8080", "https://api.example.com/finsync", false},
-		{"http://10.0.0.5:8080", "127.0.0.1:8080", "http://10.0.0.5:8080", false},
-		{"", "127.0.0.1:8080", "http://127.0.0.1:8080", true},
-		{"", ":8080", "http://localhost:8080", true},
-		{"", "0.0.0.0:9000", "http://localhost:9000", true},
-		{"", "[::]:9000", "http://localhost:9000", true},
-		{"", "[::1]:9000", "http://[::1]:9000", true},
-	}
-	for _, c := range cases {
-		u, defaulted, err := config{PublicURL: c.env}.publicURL(c.addr)
-		if err != nil || u.String() != c.want || defaulted != c.defaulted {
-			t.Errorf("FINSYNC_PUBLIC_URL=%q, --addr %s: %v, %v, %v; want %s, %v", c.env, c.addr, u, defaulted, err, c.want, c.defaulted)
-		}
-	}
-	if _, _, err := (config{}).publicURL("no-port"); err == nil {
-		t.Error("a listen address without a port gave a URL")
-	}
-}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/linking"
+	"github.com/finsync/finsync/process"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simkit"
@@ -147,7 +149,7 @@ func TestOpsConsoleReauthIsTheCLIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reauth := opsReauth(&linking.Linker{Store: st, Registry: registry(), Box: box, Jobs: jobs})
+	reauth := process.OpsReauth(&linking.Linker{Store: st, Registry: all.NewRegistry(), Box: box, Jobs: jobs})
 	sealed := func() []byte {
 		var b []byte
 		if err := pool.QueryRow(ctx, `SELECT credentials_encrypted FROM bank_connections WHERE id = $1`, id).Scan(&b); err != nil {

@@ -1,35 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage"
+	"github.com/finsync/finsync/useradmin"
 )
-
-// withStore opens the database for one command.
-func (a *app) withStore(ctx context.Context, fn func(st *storage.Store) error) error {
-	st, err := storage.Connect(ctx, a.cfg.databaseURL(), storage.Options{MaxConns: 4})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return fn(st)
-}
-
-func validPlan(p string) error {
-	switch p {
-	case domain.PlanNone, domain.PlanStandard, domain.PlanPro, domain.PlanTrial:
-		return nil
-	}
-	return fmt.Errorf("--plan must be one of none, standard, pro, trial")
-}
 
 func userJSON(u domain.User) map[string]any {
 	return map[string]any{"id": u.ID, "email": u.Email, "plan": u.Plan, "planActive": u.PlanActive, "storageMode": u.StorageMode}
@@ -43,10 +23,7 @@ func (a *app) usersCmd() *cobra.Command {
 		Use:   "create",
 		Short: "Create a user",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !strings.Contains(email, "@") {
-				return fmt.Errorf("--email must be an email address")
-			}
-			if err := validPlan(plan); err != nil {
+			if err := useradmin.CheckNewUser(email, plan); err != nil {
 				return err
 			}
 			return a.withStore(cmd.Context(), func(st *storage.Store) error {
@@ -76,7 +53,7 @@ func (a *app) usersCmd() *cobra.Command {
 			}
 			var up storage.UserUpdate
 			if cmd.Flags().Changed("plan") {
-				if err := validPlan(newPlan); err != nil {
+				if err := useradmin.CheckPlan(newPlan); err != nil {
 					return err
 				}
 				up.Plan = &newPlan
@@ -103,46 +80,17 @@ func (a *app) usersCmd() *cobra.Command {
 	return cmd
 }
 
-// credentialFlags are shared by keys create and oauth-tokens issue.
-type credentialFlags struct {
-	user, accounts, expires, name, app string
-}
-
-func (f *credentialFlags) bind(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.user, "user", "", "user id (required)")
-	cmd.Flags().StringVar(&f.accounts, "accounts", "", "comma-separated account ids to limit the credential to (default: all, including future ones)")
-	cmd.Flags().StringVar(&f.expires, "expires", "", "expiry time, RFC 3339")
+// bindCredentialFlags registers the flags keys create and oauth-tokens
+// issue share.
+func bindCredentialFlags(cmd *cobra.Command, r *useradmin.CredentialRequest) {
+	cmd.Flags().StringVar(&r.User, "user", "", "user id (required)")
+	cmd.Flags().StringVar(&r.Accounts, "accounts", "", "comma-separated account ids to limit the credential to (default: all, including future ones)")
+	cmd.Flags().StringVar(&r.Expires, "expires", "", "expiry time, RFC 3339")
 	_ = cmd.MarkFlagRequired("user")
 }
 
-func (f *credentialFlags) credential(kind string) (storage.NewCredential, error) {
-	nc := storage.NewCredential{Kind: kind, Name: f.name, AppName: f.app}
-	var err error
-	if nc.UserID, err = uuid.Parse(f.user); err != nil {
-		return nc, fmt.Errorf("--user: %w", err)
-	}
-	if f.accounts != "" {
-		nc.AccountIDs = []uuid.UUID{}
-		for _, s := range strings.Split(f.accounts, ",") {
-			id, err := uuid.Parse(strings.TrimSpace(s))
-			if err != nil {
-				return nc, fmt.Errorf("--accounts: %q: %w", s, err)
-			}
-			nc.AccountIDs = append(nc.AccountIDs, id)
-		}
-	}
-	if f.expires != "" {
-		t, err := time.Parse(time.RFC3339, f.expires)
-		if err != nil {
-			return nc, fmt.Errorf("--expires: %w", err)
-		}
-		nc.ExpiresAt = &t
-	}
-	return nc, nil
-}
-
-func (a *app) issue(cmd *cobra.Command, f *credentialFlags, kind, label string) error {
-	nc, err := f.credential(kind)
+func (a *app) issue(cmd *cobra.Command, r *useradmin.CredentialRequest, kind, label string) error {
+	nc, err := r.Credential(kind)
 	if err != nil {
 		return err
 	}
@@ -162,7 +110,7 @@ func (a *app) issue(cmd *cobra.Command, f *credentialFlags, kind, label string) 
 
 func (a *app) keysCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "keys", Short: "Manage API keys, and make and rotate the service's encryption and cursor keys"}
-	var f credentialFlags
+	var f useradmin.CredentialRequest
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create an API key (printed once) and turn the user's storage mode on",
@@ -170,8 +118,8 @@ func (a *app) keysCmd() *cobra.Command {
 			return a.issue(cmd, &f, storage.CredentialAPIKey, "API key")
 		},
 	}
-	f.bind(create)
-	create.Flags().StringVar(&f.name, "name", "", "a name to recognise the key by")
+	bindCredentialFlags(create, &f)
+	create.Flags().StringVar(&f.Name, "name", "", "a name to recognise the key by")
 	disable := &cobra.Command{
 		Use:   "disable ID",
 		Short: "Disable an API key or OAuth token",
@@ -196,19 +144,19 @@ func (a *app) keysCmd() *cobra.Command {
 
 func (a *app) oauthTokensCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "oauth-tokens", Short: "Manage OAuth access tokens of authorized apps"}
-	var f credentialFlags
+	var f useradmin.CredentialRequest
 	issue := &cobra.Command{
 		Use:   "issue",
 		Short: "Issue an OAuth access token to an app (printed once)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.app == "" {
+			if f.App == "" {
 				return fmt.Errorf("--app is required")
 			}
 			return a.issue(cmd, &f, storage.CredentialOAuthToken, "OAuth access token")
 		},
 	}
-	f.bind(issue)
-	issue.Flags().StringVar(&f.app, "app", "", "the authorized app's name (required)")
+	bindCredentialFlags(issue, &f)
+	issue.Flags().StringVar(&f.App, "app", "", "the authorized app's name (required)")
 	cmd.AddCommand(issue)
 	return cmd
 }

@@ -35,6 +35,17 @@ var allowed = []struct {
 	// linking seals credentials and calls a provider (an exchange, a
 	// check): never under api, which cmd hands it to as a func.
 	{"linking", []string{"domain", "storage", "providers", "secrets", "jobargs"}, "putting credentials on connections"},
+	{"linking/credinput", nil, "credentials as an operator gives them on the command line"},
+	// The packages below assemble what cmd/finsync runs; only cmd and the
+	// packages above them in this list import them.
+	{"config", []string{"domain", "storage", "secrets", "api", "internal"}, "the configuration, parsed once"},
+	{"useradmin", []string{"domain", "storage"}, "an operator's input for users and their API credentials"},
+	{"servicekeys", []string{"domain", "storage", "secrets", "api"}, "making and rotating the fleet's shared keys"},
+	{"syncwait", []string{"domain", "storage", "worker"}, "following enqueued syncs to their end"},
+	{"process", []string{"domain", "config", "api", "worker", "storage", "providers", "linking", "secrets", "rules", "destinations", "internal"},
+		"assembling serve and worker processes"},
+	{"demo", []string{"domain", "config", "process", "syncwait", "servicekeys", "api", "worker", "storage", "providers", "destinations",
+		"linking", "secrets", "internal"}, "the zero-config demo (finsync dev)"},
 	{"cmd", []string{""}, "the binary wires everything"},
 	{"bench", []string{""}, "load-test tools"},
 	{"fleet", []string{""}, "the multi-process test"},
@@ -143,6 +154,18 @@ func TestTheRuleCatchesAnImportAgainstTheDirection(t *testing.T) {
 		{"api/openapi/internal/spec", "providers", false},
 		{"api/openapi", "api/openapi/internal/spec", true},
 		{"cmd/finsync", "worker", true},
+		// The configuration and the process assembly sit just below the
+		// binary: no layer they build imports them.
+		{"worker", "config", false},
+		{"api", "process", false},
+		{"storage", "config", false},
+		{"config", "process", false},
+		{"process", "demo", false},
+		{"syncwait", "process", false},
+		{"demo", "process", true},
+		{"process", "config", true},
+		{"linking/credinput", "linking", true},
+		{"linking/credinput", "worker", false},
 	} {
 		may, ok := rule(c.pkg)
 		if !ok {

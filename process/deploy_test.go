@@ -1,9 +1,8 @@
-package main
+package process
 
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +19,8 @@ import (
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 
+	"github.com/finsync/finsync/config"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -65,12 +66,15 @@ func processMetrics(t *testing.T) map[string]bool {
 	t.Setenv("FINSYNC_CURSOR_KEY", strings.Repeat("0b", 32))
 	pool, _ := storagetest.NewDB(t)
 	st := storage.New(pool)
-	a := &app{cfg: configFromEnv(), out: io.Discard, errOut: io.Discard}
-	box, err := a.requireKeys()
+	cfg, err := config.Load(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.DiscardHandler)
+	box, err := cfg.RequireKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Env{Config: cfg, Registry: all.NewRegistry(), Log: slog.New(slog.DiscardHandler)}
 	names := map[string]bool{}
 	gather := func(process string, r *recordingRegisterer) {
 		fams, err := r.Gather()
@@ -96,8 +100,8 @@ func processMetrics(t *testing.T) map[string]bool {
 	}
 
 	serve := newReg()
-	baseMetrics(serve, st)
-	srv, err := a.newAPI(context.Background(), st, serve)
+	BaseMetrics(serve, st)
+	srv, err := e.NewAPI(context.Background(), st, serve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,19 +115,19 @@ func processMetrics(t *testing.T) map[string]bool {
 	gather("serve", serve)
 
 	work := newReg()
-	baseMetrics(work, st)
-	if _, err := a.newWorkerClient(st, box, log, workerOptions{}, work); err != nil {
+	BaseMetrics(work, st)
+	if _, err := e.NewWorkerClient(st, box, WorkerOptions{}, work); err != nil {
 		t.Fatal(err)
 	}
 	gather("worker", work)
 
 	// dev: both on one registry, with no name registered twice.
 	dev := newReg()
-	baseMetrics(dev, st)
-	if _, err := a.newWorkerClient(st, box, log, workerOptions{}, dev); err != nil {
+	BaseMetrics(dev, st)
+	if _, err := e.NewWorkerClient(st, box, WorkerOptions{}, dev); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.newAPI(context.Background(), st, dev); err != nil {
+	if _, err := e.NewAPI(context.Background(), st, dev); err != nil {
 		t.Fatal(err)
 	}
 	gather("dev", dev)
@@ -189,7 +193,7 @@ func TestDashboardAndAlertsUseRegisteredMetrics(t *testing.T) {
 		}
 	}
 
-	rules, errs := rulefmt.ParseFile("../../deploy/prometheus/alerts.yml", false, model.UTF8Validation, p, slog.New(slog.DiscardHandler))
+	rules, errs := rulefmt.ParseFile("../deploy/prometheus/alerts.yml", false, model.UTF8Validation, p, slog.New(slog.DiscardHandler))
 	if len(errs) > 0 {
 		t.Fatalf("alert rules: %v", errs)
 	}
@@ -207,7 +211,7 @@ func TestDashboardAndAlertsUseRegisteredMetrics(t *testing.T) {
 		}
 	}
 
-	b, err := os.ReadFile("../../deploy/grafana/finsync.json")
+	b, err := os.ReadFile("../deploy/grafana/finsync.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestReadyzFollowsTheDatabase(t *testing.T) {
 	if err := storage.New(pool).Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(opsHandler(storage.New(pool), prometheus.NewRegistry()))
+	srv := httptest.NewServer(OpsHandler(storage.New(pool), prometheus.NewRegistry()))
 	defer srv.Close()
 	ready := func() int {
 		resp, err := http.Get(srv.URL + "/readyz")
@@ -70,7 +70,7 @@ func TestServeWaitsForTheDatabase(t *testing.T) {
 	cluster := pgcluster.Start(ctx, t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	start := time.Now()
-	if _, err := awaitDatabase(ctx, cluster.URL("no_such_database"), storage.Options{MaxConns: 2}, log); err == nil || time.Since(start) > 5*time.Second {
+	if _, err := AwaitDatabase(ctx, cluster.URL("no_such_database"), storage.Options{MaxConns: 2}, log); err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("a missing database: error %v after %s, want an error at once", err, time.Since(start))
 	}
 	if err := cluster.Stop(ctx, pgcluster.Fast); err != nil {
@@ -81,7 +81,7 @@ func TestServeWaitsForTheDatabase(t *testing.T) {
 		time.Sleep(time.Second)
 		restarted <- cluster.StartAgain(ctx)
 	}()
-	pool, err := awaitDatabase(ctx, cluster.URL("postgres"), storage.Options{MaxConns: 2}, log)
+	pool, err := AwaitDatabase(ctx, cluster.URL("postgres"), storage.Options{MaxConns: 2}, log)
 	if err != nil {
 		t.Fatalf("waiting for the database: %v", err)
 	}

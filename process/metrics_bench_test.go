@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/finsync/finsync/config"
+	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 	"github.com/finsync/finsync/worker"
@@ -83,17 +85,21 @@ func BenchmarkMetricsScrapeRiverJobs(b *testing.B) {
 	conn.Release()
 	b.Logf("loaded %d jobs in %s", n, time.Since(start).Round(time.Second))
 	st := storage.New(pool)
-	a := &app{cfg: configFromEnv(), out: io.Discard, errOut: io.Discard}
-	box, err := a.requireKeys()
+	cfg, err := config.Load(os.Getenv)
 	if err != nil {
 		b.Fatal(err)
 	}
-	reg := prometheus.NewRegistry()
-	baseMetrics(reg, st)
-	if _, err := a.newWorkerClient(st, box, slog.New(slog.DiscardHandler), workerOptions{}, reg); err != nil {
+	box, err := cfg.RequireKeys()
+	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(opsHandler(st, reg))
+	e := Env{Config: cfg, Registry: all.NewRegistry(), Log: slog.New(slog.DiscardHandler)}
+	reg := prometheus.NewRegistry()
+	BaseMetrics(reg, st)
+	if _, err := e.NewWorkerClient(st, box, WorkerOptions{}, reg); err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(OpsHandler(st, reg))
 	defer srv.Close()
 	scrape := func() time.Duration {
 		t0 := time.Now()
