@@ -255,7 +255,7 @@ func waitHeld(t *testing.T, f *fleet, userID uuid.UUID, n int, creds ...uuid.UUI
 	for {
 		got := 0
 		for _, c := range creds {
-			k, err := st.HeldSlots(context.Background(), userID, c)
+			k, err := st.CountHeldSlots(context.Background(), userID, c)
 			if err != nil {
 				t.Fatal(err)
 			}

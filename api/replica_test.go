@@ -115,9 +115,9 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // served runs fn and reports how many routed reads it made on the replica
 // and on the primary.
 func (e *replicaEnv) served(fn func()) (replica, primary uint64) {
-	r0, p0 := e.st.ReadCounts()
+	r0, p0 := e.st.GetReadCounts()
 	fn()
-	r1, p1 := e.st.ReadCounts()
+	r1, p1 := e.st.GetReadCounts()
 	return r1 - r0, p1 - p0
 }
 

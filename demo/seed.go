@@ -49,7 +49,7 @@ func seed(ctx context.Context, st *storage.Store, box *secrets.Box, reg *provide
 	d := seeded{Jobs: map[uuid.UUID]int64{}}
 	u, err := st.CreateUser(ctx, Email, domain.PlanPro, true)
 	if errors.Is(err, storage.ErrConflict) {
-		u, err = st.UserByEmail(ctx, Email)
+		u, err = st.GetUserByEmail(ctx, Email)
 	} else if err == nil {
 		bal := domain.MustMoney("250.00")
 		_, err = st.CreateManualAccount(ctx, u.ID, uuid.Nil, storage.ManualAccount{
@@ -77,7 +77,7 @@ func seed(ctx context.Context, st *storage.Store, box *secrets.Box, reg *provide
 // seedConnections makes sure the demo user has one connection per
 // provider, pointed at this run's simulator, and enqueues their syncs.
 func seedConnections(ctx context.Context, st *storage.Store, box *secrets.Box, reg *providers.Registry, simRoot string, d *seeded) error {
-	existing, err := st.ListAllConnections(ctx, &d.UserID)
+	existing, err := st.ListConnectionsAnyUser(ctx, &d.UserID)
 	if err != nil {
 		return err
 	}

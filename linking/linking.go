@@ -88,7 +88,7 @@ func (l *Linker) Settings(ctx context.Context, desc providers.Description) (json
 	if len(desc.Settings) == 0 {
 		return nil, nil
 	}
-	sealed, err := l.Store.ProviderSettings(ctx, desc.Name)
+	sealed, err := l.Store.GetProviderSettings(ctx, desc.Name)
 	if err != nil || sealed == nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ type Reauthed struct {
 // sync is enqueued, in two steps; a failed enqueue leaves the connection
 // due now, for the scheduler's next sweep.
 func (l *Linker) Reauth(ctx context.Context, id uuid.UUID, g Given) (Reauthed, error) {
-	conn, err := l.Store.ConnectionByID(ctx, id)
+	conn, err := l.Store.GetConnectionAnyUser(ctx, id)
 	if err != nil {
 		return Reauthed{}, err
 	}

@@ -27,7 +27,7 @@ func OpsHandler(st *storage.Store, reg *prometheus.Registry) http.Handler {
 			http.Error(w, "database unreachable", http.StatusServiceUnavailable)
 			return
 		}
-		ok, err := st.MigrationsCurrent(ctx)
+		ok, err := st.AreMigrationsCurrent(ctx)
 		if err != nil || !ok {
 			http.Error(w, "migrations not current", http.StatusServiceUnavailable)
 			return

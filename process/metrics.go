@@ -81,7 +81,7 @@ func (r *replicaCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (r *replicaCollector) Collect(ch chan<- prometheus.Metric) {
-	replica, primary := r.st.ReadCounts()
+	replica, primary := r.st.GetReadCounts()
 	ch <- prometheus.MustNewConstMetric(r.reads, prometheus.CounterValue, float64(replica), "replica")
 	ch <- prometheus.MustNewConstMetric(r.reads, prometheus.CounterValue, float64(primary), "primary")
 	st := r.st.Replica().Status()

@@ -250,7 +250,7 @@ func TestErrorsAs(t *testing.T) {
 func TestMemoryQuotasLowerCountWins(t *testing.T) {
 	ctx := context.Background()
 	q := resilience.NewMemoryQuotas()
-	if _, _, known, _ := q.ProviderQuota(ctx, "svc", "acc", "balances"); known {
+	if _, _, known, _ := q.GetProviderQuota(ctx, "svc", "acc", "balances"); known {
 		t.Fatal("empty store knows a quota")
 	}
 	reset := time.Now().Add(time.Hour)
@@ -260,7 +260,7 @@ func TestMemoryQuotasLowerCountWins(t *testing.T) {
 	if err := q.NoteProviderQuota(ctx, "svc", "acc", "balances", 4, reset); err != nil {
 		t.Fatal(err)
 	}
-	left, gotReset, known, err := q.ProviderQuota(ctx, "svc", "acc", "balances")
+	left, gotReset, known, err := q.GetProviderQuota(ctx, "svc", "acc", "balances")
 	if err != nil || !known || left != 3 || !gotReset.Equal(reset) {
 		t.Fatalf("quota = %d %v %v %v, want 3 left until %v", left, gotReset, known, err, reset)
 	}

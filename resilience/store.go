@@ -22,9 +22,9 @@ type RateStore interface {
 // by every worker and kept across restarts (storage implements it over
 // PostgreSQL; MemoryQuotas keeps them in one process).
 type QuotaStore interface {
-	// ProviderQuota returns the calls left and when the count resets;
+	// GetProviderQuota returns the calls left and when the count resets;
 	// known is false when nothing was recorded.
-	ProviderQuota(ctx context.Context, provider, resource, endpoint string) (remaining int, reset time.Time, known bool, err error)
+	GetProviderQuota(ctx context.Context, provider, resource, endpoint string) (remaining int, reset time.Time, known bool, err error)
 	// NoteProviderQuota records a quota the provider reported; within one
 	// quota window the lower count wins.
 	NoteProviderQuota(ctx context.Context, provider, resource, endpoint string, remaining int, reset time.Time) error
@@ -60,8 +60,8 @@ type memoryQuota struct {
 // NewMemoryQuotas returns an empty in-memory quota store.
 func NewMemoryQuotas() *MemoryQuotas { return &MemoryQuotas{m: map[[3]string]memoryQuota{}} }
 
-// ProviderQuota returns the quota last noted.
-func (q *MemoryQuotas) ProviderQuota(_ context.Context, provider, resource, endpoint string) (int, time.Time, bool, error) {
+// GetProviderQuota returns the quota last noted.
+func (q *MemoryQuotas) GetProviderQuota(_ context.Context, provider, resource, endpoint string) (int, time.Time, bool, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	v, ok := q.m[[3]string{provider, resource, endpoint}]

@@ -107,7 +107,7 @@ func (r *Rotation) Run(ctx context.Context) (Result, error) {
 func (r *Rotation) column(ctx context.Context, c *ColumnResult) error {
 	after := uuid.Nil
 	for {
-		vals, err := r.Store.SealedValuesAfter(ctx, c.Column, after, r.Batch)
+		vals, err := r.Store.ListSealedValuesAfter(ctx, c.Column, after, r.Batch)
 		if err != nil {
 			return err
 		}
@@ -156,7 +156,7 @@ func (r *Rotation) reseal(ctx context.Context, c *ColumnResult, vals []storage.S
 			c.Busy = append(c.Busy, missed...)
 			return nil
 		}
-		if vals, err = r.Store.SealedValuesByID(ctx, c.Column, missed); err != nil {
+		if vals, err = r.Store.ListSealedValuesByID(ctx, c.Column, missed); err != nil {
 			return err
 		}
 	}

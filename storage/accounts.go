@@ -109,8 +109,8 @@ func getAccount(ctx context.Context, q querier, sc Scope, id uuid.UUID, lock str
 	return a, nil
 }
 
-// AccountVisible reports whether the account exists within the scope.
-func (s *Store) AccountVisible(ctx context.Context, sc Scope, id uuid.UUID) (bool, error) {
+// IsAccountVisible reports whether the account exists within the scope.
+func (s *Store) IsAccountVisible(ctx context.Context, sc Scope, id uuid.UUID) (bool, error) {
 	var w where
 	w.add("a.id = ?", id)
 	w.add("a.user_id = ?", sc.UserID)

@@ -122,13 +122,13 @@ func categoriesOwned(ctx context.Context, q querier, userID uuid.UUID, ids []uui
 	return n == len(uniqueIDs(ids)), nil
 }
 
-// CategoriesOwned reports whether every id is one of the user's categories,
+// AreCategoriesOwned reports whether every id is one of the user's categories,
 // as the primary database holds them now.
-func (s *Store) CategoriesOwned(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (bool, error) {
+func (s *Store) AreCategoriesOwned(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (bool, error) {
 	return categoriesOwned(ctx, s.pool, userID, ids)
 }
 
-// CategoriesOwned is CategoriesOwned inside the transaction.
-func (t *Tx) CategoriesOwned(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (bool, error) {
+// AreCategoriesOwned is AreCategoriesOwned inside the transaction.
+func (t *Tx) AreCategoriesOwned(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (bool, error) {
 	return categoriesOwned(ctx, t.tx, userID, ids)
 }

@@ -127,9 +127,9 @@ func (s *Store) PurgeSlots(ctx context.Context, before time.Time) (int64, error)
 	return tag.RowsAffected(), nil
 }
 
-// HeldSlots counts the credential's unexpired slots (for tests and the
+// CountHeldSlots counts the credential's unexpired slots (for tests and the
 // operators' view).
-func (s *Store) HeldSlots(ctx context.Context, userID, credentialID uuid.UUID) (int, error) {
+func (s *Store) CountHeldSlots(ctx context.Context, userID, credentialID uuid.UUID) (int, error) {
 	var n int
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM concurrency_slots
 		WHERE user_id = $1 AND credential_id = $2 AND expires_at > clock_timestamp()`, userID, credentialID).Scan(&n)

@@ -87,8 +87,8 @@ func (s *Store) GetConnection(ctx context.Context, sc Scope, id uuid.UUID) (doma
 	return c, nil
 }
 
-// ConnectionVisible reports whether the connection exists within the scope.
-func (s *Store) ConnectionVisible(ctx context.Context, sc Scope, id uuid.UUID) (bool, error) {
+// IsConnectionVisible reports whether the connection exists within the scope.
+func (s *Store) IsConnectionVisible(ctx context.Context, sc Scope, id uuid.UUID) (bool, error) {
 	_, err := s.GetConnection(ctx, sc, id)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
@@ -110,4 +110,63 @@ func (s *Store) RepointConnection(ctx context.Context, id uuid.UUID, baseURL str
 		return fmt.Errorf("repoint connection %s: %w", id, ErrNotFound)
 	}
 	return nil
+}
+
+// NewConnection describes a bank connection to register.
+type NewConnection struct {
+	UserID          uuid.UUID
+	Provider        string
+	InstitutionName string
+	BaseURL         string
+	// SealedCredentials are the provider credentials, already encrypted.
+	SealedCredentials []byte
+	// SyncInterval overrides the default interval between periodic syncs.
+	SyncInterval *time.Duration
+}
+
+// CreateConnection stores a new bank connection, due for its first sync now.
+func (s *Store) CreateConnection(ctx context.Context, nc NewConnection) (domain.BankConnection, error) {
+	var id uuid.UUID
+	err := s.pool.QueryRow(ctx, `
+		INSERT INTO bank_connections (user_id, provider, institution_name, base_url, credentials_encrypted, sync_interval, next_sync_at)
+		VALUES ($1, $2, $3, $4, $5, $6, now()) RETURNING id`,
+		nc.UserID, nc.Provider, nc.InstitutionName, nc.BaseURL, nc.SealedCredentials, nc.SyncInterval).Scan(&id)
+	if err != nil {
+		return domain.BankConnection{}, fmt.Errorf("create connection: %w", err)
+	}
+	return s.GetConnection(ctx, Scope{UserID: nc.UserID}, id)
+}
+
+// SetConnectionEnabled disables a connection (it is no longer synced) or
+// enables it again (back to active, due for a sync at once).
+func (s *Store) SetConnectionEnabled(ctx context.Context, id uuid.UUID, enabled bool) (domain.BankConnection, error) {
+	q := `UPDATE bank_connections c SET status = 'disabled', next_sync_at = NULL, updated_at = now()
+		WHERE c.id = $1 RETURNING ` + connectionColumns
+	if enabled {
+		q = `UPDATE bank_connections c SET status = CASE WHEN c.status = 'disabled' THEN 'active' ELSE c.status END,
+			next_sync_at = now(), updated_at = now() WHERE c.id = $1 RETURNING ` + connectionColumns
+	}
+	c, err := scanConnection(s.pool.QueryRow(ctx, q, id))
+	if err != nil {
+		return c, fmt.Errorf("set connection %s enabled=%v: %w", id, enabled, err)
+	}
+	return c, nil
+}
+
+// GetConnectionAnyUser loads a connection regardless of user (ops and workers).
+func (s *Store) GetConnectionAnyUser(ctx context.Context, id uuid.UUID) (domain.BankConnection, error) {
+	c, err := scanConnection(s.pool.QueryRow(ctx, `SELECT `+connectionColumns+` FROM bank_connections c WHERE c.id = $1`, id))
+	if err != nil {
+		return c, fmt.Errorf("get connection %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// ListConnectionsAnyUser lists connections for ops, optionally of one user.
+func (s *Store) ListConnectionsAnyUser(ctx context.Context, userID *uuid.UUID) ([]domain.BankConnection, error) {
+	var w where
+	if userID != nil {
+		w.add("c.user_id = ?", *userID)
+	}
+	return s.queryConnections(ctx, &w)
 }

@@ -231,11 +231,11 @@ func uniqueIDs(ids []uuid.UUID) map[uuid.UUID]struct{} {
 	return m
 }
 
-// CredentialsVersion returns the credentials version (migration 00009):
+// GetCredentialsVersion returns the credentials version (migration 00009):
 // database triggers move it in every transaction that issues, disables,
 // expires or deletes a credential or changes a user's plan, plan activity,
 // storage mode or e-mail, whoever makes the change. One single-row read.
-func (s *Store) CredentialsVersion(ctx context.Context) (int64, error) {
+func (s *Store) GetCredentialsVersion(ctx context.Context) (int64, error) {
 	var v int64
 	if err := s.pool.QueryRow(ctx, `SELECT version FROM credentials_version`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("read credentials version: %w", err)

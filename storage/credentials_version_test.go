@@ -23,7 +23,7 @@ func TestCredentialsVersionMovesOnAuthChangesOnly(t *testing.T) {
 	ctx := context.Background()
 	version := func() int64 {
 		t.Helper()
-		v, err := st.CredentialsVersion(ctx)
+		v, err := st.GetCredentialsVersion(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,7 +50,7 @@ func newLinkUser(t *testing.T, f *storagetest.Fixtures, sc simkit.LinkScenario) 
 func (lu *linkUser) sync(t *testing.T, ci int) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := lu.f.St.ConnectionByID(ctx, lu.conns[ci])
+	conn, err := lu.f.St.GetConnectionAnyUser(ctx, lu.conns[ci])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestConnectPingCloseAndStats(t *testing.T) {
 	if s := st.PoolStats(); s.Total < 1 || s.Acquired != 0 {
 		t.Fatalf("stats after a ping: %+v, want an open idle connection", s)
 	}
-	ok, err := st.MigrationsCurrent(ctx)
+	ok, err := st.AreMigrationsCurrent(ctx)
 	if err != nil || !ok {
 		t.Fatalf("migrations current: %v, %v", ok, err)
 	}
@@ -90,7 +90,7 @@ func TestAtomicCommitsOrRollsBackWritesAndJobsTogether(t *testing.T) {
 		Outcomes:   json.RawMessage(`{"categoryId":"` + cat.String() + `"}`)}
 	write := func(fail error) error {
 		return st.Atomic(ctx, func(tx *storage.Tx) error {
-			ok, err := tx.CategoriesOwned(ctx, u.ID, []uuid.UUID{cat})
+			ok, err := tx.AreCategoriesOwned(ctx, u.ID, []uuid.UUID{cat})
 			if err != nil || !ok {
 				t.Fatalf("category owned: %v, %v", ok, err)
 			}
@@ -184,11 +184,11 @@ func TestDevelopmentHelpers(t *testing.T) {
 	st := storage.New(pool)
 	ctx := context.Background()
 	u := fx.User(domain.PlanPro, true)
-	got, err := st.UserByEmail(ctx, u.Email)
+	got, err := st.GetUserByEmail(ctx, u.Email)
 	if err != nil || got.ID != u.ID {
 		t.Fatalf("UserByEmail: %v, %v; want %s", got.ID, err, u.ID)
 	}
-	if _, err := st.UserByEmail(ctx, "nobody@example.com"); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := st.GetUserByEmail(ctx, "nobody@example.com"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("unknown e-mail: %v, want ErrNotFound", err)
 	}
 	conn := fx.Connection(u.ID, "plaid", "active")

@@ -158,11 +158,11 @@ func breakerRank(state string) int {
 // breakerKey names one breaker.
 type breakerKey struct{ provider, institution string }
 
-// ConnectionHealth returns the health of each given connection, by id, in
+// GetConnectionHealth returns the health of each given connection, by id, in
 // three queries whatever their number; what it reads of each connection
 // (its status, error, hold and consent) is as stored now, not as in conns. Breaker states come from the
 // reports of every worker (SaveBreakerStates), not from this process.
-func (s *Store) ConnectionHealth(ctx context.Context, conns []domain.BankConnection) (map[uuid.UUID]ConnectionHealth, error) {
+func (s *Store) GetConnectionHealth(ctx context.Context, conns []domain.BankConnection) (map[uuid.UUID]ConnectionHealth, error) {
 	out := make(map[uuid.UUID]ConnectionHealth, len(conns))
 	if len(conns) == 0 {
 		return out, nil
@@ -289,11 +289,11 @@ type ProviderLastSync struct {
 	Synced bool
 }
 
-// EarliestConsentEnds returns, for each provider with connections that
+// ListEarliestConsentEnds returns, for each provider with connections that
 // are not disabled and whose consent has a recorded end, the earliest
 // such end, in provider order. Caveat: like LastSuccessfulSyncs, one
 // aggregate over bank_connections; cache it when polling.
-func (s *Store) EarliestConsentEnds(ctx context.Context) ([]ProviderTime, error) {
+func (s *Store) ListEarliestConsentEnds(ctx context.Context) ([]ProviderTime, error) {
 	rows, err := s.reader(ctx).Query(ctx, `
 SELECT provider, min(consent_expires_at) FROM bank_connections
 WHERE status <> 'disabled' AND consent_expires_at IS NOT NULL
@@ -308,12 +308,12 @@ GROUP BY provider ORDER BY provider`)
 	return out, nil
 }
 
-// LastSuccessfulSyncs returns, for each provider with connections that are
+// ListLastSuccessfulSyncs returns, for each provider with connections that are
 // not disabled, when they last synced successfully, in provider order.
 // Caveat: it reads every connection row (one aggregate over
 // bank_connections); callers that poll it, like a metrics scrape, should
 // cache it.
-func (s *Store) LastSuccessfulSyncs(ctx context.Context) ([]ProviderLastSync, error) {
+func (s *Store) ListLastSuccessfulSyncs(ctx context.Context) ([]ProviderLastSync, error) {
 	rows, err := s.reader(ctx).Query(ctx, `
 SELECT provider, COALESCE(max(last_synced_at), min(created_at)), max(last_synced_at) IS NOT NULL
 FROM bank_connections WHERE status <> 'disabled'

@@ -27,13 +27,13 @@ func TestBreakerStatesAcrossProcesses(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE bank_connections SET institution_id = 'ins_3' WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := st.ConnectionByID(ctx, id)
+	conn, err := st.GetConnectionAnyUser(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	show := func() string {
 		t.Helper()
-		h, err := st.ConnectionHealth(ctx, []domain.BankConnection{conn})
+		h, err := st.GetConnectionHealth(ctx, []domain.BankConnection{conn})
 		if err != nil {
 			t.Fatal(err)
 		}

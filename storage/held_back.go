@@ -55,9 +55,9 @@ WHERE id = $1 AND held_back_until IS NOT NULL`, id)
 	return nil
 }
 
-// Holds returns, by id, the holds of the given connections that have not
+// ListHolds returns, by id, the holds of the given connections that have not
 // ended yet (by the database's clock); a connection without one is absent.
-func (s *Store) Holds(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]Hold, error) {
+func (s *Store) ListHolds(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]Hold, error) {
 	out := map[uuid.UUID]Hold{}
 	if len(ids) == 0 {
 		return out, nil

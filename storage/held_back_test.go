@@ -25,7 +25,7 @@ func TestHeldBackSyncInHealth(t *testing.T) {
 	held, other := fx.Connection(u.ID, "simplefin", "active"), fx.Connection(u.ID, "plaid", "active")
 	conns := make([]domain.BankConnection, 2)
 	for i, id := range []uuid.UUID{held, other} {
-		c, err := st.ConnectionByID(ctx, id)
+		c, err := st.GetConnectionAnyUser(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +33,7 @@ func TestHeldBackSyncInHealth(t *testing.T) {
 	}
 	health := func() map[uuid.UUID]storage.ConnectionHealth {
 		t.Helper()
-		h, err := st.ConnectionHealth(ctx, conns)
+		h, err := st.GetConnectionHealth(ctx, conns)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestHeldBackSyncInHealth(t *testing.T) {
 	if o := h[other]; o.HeldBackUntil != nil || o.HeldBackReason != nil {
 		t.Fatalf("the other connection shows a hold: %+v", o)
 	}
-	holds, err := st.Holds(ctx, []uuid.UUID{held, other})
+	holds, err := st.ListHolds(ctx, []uuid.UUID{held, other})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestHeldBackSyncInHealth(t *testing.T) {
 	if g := health()[held]; g.HeldBackUntil != nil || g.HeldBackReason != nil {
 		t.Fatalf("an ended hold shows: %+v", g)
 	}
-	if holds, err := st.Holds(ctx, []uuid.UUID{held}); err != nil || len(holds) != 0 {
+	if holds, err := st.ListHolds(ctx, []uuid.UUID{held}); err != nil || len(holds) != 0 {
 		t.Fatalf("holds after the end: %v %v", holds, err)
 	}
 

@@ -128,9 +128,9 @@ type DatasetState struct {
 	LastErrorClass   string
 }
 
-// DatasetStates reports, for each of the scope's connections that could hold
+// ListDatasetStates reports, for each of the scope's connections that could hold
 // the dataset (a nil connection id means all of them), whether it was stored.
-func (s *Store) DatasetStates(ctx context.Context, sc Scope, dataset string, connectionID *uuid.UUID) ([]DatasetState, error) {
+func (s *Store) ListDatasetStates(ctx context.Context, sc Scope, dataset string, connectionID *uuid.UUID) ([]DatasetState, error) {
 	var w where
 	connectionScope(&w, sc)
 	if connectionID != nil {

@@ -74,8 +74,8 @@ func gooseProvider(pool *pgxpool.Pool) (*goose.Provider, func(), error) {
 // primary database (see the package function Migrate).
 func (s *Store) Migrate(ctx context.Context) error { return migrate(ctx, s.pool) }
 
-// MigrationsCurrent reports whether both finsync's and River's migrations
+// AreMigrationsCurrent reports whether both finsync's and River's migrations
 // are fully applied to the store's primary database (the readiness check).
-func (s *Store) MigrationsCurrent(ctx context.Context) (bool, error) {
+func (s *Store) AreMigrationsCurrent(ctx context.Context) (bool, error) {
 	return migrationsCurrent(ctx, s.pool)
 }

@@ -12,12 +12,12 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// ConnectionByLink returns the id of the connection of provider whose
+// GetConnectionIDByLink returns the id of the connection of provider whose
 // link the provider names linkID (the provider link id its adapter
 // reported at the connection's last successful sync); ErrNotFound when
 // none. Two connections reporting one link (the same Item added twice)
 // give the newer.
-func (s *Store) ConnectionByLink(ctx context.Context, provider, linkID string) (uuid.UUID, error) {
+func (s *Store) GetConnectionIDByLink(ctx context.Context, provider, linkID string) (uuid.UUID, error) {
 	var id uuid.UUID
 	err := s.pool.QueryRow(ctx, `SELECT id FROM bank_connections
 		WHERE provider = $1 AND provider_link_id = $2 ORDER BY created_at DESC, id LIMIT 1`, provider, linkID).Scan(&id)
@@ -40,10 +40,10 @@ type SyncRequest struct {
 	Now time.Time
 }
 
-// SyncRequestOf reads a connection's outstanding sync request (a sync
+// GetSyncRequest reads a connection's outstanding sync request (a sync
 // waits a moment after the last one, so that notifications sent together
 // give one sync).
-func (s *Store) SyncRequestOf(ctx context.Context, id uuid.UUID) (SyncRequest, error) {
+func (s *Store) GetSyncRequest(ctx context.Context, id uuid.UUID) (SyncRequest, error) {
 	var r SyncRequest
 	var at *time.Time
 	err := s.pool.QueryRow(ctx, `SELECT sync_requested_at, now() FROM bank_connections WHERE id = $1`, id).Scan(&at, &r.Now)

@@ -38,13 +38,13 @@ type OpsPage struct {
 	Next        Keyset
 }
 
-// OpsConnections lists the connections of every user for ops that pass
+// ListOpsConnections lists the connections of every user for ops that pass
 // the filter, in creation order (then id), one page at a time: a page
 // seeks past the previous one's last (created_at, id) through the index on
 // both, never skipping rows with OFFSET. Caveat: it counts each listed
 // connection's stored transactions (an index-only scan per connection),
 // which takes a while for connections of millions of rows.
-func (s *Store) OpsConnections(ctx context.Context, f OpsFilter) (OpsPage, error) {
+func (s *Store) ListOpsConnections(ctx context.Context, f OpsFilter) (OpsPage, error) {
 	limit := max(f.Limit, 1)
 	var w where
 	if f.Provider != "" {
@@ -84,7 +84,7 @@ FROM bank_connections c WHERE `+w.sql()+` ORDER BY c.created_at, c.id LIMIT `+w.
 		last := conns[limit-1]
 		page.Next = Keyset{Date: last.CreatedAt, ID: last.ID}
 	}
-	health, err := s.ConnectionHealth(ctx, conns)
+	health, err := s.GetConnectionHealth(ctx, conns)
 	if err != nil {
 		return OpsPage{}, err
 	}
@@ -94,9 +94,9 @@ FROM bank_connections c WHERE `+w.sql()+` ORDER BY c.created_at, c.id LIMIT `+w.
 	return page, nil
 }
 
-// OpsConnection returns one connection of any user for ops, with its
+// GetOpsConnection returns one connection of any user for ops, with its
 // health and stored transactions; storage.ErrNotFound when there is none.
-func (s *Store) OpsConnection(ctx context.Context, id uuid.UUID) (OpsConnection, error) {
+func (s *Store) GetOpsConnection(ctx context.Context, id uuid.UUID) (OpsConnection, error) {
 	var oc OpsConnection
 	c, err := scanConnection(countingRow{s.reader(ctx).QueryRow(ctx, `SELECT `+connectionColumns+`,
     (SELECT count(*) FROM transactions t WHERE t.bank_connection_id = c.id)
@@ -105,7 +105,7 @@ FROM bank_connections c WHERE c.id = $1`, id), &oc.Transactions})
 		return oc, fmt.Errorf("get ops connection %s: %w", id, err)
 	}
 	oc.BankConnection = c
-	health, err := s.ConnectionHealth(ctx, []domain.BankConnection{c})
+	health, err := s.GetConnectionHealth(ctx, []domain.BankConnection{c})
 	if err != nil {
 		return oc, err
 	}

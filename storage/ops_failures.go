@@ -26,9 +26,9 @@ SELECT x.bucket, LEAST(x.burst, b.tokens + GREATEST(0, extract(epoch FROM clock_
 FROM unnest($2::text[], $3::float8[], $4::float8[]) AS x(bucket, burst, rate)
 JOIN provider_rate_buckets b ON b.service = $1 AND b.bucket = x.bucket`
 
-// OpsFailureWait reports how long until every budget holds a whole token:
+// GetOpsFailureWait reports how long until every budget holds a whole token:
 // zero when each does now. It spends nothing (one read).
-func (s *Store) OpsFailureWait(ctx context.Context, budgets ...FailureBudget) (time.Duration, error) {
+func (s *Store) GetOpsFailureWait(ctx context.Context, budgets ...FailureBudget) (time.Duration, error) {
 	names := make([]string, len(budgets))
 	bursts := make([]float64, len(budgets))
 	rates := make([]float64, len(budgets))

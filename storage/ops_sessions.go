@@ -18,11 +18,11 @@ func (s *Store) CreateOpsSession(ctx context.Context, idHash, fingerprint []byte
 	return nil
 }
 
-// OpsSessionValid reports whether the session of idHash exists, was made
+// IsOpsSessionValid reports whether the session of idHash exists, was made
 // under the token of fingerprint, is not revoked and has not expired at
 // now. It reads the primary, so a sign-out committed anywhere is seen by
 // the next request on every process.
-func (s *Store) OpsSessionValid(ctx context.Context, idHash, fingerprint []byte, now time.Time) (bool, error) {
+func (s *Store) IsOpsSessionValid(ctx context.Context, idHash, fingerprint []byte, now time.Time) (bool, error) {
 	var ok bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ops_sessions
 WHERE id_hash = $1 AND token_fingerprint = $2 AND revoked_at IS NULL AND expires_at > $3)`,

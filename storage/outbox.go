@@ -69,9 +69,9 @@ func enqueueAccountEvent(ctx context.Context, tx pgx.Tx, ev AccountEvent) ([]uui
 	return ids, nil
 }
 
-// PendingEvents returns up to limit undelivered events of the destination,
+// ListDestinationPendingEvents returns up to limit undelivered events of the destination,
 // in the order of their changes.
-func (s *Store) PendingEvents(ctx context.Context, destinationID uuid.UUID, limit int) ([]OutboxEvent, error) {
+func (s *Store) ListDestinationPendingEvents(ctx context.Context, destinationID uuid.UUID, limit int) ([]OutboxEvent, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, account_id, type, payload, occurred_at, destination_id, seq, attempts
 		FROM destination_outbox
@@ -96,8 +96,8 @@ func (s *Store) PendingEvents(ctx context.Context, destinationID uuid.UUID, limi
 	return out, nil
 }
 
-// MarkDelivered records the destination's acknowledgement of the event.
-func (s *Store) MarkDelivered(ctx context.Context, destinationID, eventID uuid.UUID) error {
+// MarkDestinationDelivered records the destination's acknowledgement of the event.
+func (s *Store) MarkDestinationDelivered(ctx context.Context, destinationID, eventID uuid.UUID) error {
 	if _, err := s.pool.Exec(ctx, `UPDATE destination_outbox SET delivered_at = now(), attempts = attempts + 1,
 		last_error = NULL WHERE destination_id = $1 AND id = $2`, destinationID, eventID); err != nil {
 		return fmt.Errorf("mark event %s delivered: %w", eventID, err)
@@ -105,9 +105,9 @@ func (s *Store) MarkDelivered(ctx context.Context, destinationID, eventID uuid.U
 	return nil
 }
 
-// MarkAttemptFailed records a failed delivery attempt; a permanent failure
+// MarkDestinationAttemptFailed records a failed delivery attempt; a permanent failure
 // also sets the event aside (failed_at) so that later events can proceed.
-func (s *Store) MarkAttemptFailed(ctx context.Context, destinationID, eventID uuid.UUID, msg string, permanent bool) error {
+func (s *Store) MarkDestinationAttemptFailed(ctx context.Context, destinationID, eventID uuid.UUID, msg string, permanent bool) error {
 	if _, err := s.pool.Exec(ctx, `UPDATE destination_outbox SET attempts = attempts + 1, last_error = $3,
 		failed_at = CASE WHEN $4 THEN now() ELSE NULL END
 		WHERE destination_id = $1 AND id = $2`, destinationID, eventID, msg, permanent); err != nil {
@@ -152,9 +152,9 @@ func drainDone(ctx context.Context, tx pgx.Tx, destinationID uuid.UUID) (bool, e
 	return !pending, nil
 }
 
-// DestinationsWithPendingEvents lists destinations whose outbox holds
+// ListDestinationsWithPendingEvents lists destinations whose outbox holds
 // undelivered events, for the periodic sweep that re-enqueues their drains.
-func (s *Store) DestinationsWithPendingEvents(ctx context.Context, limit int) ([]uuid.UUID, error) {
+func (s *Store) ListDestinationsWithPendingEvents(ctx context.Context, limit int) ([]uuid.UUID, error) {
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT destination_id FROM destination_outbox
 		WHERE delivered_at IS NULL AND failed_at IS NULL LIMIT $1`, limit)
 	if err != nil {
@@ -169,12 +169,12 @@ func (t *Tx) EnqueueAccountEvent(ctx context.Context, ev AccountEvent) ([]uuid.U
 	return enqueueAccountEvent(ctx, t.tx, ev)
 }
 
-// DrainDone is the package function DrainDone inside tx.
-func (t *Tx) DrainDone(ctx context.Context, destinationID uuid.UUID) (bool, error) {
+// FinishDestinationDrain is the package function FinishDestinationDrain inside tx.
+func (t *Tx) FinishDestinationDrain(ctx context.Context, destinationID uuid.UUID) (bool, error) {
 	return drainDone(ctx, t.tx, destinationID)
 }
 
-// PruneDelivered is the package function PruneDelivered inside tx.
-func (t *Tx) PruneDelivered(ctx context.Context, destinationID uuid.UUID) error {
+// PruneDestinationDelivered is the package function PruneDestinationDelivered inside tx.
+func (t *Tx) PruneDestinationDelivered(ctx context.Context, destinationID uuid.UUID) error {
 	return pruneDelivered(ctx, t.tx, destinationID)
 }

@@ -80,11 +80,11 @@ func TestDrainDoneSeesEveryCommittedChange(t *testing.T) {
 	_ = drainTx.Rollback(ctx)
 
 	// Deliver it; now the drain locks first and the change waits.
-	pending, err := fx.St.PendingEvents(ctx, d.ID, 10)
+	pending, err := fx.St.ListDestinationPendingEvents(ctx, d.ID, 10)
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("pending %v %v", pending, err)
 	}
-	if err := fx.St.MarkDelivered(ctx, d.ID, pending[0].ID); err != nil {
+	if err := fx.St.MarkDestinationDelivered(ctx, d.ID, pending[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	result, drainTx = drainDone()
@@ -110,7 +110,7 @@ func TestDrainDoneSeesEveryCommittedChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-committed
-	if pending, _ := fx.St.PendingEvents(ctx, d.ID, 10); len(pending) != 1 {
+	if pending, _ := fx.St.ListDestinationPendingEvents(ctx, d.ID, 10); len(pending) != 1 {
 		t.Fatalf("pending after the drain finished: %v", pending)
 	}
 }

@@ -64,10 +64,10 @@ func (s *Store) TakeAuthFailureToken(ctx context.Context, address string, perSec
 	return wait, ok, nil
 }
 
-// ProviderQuota returns what is known of a provider's quota for one of its
+// GetProviderQuota returns what is known of a provider's quota for one of its
 // resources and endpoints: the calls left and when the count resets.
 // known is false when nothing was ever recorded.
-func (s *Store) ProviderQuota(ctx context.Context, provider, resource, endpoint string) (remaining int, reset time.Time, known bool, err error) {
+func (s *Store) GetProviderQuota(ctx context.Context, provider, resource, endpoint string) (remaining int, reset time.Time, known bool, err error) {
 	err = s.pool.QueryRow(ctx,
 		`SELECT remaining, reset_at FROM provider_quotas WHERE provider = $1 AND resource = $2 AND endpoint = $3`,
 		provider, resource, endpoint).Scan(&remaining, &reset)

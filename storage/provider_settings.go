@@ -28,9 +28,9 @@ func (s *Store) SetProviderSettings(ctx context.Context, provider string, sealed
 	return nil
 }
 
-// ProviderSettings returns the sealed settings of provider, nil when none
+// GetProviderSettings returns the sealed settings of provider, nil when none
 // are set.
-func (s *Store) ProviderSettings(ctx context.Context, provider string) ([]byte, error) {
+func (s *Store) GetProviderSettings(ctx context.Context, provider string) ([]byte, error) {
 	var sealed []byte
 	err := s.pool.QueryRow(ctx, `SELECT settings_encrypted FROM provider_settings WHERE provider = $1`, provider).Scan(&sealed)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -17,7 +17,7 @@ func TestProviderSettings(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
 	st := storage.New(pool)
 	ctx := context.Background()
-	if got, err := st.ProviderSettings(ctx, "p"); got != nil || err != nil {
+	if got, err := st.GetProviderSettings(ctx, "p"); got != nil || err != nil {
 		t.Fatalf("unset settings %q, %v", got, err)
 	}
 	for _, v := range []string{"sealed-1", "sealed-2"} {
@@ -25,14 +25,14 @@ func TestProviderSettings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, err := st.ProviderSettings(ctx, "p"); string(got) != "sealed-2" || err != nil {
+	if got, err := st.GetProviderSettings(ctx, "p"); string(got) != "sealed-2" || err != nil {
 		t.Fatalf("settings %q, %v; want the latest", got, err)
 	}
 	list, err := st.ListProviderSettings(ctx)
 	if err != nil || len(list) != 1 || list[0].Provider != "p" || list[0].UpdatedAt.IsZero() {
 		t.Fatalf("list %+v, %v", list, err)
 	}
-	vals, err := st.SealedValuesAfter(ctx, storage.SealedProviderSettings, uuid.Nil, 10)
+	vals, err := st.ListSealedValuesAfter(ctx, storage.SealedProviderSettings, uuid.Nil, 10)
 	if err != nil || len(vals) != 1 || string(vals[0].Sealed) != "sealed-2" {
 		t.Fatalf("sealed walk %+v, %v", vals, err)
 	}

@@ -114,12 +114,12 @@ func TestNoteProviderQuotaLowerCountWins(t *testing.T) {
 	}
 	expect := func(remaining int, reset time.Time) {
 		t.Helper()
-		rem, at, known, err := st.ProviderQuota(ctx, "gocardless", "acc-1", "balances")
+		rem, at, known, err := st.GetProviderQuota(ctx, "gocardless", "acc-1", "balances")
 		if err != nil || !known || rem != remaining || !at.Equal(reset) {
 			t.Fatalf("quota %d until %v (known %v, %v), want %d until %v", rem, at, known, err, remaining, reset)
 		}
 	}
-	if _, _, known, err := st.ProviderQuota(ctx, "gocardless", "acc-1", "balances"); known || err != nil {
+	if _, _, known, err := st.GetProviderQuota(ctx, "gocardless", "acc-1", "balances"); known || err != nil {
 		t.Fatalf("unknown quota: known %v, %v", known, err)
 	}
 	note(2, reset)
@@ -189,7 +189,7 @@ func TestSpendProviderQuotaIsAtomic(t *testing.T) {
 	if ok, err := st.SpendProviderQuota(ctx, "acme", "acct-1", "transactions", 4, reset.Add(24*time.Hour), next); err != nil || !ok {
 		t.Fatalf("the next day's window: ok=%v err=%v", ok, err)
 	}
-	rem, _, known, err := st.ProviderQuota(ctx, "acme", "acct-1", "transactions")
+	rem, _, known, err := st.GetProviderQuota(ctx, "acme", "acct-1", "transactions")
 	if err != nil || !known || rem != 3 {
 		t.Fatalf("after one call of a new window: remaining %d known %v err %v, want 3", rem, known, err)
 	}

@@ -237,9 +237,9 @@ func (s *Store) RecordWrite(ctx context.Context, userID uuid.UUID) error {
 	return nil
 }
 
-// ReadCounts returns how many reads went to the replica and to the primary
+// GetReadCounts returns how many reads went to the replica and to the primary
 // through the routed read methods since the Store was made.
-func (s *Store) ReadCounts() (replica, primary uint64) {
+func (s *Store) GetReadCounts() (replica, primary uint64) {
 	return s.replicaReads.Load(), s.primaryReads.Load()
 }
 

@@ -119,9 +119,9 @@ func ruleCandidates(ctx context.Context, q querier, sc Scope, pf rules.Prefilter
 	return nil
 }
 
-// TransactionsByID loads the scope's transactions with the given ids, in
+// ListTransactionsByID loads the scope's transactions with the given ids, in
 // no particular order; ids outside the scope are left out.
-func (s *Store) TransactionsByID(ctx context.Context, sc Scope, ids []uuid.UUID) ([]domain.Transaction, error) {
+func (s *Store) ListTransactionsByID(ctx context.Context, sc Scope, ids []uuid.UUID) ([]domain.Transaction, error) {
 	var w where
 	w.scope("t", sc)
 	w.add("t.id = ANY(?)", ids)

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/rules"
 	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -99,7 +100,7 @@ func TestPreviewRuleAgreesWithTheRuleEngine(t *testing.T) {
 				allowed = accts[:1+rng.IntN(2)]
 			}
 			limit := 1 + rng.IntN(40)
-			got := previewPages(t, st, sc, def, allowed, limit, storage.PreviewRule)
+			got := previewPages(t, st, sc, def, allowed, limit, previewJSON)
 			want := previewPages(t, st, sc, def, allowed, limit, storage.PreviewRuleInGo)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s (allowed %v, limit %d): PreviewRule gives %d changes %v, the rule engine %d: %v", def, allowed, limit, len(got), got, len(want), want)
@@ -308,4 +309,13 @@ func (g *previewGen) rule() (string, string, int) {
 		}
 	}
 	return "[" + strings.Join(conds, ",") + "]", "[" + strings.Join(outs, ",") + "]", []int{5, 10, 10, 15}[g.rng.IntN(4)]
+}
+
+// previewJSON is Store.PreviewRule on a rule given as JSON.
+func previewJSON(ctx context.Context, st *storage.Store, sc storage.Scope, def []byte, allowed []uuid.UUID, after storage.Keyset, limit int) (storage.Preview, error) {
+	rule, err := rules.CompileJSON(def, rules.Meta{})
+	if err != nil {
+		return storage.Preview{}, err
+	}
+	return st.PreviewRule(ctx, sc, rule, nil, allowed, after, limit)
 }

@@ -139,15 +139,15 @@ func (w *where) sql() string {
 	return strings.Join(w.clauses, " AND ")
 }
 
-// CurrentScopeAccounts reads a scoped credential's accounts as the primary
+// ListScopeAccounts reads a scoped credential's accounts as the primary
 // database holds them now (not a replica: an account just added is in
 // it); nil for an unscoped scope.
-func (s *Store) CurrentScopeAccounts(ctx context.Context, sc Scope) ([]uuid.UUID, error) {
+func (s *Store) ListScopeAccounts(ctx context.Context, sc Scope) ([]uuid.UUID, error) {
 	return currentScopeAccounts(ctx, s.pool, sc)
 }
 
-// CurrentScopeAccounts is CurrentScopeAccounts inside the transaction,
+// ListScopeAccounts is ListScopeAccounts inside the transaction,
 // which sees its own additions.
-func (t *Tx) CurrentScopeAccounts(ctx context.Context, sc Scope) ([]uuid.UUID, error) {
+func (t *Tx) ListScopeAccounts(ctx context.Context, sc Scope) ([]uuid.UUID, error) {
 	return currentScopeAccounts(ctx, t.tx, sc)
 }

@@ -56,10 +56,10 @@ func sealedTable(col SealedColumn) (table, column string, err error) {
 	return "", "", fmt.Errorf("unknown sealed column %q", col)
 }
 
-// SealedValuesAfter returns up to limit non-null sealed values of col whose
+// ListSealedValuesAfter returns up to limit non-null sealed values of col whose
 // row id is greater than after (uuid.Nil to start), ordered by id: one page
 // of a keyset walk over every row, users regardless.
-func (s *Store) SealedValuesAfter(ctx context.Context, col SealedColumn, after uuid.UUID, limit int) ([]SealedValue, error) {
+func (s *Store) ListSealedValuesAfter(ctx context.Context, col SealedColumn, after uuid.UUID, limit int) ([]SealedValue, error) {
 	table, column, err := sealedTable(col)
 	if err != nil {
 		return nil, err
@@ -76,9 +76,9 @@ func (s *Store) SealedValuesAfter(ctx context.Context, col SealedColumn, after u
 	return out, nil
 }
 
-// SealedValuesByID returns the current non-null sealed values of col for
+// ListSealedValuesByID returns the current non-null sealed values of col for
 // ids; rows deleted or emptied since are absent.
-func (s *Store) SealedValuesByID(ctx context.Context, col SealedColumn, ids []uuid.UUID) ([]SealedValue, error) {
+func (s *Store) ListSealedValuesByID(ctx context.Context, col SealedColumn, ids []uuid.UUID) ([]SealedValue, error) {
 	table, column, err := sealedTable(col)
 	if err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ func TestSealedValuesWalkAndCompareAndSet(t *testing.T) {
 	var walked []storage.SealedValue
 	after := uuid.Nil
 	for {
-		page, err := fx.St.SealedValuesAfter(ctx, storage.SealedConnectionCredentials, after, 2)
+		page, err := fx.St.ListSealedValuesAfter(ctx, storage.SealedConnectionCredentials, after, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestSealedValuesWalkAndCompareAndSet(t *testing.T) {
 	if len(written) != 1 || written[0] != a.ID {
 		t.Fatalf("written %v, want only %s", written, a.ID)
 	}
-	now, err := fx.St.SealedValuesByID(ctx, storage.SealedConnectionCredentials, []uuid.UUID{a.ID, b.ID})
+	now, err := fx.St.ListSealedValuesByID(ctx, storage.SealedConnectionCredentials, []uuid.UUID{a.ID, b.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,11 +90,11 @@ func TestSealedValuesWalkAndCompareAndSet(t *testing.T) {
 	if _, err := fx.St.ReplaceSealedValues(ctx, storage.SealedDestinationSecrets, []storage.SealedReplacement{{ID: d.ID, Old: []byte("d"), New: []byte("d2")}}); err != nil {
 		t.Fatal(err)
 	}
-	dv, err := fx.St.SealedValuesAfter(ctx, storage.SealedDestinationSecrets, uuid.Nil, 10)
+	dv, err := fx.St.ListSealedValuesAfter(ctx, storage.SealedDestinationSecrets, uuid.Nil, 10)
 	if err != nil || len(dv) != 1 || string(dv[0].Sealed) != "d2" {
 		t.Fatalf("destination secrets %v %v", dv, err)
 	}
-	if _, err := fx.St.SealedValuesAfter(ctx, storage.SealedColumn("users; DROP TABLE users"), uuid.Nil, 1); err == nil {
+	if _, err := fx.St.ListSealedValuesAfter(ctx, storage.SealedColumn("users; DROP TABLE users"), uuid.Nil, 1); err == nil {
 		t.Fatal("unknown column accepted")
 	}
 }

@@ -107,10 +107,10 @@ func (r SyncRecord) clean() SyncRecord {
 	return r
 }
 
-// SyncHistory returns the connection's newest finished syncs, newest
+// ListSyncHistory returns the connection's newest finished syncs, newest
 // first, at most limit (and at most SyncHistoryKept: no more are kept).
 // An unknown connection has none.
-func (s *Store) SyncHistory(ctx context.Context, connectionID uuid.UUID, limit int) ([]SyncRecord, error) {
+func (s *Store) ListSyncHistory(ctx context.Context, connectionID uuid.UUID, limit int) ([]SyncRecord, error) {
 	rows, err := s.reader(ctx).Query(ctx, `
 		SELECT started_at, finished_at, pages, rows_added, rows_modified, rows_removed, outcome,
 			coalesce(error_code, ''), coalesce(error_message, '')

@@ -50,7 +50,7 @@ func TestSyncHistoryKeepsTheNewest(t *testing.T) {
 	if kept != storage.SyncHistoryKept {
 		t.Fatalf("%d rows kept of %d written, want %d", kept, written, storage.SyncHistoryKept)
 	}
-	got, err := st.SyncHistory(ctx, conn, 1000)
+	got, err := st.ListSyncHistory(ctx, conn, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,17 +73,17 @@ func TestSyncHistoryKeepsTheNewest(t *testing.T) {
 			t.Fatalf("a failure's error: %q, %d bytes ending %q", r.ErrorCode, len(r.ErrorMessage), r.ErrorMessage[len(r.ErrorMessage)-8:])
 		}
 	}
-	if h, err := st.SyncHistory(ctx, other, 10); err != nil || len(h) != 1 {
+	if h, err := st.ListSyncHistory(ctx, other, 10); err != nil || len(h) != 1 {
 		t.Fatalf("the other connection's history: %d rows (%v)", len(h), err)
 	}
-	if h, err := st.SyncHistory(ctx, conn, 3); err != nil || len(h) != 3 || !h[0].StartedAt.Equal(got[0].StartedAt) {
+	if h, err := st.ListSyncHistory(ctx, conn, 3); err != nil || len(h) != 3 || !h[0].StartedAt.Equal(got[0].StartedAt) {
 		t.Fatalf("history limited to 3: %+v (%v)", h, err)
 	}
 	gone := uuid.New()
 	if err := st.RecordSync(ctx, gone, storage.SyncRecord{StartedAt: base, FinishedAt: base, Outcome: storage.SyncOutcomeOK}); err != nil {
 		t.Fatalf("sync of a deleted connection: %v", err)
 	}
-	if h, err := st.SyncHistory(ctx, gone, 10); err != nil || len(h) != 0 {
+	if h, err := st.ListSyncHistory(ctx, gone, 10); err != nil || len(h) != 0 {
 		t.Fatalf("a deleted connection's history: %d rows (%v)", len(h), err)
 	}
 	// Deleting a connection deletes its history (a trigger: no foreign key
@@ -95,7 +95,7 @@ func TestSyncHistoryKeepsTheNewest(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM sync_history WHERE bank_connection_id = $1`, conn).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("the deleted connection's history: %d rows left (%v)", left, err)
 	}
-	if h, err := st.SyncHistory(ctx, other, 10); err != nil || len(h) != 1 {
+	if h, err := st.ListSyncHistory(ctx, other, 10); err != nil || len(h) != 1 {
 		t.Fatalf("the other connection's history after the delete: %d rows (%v)", len(h), err)
 	}
 }

@@ -30,7 +30,7 @@ func TestRelinkMatchesWithinTheNewLinksReach(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE bank_connections SET last_synced_at = now() WHERE id = $1`, connID); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := f.St.ConnectionByID(ctx, connID)
+	conn, err := f.St.GetConnectionAnyUser(ctx, connID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestRelinkMatchesWithinTheNewLinksReach(t *testing.T) {
 	if n := count(t, pool, `SELECT count(*) FROM relink_candidates`); n != 0 {
 		t.Errorf("%d relink candidates left", n)
 	}
-	if c, _ := f.St.ConnectionByID(ctx, connID); c.Status != domain.ConnectionActive {
+	if c, _ := f.St.GetConnectionAnyUser(ctx, connID); c.Status != domain.ConnectionActive {
 		t.Errorf("connection %s after the re-link's sync", c.Status)
 	}
 }

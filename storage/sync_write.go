@@ -163,8 +163,8 @@ func notePendingSeen(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, ids
 	return nil
 }
 
-// PendingProviderIDs lists the connection's stored pending transactions.
-func (s *Store) PendingProviderIDs(ctx context.Context, connectionID uuid.UUID) ([]string, error) {
+// ListPendingProviderIDs lists the connection's stored pending transactions.
+func (s *Store) ListPendingProviderIDs(ctx context.Context, connectionID uuid.UUID) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT provider_id FROM transactions WHERE bank_connection_id = $1 AND status = 'pending' ORDER BY provider_id`, connectionID)
 	if err != nil {
 		return nil, fmt.Errorf("pending transactions: %w", err)

@@ -65,9 +65,9 @@ func (s *Store) UpdateUser(ctx context.Context, id uuid.UUID, up UserUpdate) (do
 	return u, nil
 }
 
-// UserByEmail loads the user with the e-mail address, exactly as stored;
+// GetUserByEmail loads the user with the e-mail address, exactly as stored;
 // ErrNotFound when there is none.
-func (s *Store) UserByEmail(ctx context.Context, email string) (domain.User, error) {
+func (s *Store) GetUserByEmail(ctx context.Context, email string) (domain.User, error) {
 	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, email))
 	if err != nil {
 		return u, fmt.Errorf("get user %s: %w", email, err)

@@ -107,10 +107,10 @@ func (s *Store) queryTransactions(ctx context.Context, w *where, offset string, 
 	return out, nil
 }
 
-// TransactionPosition returns the listing position (date, id) of one of the
+// GetTransactionPosition returns the listing position (date, id) of one of the
 // connection's transactions within the scope, whatever its status, or
 // ErrNotFound.
-func (s *Store) TransactionPosition(ctx context.Context, sc Scope, connectionID, id uuid.UUID) (Keyset, error) {
+func (s *Store) GetTransactionPosition(ctx context.Context, sc Scope, connectionID, id uuid.UUID) (Keyset, error) {
 	var w where
 	w.add("t.id = ?", id)
 	w.add("t.bank_connection_id = ?", connectionID)
@@ -240,8 +240,8 @@ func (s *Store) count(ctx context.Context, what, q string, args []any) (int, err
 	return n, nil
 }
 
-// CategoriesByID loads the user's categories with the given ids, by name.
-func (s *Store) CategoriesByID(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]domain.Category, error) {
+// ListCategoriesByID loads the user's categories with the given ids, by name.
+func (s *Store) ListCategoriesByID(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]domain.Category, error) {
 	rows, err := s.reader(ctx).Query(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+
 		` WHERE c.user_id = $1 AND c.id = ANY($2) ORDER BY c.name, c.id`, userID, ids)
 	if err != nil {
@@ -262,11 +262,11 @@ func (s *Store) CategoriesByID(ctx context.Context, userID uuid.UUID, ids []uuid
 	return out, nil
 }
 
-// WorkerActive reports whether a River worker process is running: a
+// IsWorkerActive reports whether a River worker process is running: a
 // started River client keeps re-electing a leader, so an unexpired row in
 // River's one-row river_leader table means one reported within the
 // leadership TTL (seconds). Insert-only clients never elect a leader.
-func (s *Store) WorkerActive(ctx context.Context) (bool, error) {
+func (s *Store) IsWorkerActive(ctx context.Context) (bool, error) {
 	var ok bool
 	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_leader WHERE expires_at > now())`).Scan(&ok); err != nil {
 		return false, fmt.Errorf("check worker leader: %w", err)

@@ -131,9 +131,9 @@ func (s *Store) GetWebhook(ctx context.Context, userID, id uuid.UUID) (WebhookSu
 	return w, nil
 }
 
-// WebhookByID returns a subscription whoever owns it (for the delivery
+// GetWebhookAnyUser returns a subscription whoever owns it (for the delivery
 // worker); ErrNotFound once deleted.
-func (s *Store) WebhookByID(ctx context.Context, id uuid.UUID) (WebhookSubscription, error) {
+func (s *Store) GetWebhookAnyUser(ctx context.Context, id uuid.UUID) (WebhookSubscription, error) {
 	w, err := scanWebhook(s.pool.QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhook_subscriptions WHERE id = $1`, id))
 	if err != nil {
 		return w, fmt.Errorf("get webhook %s: %w", id, err)
@@ -276,9 +276,9 @@ func (s *Store) ListWebhookDeliveries(ctx context.Context, userID, subscriptionI
 	return out, nil
 }
 
-// NextWebhookDelivery returns the subscription's oldest pending delivery;
+// GetNextWebhookDelivery returns the subscription's oldest pending delivery;
 // ok is false when none is pending.
-func (s *Store) NextWebhookDelivery(ctx context.Context, subscriptionID uuid.UUID) (d WebhookDelivery, ok bool, err error) {
+func (s *Store) GetNextWebhookDelivery(ctx context.Context, subscriptionID uuid.UUID) (d WebhookDelivery, ok bool, err error) {
 	d, err = scanDelivery(s.pool.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE subscription_id = $1 AND delivered_at IS NULL AND failed_at IS NULL ORDER BY seq LIMIT 1`, subscriptionID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -343,9 +343,9 @@ func pruneWebhookDeliveries(ctx context.Context, tx pgx.Tx, subscriptionID uuid.
 	return nil
 }
 
-// WebhooksWithPendingDeliveries lists subscriptions with deliveries
+// ListWebhooksWithPendingDeliveries lists subscriptions with deliveries
 // pending, for the periodic sweep that re-enqueues their drains.
-func (s *Store) WebhooksWithPendingDeliveries(ctx context.Context, limit int) ([]uuid.UUID, error) {
+func (s *Store) ListWebhooksWithPendingDeliveries(ctx context.Context, limit int) ([]uuid.UUID, error) {
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT subscription_id FROM webhook_deliveries
 		WHERE delivered_at IS NULL AND failed_at IS NULL LIMIT $1`, limit)
 	if err != nil {
@@ -430,8 +430,8 @@ func syncWebhookEvents(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, p
 	return subs, nil
 }
 
-// WebhookDrainDone is the package function WebhookDrainDone inside tx.
-func (t *Tx) WebhookDrainDone(ctx context.Context, subscriptionID uuid.UUID) (bool, error) {
+// FinishWebhookDrain is the package function FinishWebhookDrain inside tx.
+func (t *Tx) FinishWebhookDrain(ctx context.Context, subscriptionID uuid.UUID) (bool, error) {
 	return webhookDrainDone(ctx, t.tx, subscriptionID)
 }
 

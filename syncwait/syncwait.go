@@ -74,7 +74,7 @@ func Wait(ctx context.Context, st *storage.Store, client *storage.JobClient, job
 		if len(f.done)+len(held) == len(jobs) {
 			return f.end(held, len(jobs))
 		}
-		alive, err := st.WorkerActive(ctx)
+		alive, err := st.IsWorkerActive(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			return f.done, err
@@ -175,7 +175,7 @@ func heldSyncs(ctx context.Context, st *storage.Store, waiting map[uuid.UUID]*ri
 	for id := range waiting {
 		ids = append(ids, id)
 	}
-	holds, err := st.Holds(ctx, ids)
+	holds, err := st.ListHolds(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

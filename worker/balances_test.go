@@ -153,7 +153,7 @@ func TestGoCardlessBalancesSurviveASpentQuota(t *testing.T) {
 	for i := 5; i <= 6; i++ {
 		e.mustSync(c)
 		requireKept(t, fmt.Sprintf("sync %d", i), afterFour, e.balances(c))
-		got, err := e.st.ConnectionByID(context.Background(), c.ID)
+		got, err := e.st.GetConnectionAnyUser(context.Background(), c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,7 @@ func TestFailedBalanceCallKeepsBalances(t *testing.T) {
 			if n := e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, c.ID); n <= stored {
 				t.Fatalf("no new transactions stored while balances failed: %d -> %d", stored, n)
 			}
-			got, err := e.st.ConnectionByID(context.Background(), c.ID)
+			got, err := e.st.GetConnectionAnyUser(context.Background(), c.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -169,11 +169,11 @@ func TestExpiredConsentAtTheProviderNeedsReauth(t *testing.T) {
 func (e *syncEnv) stored(c domain.BankConnection) (domain.BankConnection, storage.ConnectionHealth) {
 	e.t.Helper()
 	ctx := context.Background()
-	got, err := e.st.ConnectionByID(ctx, c.ID)
+	got, err := e.st.GetConnectionAnyUser(ctx, c.ID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	h, err := e.st.ConnectionHealth(ctx, []domain.BankConnection{got})
+	h, err := e.st.GetConnectionHealth(ctx, []domain.BankConnection{got})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestGoCardlessAgreementEndsTheConsent(t *testing.T) {
 	c := e.connect("gocardless", "agreement")
 	e.mustSync(c)
 	want := e.sim.DateOf(0).Add(9*time.Hour).AddDate(0, 0, 90)
-	got, err := e.st.ConnectionByID(ctx, c.ID)
+	got, err := e.st.GetConnectionAnyUser(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestGoCardlessAgreementEndsTheConsent(t *testing.T) {
 	if err := e.sync(c); err == nil {
 		t.Fatal("sync after the agreement ended succeeded")
 	}
-	if got, err = e.st.ConnectionByID(ctx, c.ID); err != nil {
+	if got, err = e.st.GetConnectionAnyUser(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
 	if n := calls.n.Load() - before; n != 0 || got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != worker.CodeConsentExpired {

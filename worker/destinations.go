@@ -179,7 +179,7 @@ func (w *DeliverWorker) drain(ctx context.Context, job *river.Job[jobargs.Delive
 	}
 	until := time.Now().Add(deliverJobSlice)
 	for {
-		events, err := w.store.PendingEvents(ctx, id, deliverBatch)
+		events, err := w.store.ListDestinationPendingEvents(ctx, id, deliverBatch)
 		if err != nil {
 			return err
 		}
@@ -221,14 +221,14 @@ func (w *DeliverWorker) finish(ctx context.Context, job *river.Job[jobargs.Deliv
 	var done bool
 	err := w.store.Atomic(ctx, func(tx *storage.Tx) error {
 		var err error
-		done, err = tx.DrainDone(ctx, job.Args.DestinationID)
+		done, err = tx.FinishDestinationDrain(ctx, job.Args.DestinationID)
 		if errors.Is(err, storage.ErrNotFound) {
 			done, err = true, nil
 		}
 		if err != nil || !done {
 			return err
 		}
-		if err := tx.PruneDelivered(ctx, job.Args.DestinationID); err != nil {
+		if err := tx.PruneDestinationDelivered(ctx, job.Args.DestinationID); err != nil {
 			return err
 		}
 		return storage.CompleteJob(ctx, tx, job)
@@ -246,7 +246,7 @@ func (w *DeliverWorker) finish(ctx context.Context, job *river.Job[jobargs.Deliv
 func (w *DeliverWorker) deliverOne(ctx context.Context, t destinations.Target, ev storage.OutboxEvent, rep *drainReport) error {
 	err := w.deliver.Deliver(ctx, t, destinations.Event{ID: ev.ID, Type: ev.Type, OccurredAt: ev.OccurredAt, Account: ev.Account})
 	if err == nil {
-		if err := w.store.MarkDelivered(ctx, ev.DestinationID, ev.ID); err != nil {
+		if err := w.store.MarkDestinationDelivered(ctx, ev.DestinationID, ev.ID); err != nil {
 			return err
 		}
 		rep.delivered++
@@ -256,7 +256,7 @@ func (w *DeliverWorker) deliverOne(ctx context.Context, t destinations.Target, e
 	rep.cause = err
 	pe := providers.AsError(err)
 	isPermanent := pe != nil && pe.Class == providers.Permanent
-	if mErr := w.store.MarkAttemptFailed(ctx, ev.DestinationID, ev.ID, err.Error(), isPermanent); mErr != nil {
+	if mErr := w.store.MarkDestinationAttemptFailed(ctx, ev.DestinationID, ev.ID, err.Error(), isPermanent); mErr != nil {
 		return mErr
 	}
 	w.log.WarnContext(ctx, "destination delivery failed", "destination_id", ev.DestinationID, "kind", t.Kind,

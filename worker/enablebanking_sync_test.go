@@ -118,7 +118,7 @@ func TestEnableBankingExpiredSessionNeedsReauth(t *testing.T) {
 	if err := e.sync(c); !errors.As(err, &cancelErr) {
 		t.Fatalf("want a cancelled job (no retries), got %v", err)
 	}
-	got, err := e.st.ConnectionByID(context.Background(), c.ID)
+	got, err := e.st.GetConnectionAnyUser(context.Background(), c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestEnableBankingExpiredSessionNeedsReauth(t *testing.T) {
 	if err := e.sync(c); !errors.As(err, &cancelErr) {
 		t.Fatalf("without a recorded end: want a cancelled job, got %v", err)
 	}
-	if got, err = e.st.ConnectionByID(context.Background(), c.ID); err != nil {
+	if got, err = e.st.GetConnectionAnyUser(context.Background(), c.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != "EXPIRED_SESSION" {

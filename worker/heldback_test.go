@@ -34,7 +34,7 @@ func TestSpentSimpleFINQuotaHoldsTheSyncBack(t *testing.T) {
 	ctx := context.Background()
 	health := func() storage.ConnectionHealth {
 		t.Helper()
-		h, err := e.st.ConnectionHealth(ctx, []domain.BankConnection{c})
+		h, err := e.st.GetConnectionHealth(ctx, []domain.BankConnection{c})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,7 +58,7 @@ func TestSyncHistoryRecordsEachSync(t *testing.T) {
 	ctx := context.Background()
 	history := func() []storage.SyncRecord {
 		t.Helper()
-		h, err := e.st.SyncHistory(ctx, c.ID, storage.SyncHistoryKept)
+		h, err := e.st.ListSyncHistory(ctx, c.ID, storage.SyncHistoryKept)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestSyncHistoryRecordsEachSync(t *testing.T) {
 	}
 	failed := h[0]
 	sameAsReport(failed, lines[0])
-	conn, err := e.st.ConnectionByID(ctx, c.ID)
+	conn, err := e.st.GetConnectionAnyUser(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

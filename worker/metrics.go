@@ -294,7 +294,7 @@ type ProviderTimeCollector struct {
 // from then. Connections of providers not named are left out.
 func NewLastSyncCollector(st *storage.Store, providerNames []string) *ProviderTimeCollector {
 	read := func(ctx context.Context) ([]storage.ProviderTime, error) {
-		last, err := st.LastSuccessfulSyncs(ctx)
+		last, err := st.ListLastSuccessfulSyncs(ctx)
 		out := make([]storage.ProviderTime, len(last))
 		for i := range last {
 			out[i] = last[i].ProviderTime
@@ -311,7 +311,7 @@ func NewLastSyncCollector(st *storage.Store, providerNames []string) *ProviderTi
 // with a connection (disabled ones aside) whose consent has a recorded
 // end, the earliest such end. A provider without one has no series.
 func NewConsentExpiryCollector(st *storage.Store, providerNames []string) *ProviderTimeCollector {
-	return newProviderTimeCollector(st.EarliestConsentEnds, providerNames, prometheus.NewDesc("finsync_connection_consent_expiry_timestamp_seconds",
+	return newProviderTimeCollector(st.ListEarliestConsentEnds, providerNames, prometheus.NewDesc("finsync_connection_consent_expiry_timestamp_seconds",
 		"Unix time of the earliest end of a connection's consent among the provider's connections, as the providers reported it (stored in the database).",
 		[]string{"provider"}, nil))
 }

@@ -502,7 +502,7 @@ func TestSyncHeldBackByAnOpenBreakerIsNoFailure(t *testing.T) {
 	if n := calls(); n != callsBefore {
 		t.Fatalf("held-back sync called the provider (%v calls, %v before)", n, callsBefore)
 	}
-	health, err := e.st.ConnectionHealth(ctx, []domain.BankConnection{c})
+	health, err := e.st.GetConnectionHealth(ctx, []domain.BankConnection{c})
 	if err != nil {
 		t.Fatal(err)
 	}

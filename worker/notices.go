@@ -57,7 +57,7 @@ func (r *NoticeReceiver) Receive(ctx context.Context, provider string, header ht
 	st := r.Syncer.Store
 	id, err := uuid.Nil, storage.ErrNotFound
 	if n.LinkID != "" {
-		id, err = st.ConnectionByLink(ctx, provider, n.LinkID)
+		id, err = st.GetConnectionIDByLink(ctx, provider, n.LinkID)
 	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return r.unknownLink(ctx, hooks, provider, header, body)
@@ -125,7 +125,7 @@ func (r *NoticeReceiver) receiverOf(provider string) (providers.WebhookReceiver,
 // verify has the adapter check the signature with connection id's
 // credentials and the provider's settings.
 func (r *NoticeReceiver) verify(ctx context.Context, hooks providers.WebhookReceiver, id uuid.UUID, header http.Header, body []byte) error {
-	target, err := r.Syncer.Store.SyncTarget(ctx, id)
+	target, err := r.Syncer.Store.GetSyncTarget(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (s *Syncer) settle(ctx context.Context, id uuid.UUID, req storage.SyncReque
 		case <-t.C:
 		}
 		var err error
-		if req, err = s.Store.SyncRequestOf(ctx, id); err != nil {
+		if req, err = s.Store.GetSyncRequest(ctx, id); err != nil {
 			return time.Time{}, err
 		}
 	}

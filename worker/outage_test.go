@@ -88,7 +88,7 @@ func TestSyncSurvivesDatabaseRestarts(t *testing.T) {
 		// River elects a leader again (its periodic jobs and maintenance
 		// run on it; /v1/health reports degraded without one).
 		for {
-			if up, err := e.st.WorkerActive(ctx); err == nil && up {
+			if up, err := e.st.IsWorkerActive(ctx); err == nil && up {
 				break
 			}
 			if time.Since(back) > resumeBound {

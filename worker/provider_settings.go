@@ -18,7 +18,7 @@ const CodeSettingsUnreadable = "PROVIDER_SETTINGS_UNREADABLE"
 // has none set. A settings failure is a *providers.Error of class
 // Permanent (no retry can open them), whose message shows no value.
 func (s *Syncer) withSettings(ctx context.Context, provider string, creds []byte) ([]byte, error) {
-	sealed, err := s.Store.ProviderSettings(ctx, provider)
+	sealed, err := s.Store.GetProviderSettings(ctx, provider)
 	if err != nil || sealed == nil {
 		return creds, err
 	}

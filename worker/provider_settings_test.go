@@ -64,7 +64,7 @@ func TestProviderSettingsSetOnce(t *testing.T) {
 	if err := e.sync(c); !errors.As(err, &cancelErr) {
 		t.Fatalf("unreadable settings: want a cancelled job, got %v", err)
 	}
-	got, _ := e.st.ConnectionByID(ctx, c.ID)
+	got, _ := e.st.GetConnectionAnyUser(ctx, c.ID)
 	if got.Status != domain.ConnectionError || got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != worker.CodeSettingsUnreadable {
 		t.Fatalf("connection: %+v", got)
 	}

@@ -26,7 +26,7 @@ func TestLoginRequiredWithoutReconnectURLRecordsNull(t *testing.T) {
 	if err := e.sync(c); !errors.As(err, &cancelErr) {
 		t.Fatalf("want a cancelled job, got %v", err)
 	}
-	got, err := e.st.ConnectionByID(context.Background(), c.ID)
+	got, err := e.st.GetConnectionAnyUser(context.Background(), c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

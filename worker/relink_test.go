@@ -161,7 +161,7 @@ func TestRelinkKeepsIdsCategoriesAndRules(t *testing.T) {
 	if err := w.sim.SetFault(sim.Fault{Provider: "plaid", Mode: sim.FaultNone}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := w.st.ConnectionByID(ctx, c.ID); got.Status != domain.ConnectionError {
+	if got, _ := w.st.GetConnectionAnyUser(ctx, c.ID); got.Status != domain.ConnectionError {
 		t.Fatalf("broken connection is %s", got.Status)
 	}
 
@@ -200,7 +200,7 @@ func TestRelinkKeepsIdsCategoriesAndRules(t *testing.T) {
 	if n := w.count(equalRowGroups, c.ID); n > equalBefore {
 		t.Fatalf("%d groups of equal rows after the re-link, %d before", n, equalBefore)
 	}
-	got, err := w.st.ConnectionByID(ctx, c.ID)
+	got, err := w.st.GetConnectionAnyUser(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

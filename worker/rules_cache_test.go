@@ -142,11 +142,21 @@ func TestStoredPatternsCompileWhateverTheEstimate(t *testing.T) {
 	}
 	ctx := context.Background()
 	def := []byte(`{"conditions":[{"field":"Summary","operator":"contains","value":"coffee"}],"outcomes":` + hide + `,"priority":15}`)
-	pv, err := storage.PreviewRule(ctx, storage.New(w.pool), storage.Scope{UserID: w.user}, def, nil, storage.Keyset{}, 50)
+	pv, err := previewDef(ctx, storage.New(w.pool), storage.Scope{UserID: w.user}, def)
 	if err != nil {
 		t.Fatalf("preview: %v", err)
 	}
 	if pv.Count != 2 {
 		t.Fatalf("preview: %d changes, want the 2 coffee transactions", pv.Count)
 	}
+}
+
+// previewDef previews a rule given as JSON, compiled under ctx as the API
+// compiles it, with the store's PreviewRule.
+func previewDef(ctx context.Context, st *storage.Store, sc storage.Scope, def []byte) (storage.Preview, error) {
+	rule, err := rules.CompileJSONContext(ctx, def, rules.Meta{})
+	if err != nil {
+		return storage.Preview{}, err
+	}
+	return st.PreviewRule(ctx, sc, rule, nil, nil, storage.Keyset{}, 50)
 }

@@ -44,7 +44,7 @@ func TestEvaluationStopsWithinARowOfTheDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	start = time.Now()
-	_, err := storage.PreviewRule(ctx, storage.New(w.pool), storage.Scope{UserID: w.user}, def, nil, storage.Keyset{}, 50)
+	_, err := previewDef(ctx, storage.New(w.pool), storage.Scope{UserID: w.user}, def)
 	if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > slack {
 		t.Fatalf("preview with a %s deadline: %v after %s, want the deadline within %s", deadline, err, took, slack)
 	}

@@ -78,7 +78,7 @@ func BenchmarkRulePreviewMillion(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				pv, err := storage.PreviewRule(ctx, st, storage.Scope{UserID: user}, def, nil, storage.Keyset{}, 50)
+				pv, err := previewDef(ctx, st, storage.Scope{UserID: user}, def)
 				if err != nil {
 					b.Fatal(err)
 				}

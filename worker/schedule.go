@@ -42,15 +42,15 @@ type ScheduleWorker struct {
 // up or was cancelled are not left waiting for the next account change;
 // consumer webhook subscriptions with pending deliveries likewise.
 func (w *ScheduleWorker) Work(ctx context.Context, _ *river.Job[ScheduleSyncs]) error {
-	ids, err := w.Store.DueConnections(ctx, time.Now(), scheduleBatch)
+	ids, err := w.Store.ListDueConnections(ctx, time.Now(), scheduleBatch)
 	if err != nil {
 		return err
 	}
-	dests, err := w.Store.DestinationsWithPendingEvents(ctx, scheduleBatch)
+	dests, err := w.Store.ListDestinationsWithPendingEvents(ctx, scheduleBatch)
 	if err != nil {
 		return err
 	}
-	hooks, err := w.Store.WebhooksWithPendingDeliveries(ctx, scheduleBatch)
+	hooks, err := w.Store.ListWebhooksWithPendingDeliveries(ctx, scheduleBatch)
 	if err != nil {
 		return err
 	}

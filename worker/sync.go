@@ -265,7 +265,7 @@ func (e sliceEnd) sleep(ctx context.Context, d time.Duration) (bool, error) {
 // it, to rep.
 func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *syncReport) error {
 	rep.connectionID = id
-	target, err := s.Store.SyncTarget(ctx, id)
+	target, err := s.Store.GetSyncTarget(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -343,7 +343,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	rep.recorded = true
 	// A notification that came after the run began reading may announce
 	// data it missed: the job runs again at once (SyncWorker.Work).
-	req, err := s.Store.SyncRequestOf(ctx, id)
+	req, err := s.Store.GetSyncRequest(ctx, id)
 	rep.again = err == nil && !readFrom.IsZero() && req.RequestedAt.After(readFrom)
 	return nil
 }

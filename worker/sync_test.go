@@ -172,7 +172,7 @@ func TestFirstSyncOfEachProvider(t *testing.T) {
 				e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1 AND amount > 0`, c.ID) == 0 {
 				t.Fatal("want both outflows and inflows")
 			}
-			got, err := e.st.ConnectionByID(context.Background(), c.ID)
+			got, err := e.st.GetConnectionAnyUser(context.Background(), c.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -434,7 +434,7 @@ func TestLoginRequiredRecordsReconnectWithoutRetry(t *testing.T) {
 	if !errors.As(err, &cancelErr) {
 		t.Fatalf("want a cancelled job (no retries), got %v", err)
 	}
-	got, _ := e.st.ConnectionByID(context.Background(), c.ID)
+	got, _ := e.st.GetConnectionAnyUser(context.Background(), c.ID)
 	if got.Status != domain.ConnectionError || got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != "ITEM_LOGIN_REQUIRED" ||
 		got.ReconnectURL == nil || *got.ReconnectURL != "https://app.example.com/reconnect/"+c.ID.String() {
 		t.Fatalf("connection: %+v", got)
@@ -444,7 +444,7 @@ func TestLoginRequiredRecordsReconnectWithoutRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.mustSync(c)
-	got, _ = e.st.ConnectionByID(context.Background(), c.ID)
+	got, _ = e.st.GetConnectionAnyUser(context.Background(), c.ID)
 	if got.Status != domain.ConnectionActive || got.LastProviderErrorCode != nil || got.ReconnectURL != nil {
 		t.Fatalf("connection after recovery: %+v", got)
 	}
@@ -470,7 +470,7 @@ func TestOutageSnoozesKeepsDataAndRecovers(t *testing.T) {
 	if !snoozed {
 		t.Fatal("the breaker never opened to snooze the job")
 	}
-	got, _ := e.st.ConnectionByID(context.Background(), c.ID)
+	got, _ := e.st.GetConnectionAnyUser(context.Background(), c.ID)
 	if got.Status != domain.ConnectionError || got.LastProviderErrorCode == nil {
 		t.Fatalf("connection during outage: %+v", got)
 	}
@@ -491,7 +491,7 @@ func TestOutageSnoozesKeepsDataAndRecovers(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	got, _ = e.st.ConnectionByID(context.Background(), c.ID)
+	got, _ = e.st.GetConnectionAnyUser(context.Background(), c.ID)
 	if got.Status != domain.ConnectionActive || got.LastProviderErrorCode != nil {
 		t.Fatalf("connection after recovery: %+v", got)
 	}
@@ -508,7 +508,7 @@ func TestRateLimitIsHonoured(t *testing.T) {
 	if !errors.As(err, &snooze) || snooze.Duration <= 0 {
 		t.Fatalf("want a snooze honouring Retry-After, got %v", err)
 	}
-	got, _ := e.st.ConnectionByID(context.Background(), c.ID)
+	got, _ := e.st.GetConnectionAnyUser(context.Background(), c.ID)
 	if got.NextSyncAt == nil || !got.NextSyncAt.After(time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)) {
 		t.Fatalf("next sync not pushed past the limit: %+v", got.NextSyncAt)
 	}
@@ -571,7 +571,7 @@ func TestUnreadableCredentialsAreRecordedWithoutRetry(t *testing.T) {
 	if err := e.sync(c); !errors.As(err, &cancelErr) {
 		t.Fatalf("want a cancelled job, got %v", err)
 	}
-	got, _ := e.st.ConnectionByID(context.Background(), c.ID)
+	got, _ := e.st.GetConnectionAnyUser(context.Background(), c.ID)
 	if got.Status != domain.ConnectionError || got.LastProviderErrorCode == nil || *got.LastProviderErrorCode != worker.CodeCredentialsUnreadable {
 		t.Fatalf("connection: %+v", got)
 	}

@@ -87,7 +87,7 @@ func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 	var pending []string
 	if r.p.Describe().RechecksPending {
 		var err error
-		if pending, err = r.Store.PendingProviderIDs(ctx, r.conn.ID); err != nil {
+		if pending, err = r.Store.ListPendingProviderIDs(ctx, r.conn.ID); err != nil {
 			return err
 		}
 	}

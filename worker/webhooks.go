@@ -141,7 +141,7 @@ func (w *WebhookWorker) NextRetry(job *river.Job[jobargs.DeliverWebhook]) time.T
 
 // Work drains the subscription's outbox.
 func (w *WebhookWorker) Work(ctx context.Context, job *river.Job[jobargs.DeliverWebhook]) error {
-	sub, err := w.store.WebhookByID(ctx, job.Args.SubscriptionID)
+	sub, err := w.store.GetWebhookAnyUser(ctx, job.Args.SubscriptionID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil // deleted, and its outbox with it
 	}
@@ -164,7 +164,7 @@ func (w *WebhookWorker) Work(ctx context.Context, job *river.Job[jobargs.Deliver
 func (w *WebhookWorker) drain(ctx context.Context, job *river.Job[jobargs.DeliverWebhook], sub storage.WebhookSubscription, secret string) error {
 	until := time.Now().Add(webhookSlice)
 	for {
-		d, ok, err := w.store.NextWebhookDelivery(ctx, sub.ID)
+		d, ok, err := w.store.GetNextWebhookDelivery(ctx, sub.ID)
 		if err != nil {
 			return err
 		}
@@ -294,7 +294,7 @@ func (w *WebhookWorker) finish(ctx context.Context, job *river.Job[jobargs.Deliv
 	var done bool
 	err := w.store.Atomic(ctx, func(tx *storage.Tx) error {
 		var err error
-		done, err = tx.WebhookDrainDone(ctx, id)
+		done, err = tx.FinishWebhookDrain(ctx, id)
 		if errors.Is(err, storage.ErrNotFound) {
 			done, err = true, nil
 		}

@@ -36,9 +36,9 @@ func GetPrincipal(c *gin.Context) *storage.Principal {
 type CredentialStore interface {
 	LookupCredential(ctx context.Context, hash []byte) (storage.Principal, error)
 	TouchCredentials(ctx context.Context, used map[uuid.UUID]time.Time) error
-	// CredentialsVersion returns a counter that every committed change to
+	// GetCredentialsVersion returns a counter that every committed change to
 	// a credential or its user's plan or storage mode moves.
-	CredentialsVersion(ctx context.Context) (int64, error)
+	GetCredentialsVersion(ctx context.Context) (int64, error)
 	// ListenCredentialChanges holds a LISTEN on the credentials channel
 	// until ctx ends or the connection fails, calling listening once
 	// listening and changed on every notification.
@@ -269,7 +269,7 @@ func (a *Authenticator) checkVersions(ctx context.Context) {
 func (a *Authenticator) checkVersionOnce(ctx context.Context, every time.Duration, failing *bool) {
 	began := time.Now()
 	qctx, cancel := context.WithTimeout(ctx, every)
-	v, err := a.store.CredentialsVersion(qctx)
+	v, err := a.store.GetCredentialsVersion(qctx)
 	cancel()
 	if err != nil {
 		if !*failing && ctx.Err() == nil {

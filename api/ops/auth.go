@@ -123,7 +123,7 @@ func (a *authenticator) validSession(ctx context.Context, v string) (bool, error
 	if !ok {
 		return false, nil
 	}
-	return a.store.OpsSessionValid(ctx, h, a.fingerprint, a.now())
+	return a.store.IsOpsSessionValid(ctx, h, a.fingerprint, a.now())
 }
 
 // endSession revokes the session of a cookie value.

@@ -331,7 +331,7 @@ func TestOpsConsoleInBrowser(t *testing.T) {
 	// the page is compared with the record of the same moment until both
 	// settle.
 	recorded := func() string {
-		conn, err := e.st.ConnectionByID(context.Background(), e.conns["plaid"])
+		conn, err := e.st.GetConnectionAnyUser(context.Background(), e.conns["plaid"])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -85,7 +85,7 @@ func (c *Console) connectionPage(ctx *gin.Context) {
 // 404 (unknown) or 503 itself when it cannot (ok false).
 func (c *Console) connectionData(ctx *gin.Context, id uuid.UUID) (connectionData, bool) {
 	rctx := ctx.Request.Context()
-	conn, err := c.cfg.Store.OpsConnection(rctx, id)
+	conn, err := c.cfg.Store.GetOpsConnection(rctx, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		c.errorPage(ctx, http.StatusNotFound, "No such connection.")
 		return connectionData{}, false
@@ -94,7 +94,7 @@ func (c *Console) connectionData(ctx *gin.Context, id uuid.UUID) (connectionData
 		c.unreadable(ctx, err)
 		return connectionData{}, false
 	}
-	history, err := c.cfg.Store.SyncHistory(rctx, id, storage.SyncHistoryKept)
+	history, err := c.cfg.Store.ListSyncHistory(rctx, id, storage.SyncHistoryKept)
 	if err != nil {
 		c.unreadable(ctx, err)
 		return connectionData{}, false

@@ -129,7 +129,7 @@ func (c *Console) page(ctx *gin.Context) {
 		c.errorPage(ctx, http.StatusBadRequest, err.Error())
 		return
 	}
-	res, err := c.cfg.Store.OpsConnections(ctx.Request.Context(), storage.OpsFilter{
+	res, err := c.cfg.Store.ListOpsConnections(ctx.Request.Context(), storage.OpsFilter{
 		Provider: lq.Provider, Status: lq.Status, After: lq.After, Limit: maxConnections})
 	if err != nil {
 		c.cfg.Log.ErrorContext(ctx.Request.Context(), "ops page", "error", err)

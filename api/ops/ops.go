@@ -370,7 +370,7 @@ func (c *Console) connectionID(ctx *gin.Context) (uuid.UUID, bool) {
 	if !ok {
 		return uuid.Nil, false
 	}
-	_, err := c.cfg.Store.ConnectionByID(ctx.Request.Context(), id)
+	_, err := c.cfg.Store.GetConnectionAnyUser(ctx.Request.Context(), id)
 	if errors.Is(err, storage.ErrNotFound) {
 		ctx.String(http.StatusNotFound, "No such connection.")
 		return uuid.Nil, false

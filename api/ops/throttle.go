@@ -99,7 +99,7 @@ func (g *guard) check(ctx context.Context, addr string, matches func() bool) (ve
 		return limited, wait, nil
 	}
 	address, global := g.budgets(addr)
-	wait, err := g.store.OpsFailureWait(ctx, address, global)
+	wait, err := g.store.GetOpsFailureWait(ctx, address, global)
 	if err != nil {
 		return refused, 0, err
 	}

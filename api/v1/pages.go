@@ -65,7 +65,7 @@ func (s *Server) offsetMeta(c *gin.Context, offset, count, total int) listPageMe
 // checkConnection answers errConnectionNotFound unless the connection is
 // the caller's and within the credential's scope.
 func (s *Server) checkConnection(ctx context.Context, sc storage.Scope, id uuid.UUID) error {
-	ok, err := s.cfg.Store.ConnectionVisible(ctx, sc, id)
+	ok, err := s.cfg.Store.IsConnectionVisible(ctx, sc, id)
 	if err != nil {
 		return err
 	}

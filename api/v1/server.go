@@ -174,7 +174,7 @@ func (s *Server) health(c *gin.Context) {
 		return
 	}
 	status := "ok"
-	if up, err := s.cfg.Store.WorkerActive(ctx); err != nil || !up {
+	if up, err := s.cfg.Store.IsWorkerActive(ctx); err != nil || !up {
 		status = "degraded"
 	}
 	c.JSON(http.StatusOK, gin.H{"data": gin.H{"status": status, "timestamp": time.Now().UTC().Format(time.RFC3339)}})

@@ -68,7 +68,7 @@ func (s *Server) transactionsAfterID(ctx context.Context, sc storage.Scope, f st
 	if id := q.idCursor(); q.Err() != nil {
 		return transactionPage{}, q.Err()
 	} else if id != nil {
-		k, err := s.cfg.Store.TransactionPosition(ctx, sc, f.BankConnectionID, *id)
+		k, err := s.cfg.Store.GetTransactionPosition(ctx, sc, f.BankConnectionID, *id)
 		if errors.Is(err, storage.ErrNotFound) {
 			return transactionPage{}, badf("cursor: is not a transaction of this bank connection")
 		}
@@ -117,7 +117,7 @@ func (s *Server) referencedCategories(ctx context.Context, userID uuid.UUID, row
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	return s.cfg.Store.CategoriesByID(ctx, userID, ids)
+	return s.cfg.Store.ListCategoriesByID(ctx, userID, ids)
 }
 
 // transactionsBody writes {data: {transactions, categories}, meta: {count, nextPage}}.

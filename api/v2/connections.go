@@ -84,7 +84,7 @@ func (s *Server) listConnections(c *gin.Context) {
 		s.handle(c, err)
 		return
 	}
-	health, err := s.cfg.Store.ConnectionHealth(c.Request.Context(), rows)
+	health, err := s.cfg.Store.GetConnectionHealth(c.Request.Context(), rows)
 	if err != nil {
 		s.handle(c, err)
 		return

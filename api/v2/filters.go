@@ -15,7 +15,7 @@ import (
 func (s *Server) checkFilters(c *gin.Context, connectionID, accountID, categoryID *uuid.UUID) error {
 	ctx, sc := c.Request.Context(), scope(c)
 	if connectionID != nil {
-		ok, err := s.cfg.Store.ConnectionVisible(ctx, sc, *connectionID)
+		ok, err := s.cfg.Store.IsConnectionVisible(ctx, sc, *connectionID)
 		if err != nil {
 			return err
 		}
@@ -24,7 +24,7 @@ func (s *Server) checkFilters(c *gin.Context, connectionID, accountID, categoryI
 		}
 	}
 	if accountID != nil {
-		ok, err := s.cfg.Store.AccountVisible(ctx, sc, *accountID)
+		ok, err := s.cfg.Store.IsAccountVisible(ctx, sc, *accountID)
 		if err != nil {
 			return err
 		}

@@ -72,7 +72,7 @@ func (s *Server) investmentQuery(c *gin.Context, listing string, dates bool) (st
 // it, and every such attempt failed because the provider was unavailable:
 // the one case where the API answers 502 instead of serving stored data.
 func NeverStoredAndUnavailable(ctx context.Context, st *storage.Store, sc storage.Scope, dataset string, connectionID *uuid.UUID) (bool, error) {
-	states, err := st.DatasetStates(ctx, sc, dataset, connectionID)
+	states, err := st.ListDatasetStates(ctx, sc, dataset, connectionID)
 	if err != nil {
 		return false, err
 	}

@@ -120,7 +120,7 @@ func (s *Server) readRule(c *gin.Context) (storage.Scope, storage.RuleInput, *ru
 	if err != nil {
 		return sc, storage.RuleInput{}, nil, ruleError(err)
 	}
-	if sc.AccountIDs, err = s.cfg.Store.CurrentScopeAccounts(c.Request.Context(), sc); err != nil {
+	if sc.AccountIDs, err = s.cfg.Store.ListScopeAccounts(c.Request.Context(), sc); err != nil {
 		return sc, storage.RuleInput{}, nil, err
 	}
 	in, compiled, err := validateRule(c.Request.Context(), def, sc.AccountIDs)
@@ -260,7 +260,7 @@ func validateRule(ctx context.Context, def rules.Definition, accountScope []uuid
 // not have (another user's category is unknown too).
 func checkRuleCategories(ctx context.Context, tx *storage.Tx, userID uuid.UUID, r *rules.Rule) error {
 	ids := r.CategoryIDs()
-	ok, err := tx.CategoriesOwned(ctx, userID, ids)
+	ok, err := tx.AreCategoriesOwned(ctx, userID, ids)
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,7 @@ func (s *Server) updateRule(c *gin.Context) {
 		if err != nil {
 			return ruleError(err)
 		}
-		if sc.AccountIDs, err = tx.CurrentScopeAccounts(ctx, sc); err != nil {
+		if sc.AccountIDs, err = tx.ListScopeAccounts(ctx, sc); err != nil {
 			return err
 		}
 		in, compiled, err := validateRule(ctx, def, ruleValidationScope(sc, cur))

@@ -29,7 +29,7 @@ func (s *Server) previewRule(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	ok, err := s.cfg.Store.CategoriesOwned(ctx, sc.UserID, compiled.CategoryIDs())
+	ok, err := s.cfg.Store.AreCategoriesOwned(ctx, sc.UserID, compiled.CategoryIDs())
 	if err == nil && !ok {
 		err = badf("outcomes: the category to set does not exist")
 	}
@@ -102,7 +102,7 @@ func (s *Server) previewBody(c *gin.Context, sc storage.Scope, pg *pager, pv sto
 	for i := range pv.Changes {
 		ids[i] = pv.Changes[i].ID
 	}
-	txs, err := s.cfg.Store.TransactionsByID(c.Request.Context(), sc, ids)
+	txs, err := s.cfg.Store.ListTransactionsByID(c.Request.Context(), sc, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -132,7 +132,7 @@ func (a *app) connectionsCmd() *cobra.Command {
 				uid = &id
 			}
 			return a.withStore(cmd.Context(), func(st *storage.Store) error {
-				cs, err := st.ListAllConnections(cmd.Context(), uid)
+				cs, err := st.ListConnectionsAnyUser(cmd.Context(), uid)
 				if err != nil {
 					return err
 				}

@@ -82,13 +82,13 @@ or when --timeout passes.`,
 // every connection that is not disabled.
 func syncTargets(ctx context.Context, st *storage.Store, connection string) ([]uuid.UUID, error) {
 	if connection == "" {
-		return st.ActiveConnectionIDs(ctx)
+		return st.ListActiveConnectionIDs(ctx)
 	}
 	id, err := uuid.Parse(connection)
 	if err != nil {
 		return nil, fmt.Errorf("--connection: %w", err)
 	}
-	if _, err := st.ConnectionByID(ctx, id); err != nil {
+	if _, err := st.GetConnectionAnyUser(ctx, id); err != nil {
 		return nil, err
 	}
 	return []uuid.UUID{id}, nil

@@ -209,7 +209,7 @@ func (a *Add) Build(ctx context.Context, l *linking.Linker, simURL string) (stor
 // built (newLinker: it needs the encryption key) only for a connection
 // that exists.
 func (in *Input) Reauth(ctx context.Context, st *storage.Store, newLinker func() (*linking.Linker, error), id uuid.UUID, simURL string) (domain.BankConnection, error) {
-	conn, err := st.ConnectionByID(ctx, id)
+	conn, err := st.GetConnectionAnyUser(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return conn, fmt.Errorf("connection %s not found", id)
 	}

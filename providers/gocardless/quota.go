@@ -77,7 +77,7 @@ func rateLimitReset(h http.Header, now time.Time) time.Duration {
 // store every worker shares. A store that cannot be read knows nothing:
 // the call is made and the bank's answer decides.
 func (a *Adapter) quotaFor(ctx context.Context, accountID, endpoint string) (quota, bool) {
-	rem, reset, ok, err := a.quotas.ProviderQuota(ctx, name, accountID, endpoint)
+	rem, reset, ok, err := a.quotas.GetProviderQuota(ctx, name, accountID, endpoint)
 	if err != nil || !ok {
 		return quota{}, false
 	}
