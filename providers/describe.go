@@ -36,7 +36,7 @@ type Description struct {
 	Settings []CredentialField
 	// Limits are the rate limits the provider documents, applied by
 	// NewResilient unless its Config sets others.
-	Limits Limits
+	Limits resilience.Limits
 }
 
 // CredentialField is one key of a provider's credentials object.
@@ -205,13 +205,3 @@ func fieldKeys(fields []CredentialField) string {
 	}
 	return strings.Join(keys, ", ")
 }
-
-// Limits are a provider's rate limits (an alias of resilience.Limits, so
-// that an adapter declares them without importing the guard).
-type Limits = resilience.Limits
-
-// PerMinute is a limit of n calls a minute with bursts of burst.
-func PerMinute(n, burst int) resilience.Limit { return resilience.PerMinute(n, burst) }
-
-// PerSecond is a limit of n calls a second with bursts of burst.
-func PerSecond(n, burst int) resilience.Limit { return resilience.PerSecond(n, burst) }

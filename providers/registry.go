@@ -10,18 +10,6 @@ import (
 	"github.com/finsync/finsync/resilience"
 )
 
-// QuotaStore keeps the quotas a provider grants per resource of its own,
-// shared by every worker (an alias of resilience.QuotaStore).
-type QuotaStore = resilience.QuotaStore
-
-// MemoryQuotas is a QuotaStore in one process's memory (an alias of
-// resilience.MemoryQuotas): its quotas are lost on restart and not seen by
-// other processes.
-type MemoryQuotas = resilience.MemoryQuotas
-
-// NewMemoryQuotas returns an empty in-memory quota store.
-func NewMemoryQuotas() *MemoryQuotas { return resilience.NewMemoryQuotas() }
-
 // Deps is what a Factory may use to build an adapter.
 type Deps struct {
 	// HTTPClient carries every call to the provider (its Timeout bounds
@@ -32,7 +20,7 @@ type Deps struct {
 	Now func() time.Time
 	// Quotas keeps the quotas an adapter tracks (daily per-account calls),
 	// shared by every worker; nil keeps them in the adapter's memory.
-	Quotas QuotaStore
+	Quotas resilience.QuotaStore
 }
 
 // Factory builds one provider's adapter.

@@ -41,7 +41,7 @@ func (f *fake) InvestmentTransactions(context.Context, providers.Connection, dom
 }
 
 func errInst(conn providers.Connection, _ int) error {
-	return &providers.Error{Provider: "fake", Class: providers.Unavailable, Code: "INSTITUTION_DOWN", InstitutionID: conn.InstitutionID}
+	return &resilience.Error{Provider: "fake", Class: resilience.Unavailable, Code: "INSTITUTION_DOWN", InstitutionID: conn.InstitutionID}
 }
 
 func testConfig() resilience.Config {
@@ -70,7 +70,7 @@ func TestInstitutionBreakerIsolatesOneBank(t *testing.T) {
 		_, _ = r.Accounts(ctx, down)
 	}
 	_, err := r.Accounts(ctx, down)
-	if pe := providers.AsError(err); pe == nil || pe.Code != providers.CodeCircuitOpen || pe.InstitutionID != "ins_down" {
+	if pe := resilience.AsError(err); pe == nil || pe.Code != resilience.CodeCircuitOpen || pe.InstitutionID != "ins_down" {
 		t.Fatalf("want institution CIRCUIT_OPEN, got %v", err)
 	}
 	if _, err := r.Accounts(ctx, providers.Connection{InstitutionID: "ins_ok"}); err != nil {
@@ -96,8 +96,8 @@ func TestLocalLimiterReturnsRateLimited(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := r.Accounts(context.Background(), conn)
-	pe := providers.AsError(err)
-	if pe == nil || pe.Class != providers.RateLimited || pe.RetryAfter < 30*time.Second {
+	pe := resilience.AsError(err)
+	if pe == nil || pe.Class != resilience.RateLimited || pe.RetryAfter < 30*time.Second {
 		t.Fatalf("want RateLimited with ~60s RetryAfter, got %v", err)
 	}
 	other := providers.Connection{Credentials: []byte(`{"token":"b"}`)}
@@ -117,7 +117,7 @@ func TestResilientTakesTheDeclaredLimits(t *testing.T) {
 	if _, err := r.Accounts(context.Background(), conn); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Accounts(context.Background(), conn); !providers.IsClass(err, providers.RateLimited) {
+	if _, err := r.Accounts(context.Background(), conn); !resilience.IsClass(err, resilience.RateLimited) {
 		t.Fatalf("second call within the declared limit's minute: %v, want RateLimited", err)
 	}
 	if got := r.Describe().Name; got != "fake" {
@@ -131,13 +131,13 @@ func TestResilientTakesTheDeclaredLimits(t *testing.T) {
 func TestCallObserverSeesEveryAttemptAndNoRefusal(t *testing.T) {
 	f := &fake{errs: func(_ providers.Connection, n int) error {
 		if n <= 2 {
-			return &providers.Error{Provider: "fake", Class: providers.Unavailable, Code: "HTTP_503"}
+			return &resilience.Error{Provider: "fake", Class: resilience.Unavailable, Code: "HTTP_503"}
 		}
 		return nil
 	}}
 	type call struct {
 		provider, op string
-		class        providers.Class
+		class        resilience.Class
 	}
 	var calls []call
 	cfg := testConfig()
@@ -146,12 +146,12 @@ func TestCallObserverSeesEveryAttemptAndNoRefusal(t *testing.T) {
 		if took < 0 {
 			t.Errorf("negative duration %s", took)
 		}
-		calls = append(calls, call{p, op, providers.ClassOf(err)})
+		calls = append(calls, call{p, op, resilience.ClassOf(err)})
 	}))
 	if _, err := r.Accounts(context.Background(), providers.Connection{}); err != nil {
 		t.Fatalf("third attempt should succeed: %v", err)
 	}
-	want := []call{{"fake", providers.OpAccounts, providers.Unavailable}, {"fake", providers.OpAccounts, providers.Unavailable}, {"fake", providers.OpAccounts, providers.ClassUnknown}}
+	want := []call{{"fake", providers.OpAccounts, resilience.Unavailable}, {"fake", providers.OpAccounts, resilience.Unavailable}, {"fake", providers.OpAccounts, resilience.ClassUnknown}}
 	if len(calls) != len(want) {
 		t.Fatalf("observed %+v, want %+v", calls, want)
 	}
@@ -163,12 +163,12 @@ func TestCallObserverSeesEveryAttemptAndNoRefusal(t *testing.T) {
 
 	// Open the provider breaker: the refused call is not a provider call.
 	f.errs = func(providers.Connection, int) error {
-		return &providers.Error{Provider: "fake", Class: providers.Unavailable, Code: "HTTP_503"}
+		return &resilience.Error{Provider: "fake", Class: resilience.Unavailable, Code: "HTTP_503"}
 	}
 	calls = nil
 	cfg.Retries = -1
 	r = providers.NewResilient(f, cfg, providers.WithCallObserver(func(p, op string, _ time.Duration, err error) {
-		calls = append(calls, call{p, op, providers.ClassOf(err)})
+		calls = append(calls, call{p, op, resilience.ClassOf(err)})
 	}))
 	if _, err := r.Transactions(context.Background(), providers.Connection{}, providers.TransactionRequest{}); err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestCallObserverSeesEveryAttemptAndNoRefusal(t *testing.T) {
 	}
 	reached := len(calls)
 	_, err := r.Accounts(context.Background(), providers.Connection{})
-	if pe := providers.AsError(err); pe == nil || pe.Code != providers.CodeCircuitOpen {
+	if pe := resilience.AsError(err); pe == nil || pe.Code != resilience.CodeCircuitOpen {
 		t.Fatalf("want CIRCUIT_OPEN, got %v", err)
 	}
 	if len(calls) != reached {

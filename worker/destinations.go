@@ -12,7 +12,7 @@ import (
 
 	"github.com/finsync/finsync/destinations"
 	"github.com/finsync/finsync/jobargs"
-	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
 )
@@ -254,8 +254,8 @@ func (w *DeliverWorker) deliverOne(ctx context.Context, t destinations.Target, e
 		return nil
 	}
 	rep.cause = err
-	pe := providers.AsError(err)
-	isPermanent := pe != nil && pe.Class == providers.Permanent
+	pe := resilience.AsError(err)
+	isPermanent := pe != nil && pe.Class == resilience.Permanent
 	if mErr := w.store.MarkDestinationAttemptFailed(ctx, ev.DestinationID, ev.ID, err.Error(), isPermanent); mErr != nil {
 		return mErr
 	}
@@ -264,7 +264,7 @@ func (w *DeliverWorker) deliverOne(ctx context.Context, t destinations.Target, e
 	switch {
 	case isPermanent:
 		return nil
-	case pe != nil && (pe.Class == providers.RateLimited || pe.Code == providers.CodeCircuitOpen):
+	case pe != nil && (pe.Class == resilience.RateLimited || pe.Code == resilience.CodeCircuitOpen):
 		return river.JobSnooze(max(pe.RetryAfter, time.Second))
 	}
 	return fmt.Errorf("deliver event %s to destination %s: %w", ev.ID, ev.DestinationID, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -97,7 +98,7 @@ func outcome(err error) string {
 	if err == nil {
 		return OutcomeOK
 	}
-	return providers.ClassOf(err).String()
+	return resilience.ClassOf(err).String()
 }
 
 // ObserveProviderCall records one call to a provider; it is a

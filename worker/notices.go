@@ -14,6 +14,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/storage"
 )
 
@@ -87,7 +88,7 @@ func (r *NoticeReceiver) Receive(ctx context.Context, provider string, header ht
 func (r *NoticeReceiver) unknownLink(ctx context.Context, hooks providers.WebhookReceiver, provider string, header http.Header, body []byte) (domain.NoticeResult, error) {
 	creds, err := r.Syncer.withSettings(ctx, provider, []byte("{}"))
 	if err != nil {
-		if providers.AsError(err) == nil {
+		if resilience.AsError(err) == nil {
 			return "", err
 		}
 		return domain.NoticeUnknownLink, nil
@@ -158,7 +159,7 @@ func (r *NoticeReceiver) apply(ctx context.Context, tx *storage.Tx, id uuid.UUID
 		subs, err = tx.RecordConsentEnd(ctx, id, n.ConsentExpiresAt, cmp.Or(r.Syncer.ConsentWarning, DefaultConsentWarning))
 	case domain.NoticeReauth:
 		subs, err = tx.FinishSync(ctx, id, storage.SyncOutcome{ErrorCode: n.Code, ErrorMessage: n.Message,
-			ErrorClass: className(providers.ReauthRequired), Unschedule: true,
+			ErrorClass: className(resilience.ReauthRequired), Unschedule: true,
 			ReconnectURL: strings.ReplaceAll(r.Syncer.ReconnectURL, "{connection_id}", id.String())})
 	}
 	if err != nil {

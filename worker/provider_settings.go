@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 )
 
 // CodeSettingsUnreadable is recorded on a connection whose provider's
@@ -15,7 +16,7 @@ const CodeSettingsUnreadable = "PROVIDER_SETTINGS_UNREADABLE"
 // withSettings returns a connection's opened credentials with its
 // provider's settings (set once by an operator, sealed) merged under them,
 // the connection's own keys winning; creds as they are when the provider
-// has none set. A settings failure is a *providers.Error of class
+// has none set. A settings failure is a *resilience.Error of class
 // Permanent (no retry can open them), whose message shows no value.
 func (s *Syncer) withSettings(ctx context.Context, provider string, creds []byte) ([]byte, error) {
 	sealed, err := s.Store.GetProviderSettings(ctx, provider)
@@ -29,6 +30,6 @@ func (s *Syncer) withSettings(ctx context.Context, provider string, creds []byte
 			return merged, nil
 		}
 	}
-	return nil, &providers.Error{Provider: provider, Class: providers.Permanent, Code: CodeSettingsUnreadable,
+	return nil, &resilience.Error{Provider: provider, Class: resilience.Permanent, Code: CodeSettingsUnreadable,
 		Message: fmt.Sprintf("the %s settings cannot be opened with the configured key or merged with the connection's credentials", provider), Err: err}
 }

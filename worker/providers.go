@@ -22,7 +22,7 @@ type ProviderOptions struct {
 	// Quotas keeps the providers' quotas (GoCardless daily calls per
 	// account) for every worker together and across restarts
 	// (storage.Store); nil keeps them in each adapter's memory.
-	Quotas providers.QuotaStore
+	Quotas resilience.QuotaStore
 	// Metrics records every call to a provider; nil records none.
 	Metrics *Metrics
 	// Now is the adapters' clock (date windows, quota days); give the

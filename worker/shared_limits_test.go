@@ -54,7 +54,7 @@ func TestProviderRateLimitSharedByWorkers(t *testing.T) {
 					err := g.Do(ctx, c.key, func(context.Context) error { return nil })
 					mu.Lock()
 					defer mu.Unlock()
-					if pe := providers.AsError(err); pe != nil && pe.Class == providers.RateLimited && pe.RetryAfter > 0 {
+					if pe := resilience.AsError(err); pe != nil && pe.Class == resilience.RateLimited && pe.RetryAfter > 0 {
 						limited++
 					} else if err == nil {
 						ran++
@@ -69,7 +69,7 @@ func TestProviderRateLimitSharedByWorkers(t *testing.T) {
 			}
 			restarted := newGuard(c.limits)
 			err := restarted.Do(ctx, c.key, func(context.Context) error { return nil })
-			if pe := providers.AsError(err); pe == nil || pe.Class != providers.RateLimited {
+			if pe := resilience.AsError(err); pe == nil || pe.Class != resilience.RateLimited {
 				t.Fatalf("a restarted worker's call: %v, want rate limited", err)
 			}
 			// Another credential has its own budget.

@@ -17,6 +17,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 	"github.com/finsync/finsync/rules"
 	"github.com/finsync/finsync/secrets"
 	"github.com/finsync/finsync/storage"
@@ -202,7 +203,7 @@ func (s *Syncer) finished(ctx context.Context, rep *syncReport, err error) {
 // error's text for a failure that is no provider's).
 func (s *Syncer) record(rep *syncReport, cause error) *storage.SyncRecord {
 	r := &storage.SyncRecord{StartedAt: rep.StartedAt, FinishedAt: time.Now(), Pages: rep.Pages, Changes: rep.Changes, Outcome: outcome(cause)}
-	if pe := providers.AsError(cause); pe != nil {
+	if pe := resilience.AsError(cause); pe != nil {
 		r.ErrorCode, r.ErrorMessage = pe.Code, pe.Message
 	} else if cause != nil {
 		r.ErrorMessage = cause.Error()
@@ -281,7 +282,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	if ends := conn.ConsentExpiresAt; ends != nil && !ends.After(s.now()) {
 		// No provider call can succeed until the user links the bank
 		// again (connections reauth, which clears the recorded end).
-		rep.cause = &providers.Error{Provider: conn.Provider, Class: providers.ReauthRequired, Code: CodeConsentExpired,
+		rep.cause = &resilience.Error{Provider: conn.Provider, Class: resilience.ReauthRequired, Code: CodeConsentExpired,
 			Message: "the user's consent to the provider ended at " + ends.UTC().Format(time.RFC3339) + "; the bank must be linked again"}
 		return s.fail(ctx, conn, "", rep.cause, rep)
 	}
@@ -290,12 +291,12 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 	if err != nil {
 		// No retry can help: the credentials were sealed with another key.
 		// Record it on the connection so operators see why it stopped.
-		rep.cause = &providers.Error{Provider: conn.Provider, Class: providers.Permanent,
+		rep.cause = &resilience.Error{Provider: conn.Provider, Class: resilience.Permanent,
 			Code: CodeCredentialsUnreadable, Message: "stored credentials cannot be decrypted with the configured key", Err: err}
 		return s.fail(ctx, conn, "", rep.cause, rep)
 	}
 	if creds, err = s.withSettings(ctx, conn.Provider, creds); err != nil {
-		if providers.AsError(err) == nil {
+		if resilience.AsError(err) == nil {
 			return err // the database: the job retries
 		}
 		rep.cause = err
@@ -326,7 +327,7 @@ func (s *Syncer) sync(ctx context.Context, id uuid.UUID, end sliceEnd, rep *sync
 			// its last real provider error and its consecutive failures stay
 			// as they were (the breaker and the hold show in its health).
 			rep.held = true
-			return river.JobSnooze(heldWait(providers.AsError(err)))
+			return river.JobSnooze(heldWait(resilience.AsError(err)))
 		}
 		return s.fail(ctx, conn, run.dataset, err, rep)
 	}
@@ -399,17 +400,17 @@ func (s *Syncer) nextSync(conn domain.BankConnection, notBefore time.Time) time.
 // re-auth and permanent failures, snooze for rate limits and open
 // breakers, a plain error (retried with backoff) otherwise.
 func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset string, err error, rep *syncReport) error {
-	pe := providers.AsError(err)
+	pe := resilience.AsError(err)
 	if pe == nil {
 		return fmt.Errorf("sync connection %s: %w", conn.ID, err)
 	}
 	o := storage.SyncOutcome{ErrorCode: pe.Code, ErrorMessage: pe.Message, ErrorClass: className(pe.Class),
 		// The user must act: no periodic sync until a re-auth schedules one.
-		Unschedule: pe.Class == providers.ReauthRequired, Record: s.record(rep, err), Credentials: rep.sealed}
-	if pe.Class == providers.ReauthRequired {
+		Unschedule: pe.Class == resilience.ReauthRequired, Record: s.record(rep, err), Credentials: rep.sealed}
+	if pe.Class == resilience.ReauthRequired {
 		o.ReconnectURL = strings.ReplaceAll(s.ReconnectURL, "{connection_id}", conn.ID.String())
 	}
-	if pe.Class == providers.RateLimited && pe.RetryAfter > 0 {
+	if pe.Class == resilience.RateLimited && pe.RetryAfter > 0 {
 		next := s.now().Add(pe.RetryAfter)
 		o.NextSyncAt = &next
 	}
@@ -424,9 +425,9 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 	rep.recorded = true
 	wrapped := fmt.Errorf("sync connection %s: %w", conn.ID, err)
 	switch {
-	case pe.Class == providers.ReauthRequired, pe.Class == providers.Permanent:
+	case pe.Class == resilience.ReauthRequired, pe.Class == resilience.Permanent:
 		return river.JobCancel(wrapped)
-	case pe.Class == providers.RateLimited:
+	case pe.Class == resilience.RateLimited:
 		return river.JobSnooze(heldWait(pe))
 	}
 	return wrapped
@@ -438,9 +439,9 @@ func (s *Syncer) fail(ctx context.Context, conn domain.BankConnection, dataset s
 // (openBefore). Caveat: a breaker that opens during the attempt, after
 // calls that failed, ends it as a failure.
 func heldBack(err error, openBefore bool) bool {
-	pe := providers.AsError(err)
-	return pe != nil && (pe.Code == providers.CodeRateLimit || pe.Code == providers.CodeQuotaExhausted ||
-		pe.Code == providers.CodeCircuitOpen && openBefore)
+	pe := resilience.AsError(err)
+	return pe != nil && (pe.Code == resilience.CodeRateLimit || pe.Code == resilience.CodeQuotaExhausted ||
+		pe.Code == resilience.CodeCircuitOpen && openBefore)
 }
 
 // holdReason says why the attempt that ended with err holds its sync
@@ -448,15 +449,15 @@ func heldBack(err error, openBefore bool) bool {
 // held back: it ran, or failed. A provider's own 429 holds it back too (the
 // failure is also recorded, see fail).
 func holdReason(err error, openBefore bool) string {
-	pe := providers.AsError(err)
+	pe := resilience.AsError(err)
 	switch {
 	case pe == nil:
 		return ""
-	case pe.Code == providers.CodeQuotaExhausted:
+	case pe.Code == resilience.CodeQuotaExhausted:
 		return storage.HeldBackProviderQuota
-	case pe.Code == providers.CodeCircuitOpen && openBefore:
+	case pe.Code == resilience.CodeCircuitOpen && openBefore:
 		return storage.HeldBackBreakerOpen
-	case pe.Class == providers.RateLimited:
+	case pe.Class == resilience.RateLimited:
 		return storage.HeldBackRateLimit
 	}
 	return ""
@@ -475,7 +476,7 @@ func (s *Syncer) recordHold(ctx context.Context, id uuid.UUID, err error, openBe
 	defer cancel()
 	var wErr error
 	if reason := holdReason(err, openBefore); reason != "" {
-		wErr = s.Store.HoldBack(ctx, id, heldWait(providers.AsError(err)), reason)
+		wErr = s.Store.HoldBack(ctx, id, heldWait(resilience.AsError(err)), reason)
 	} else {
 		wErr = s.Store.ReleaseHold(ctx, id)
 	}
@@ -501,7 +502,7 @@ func (s *Syncer) breakerOpen(conn domain.BankConnection) bool {
 
 // heldWait is how long a sync refused by pe snoozes: its Retry-After, else
 // 30 s.
-func heldWait(pe *providers.Error) time.Duration {
+func heldWait(pe *resilience.Error) time.Duration {
 	if pe.RetryAfter > 0 {
 		return pe.RetryAfter
 	}
@@ -509,7 +510,7 @@ func heldWait(pe *providers.Error) time.Duration {
 }
 
 // className is the stored name of a failure class.
-func className(c providers.Class) string { return c.String() }
+func className(c resilience.Class) string { return c.String() }
 
 // SyncWorker runs sync_connection jobs, one slice per attempt (see
 // Syncer.Slice).

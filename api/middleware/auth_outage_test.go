@@ -22,7 +22,7 @@ func (b *budgetStore) LookupCredential(context.Context, []byte) (storage.Princip
 	return storage.Principal{}, storage.ErrNotFound
 }
 func (b *budgetStore) TouchCredentials(context.Context, map[uuid.UUID]time.Time) error { return nil }
-func (b *budgetStore) GetCredentialsVersion(context.Context) (int64, error)               { return 0, nil }
+func (b *budgetStore) GetCredentialsVersion(context.Context) (int64, error)            { return 0, nil }
 func (b *budgetStore) ListenCredentialChanges(context.Context, func(), func()) (bool, error) {
 	return false, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 // Name is the provider's name, its registry key.
@@ -58,7 +59,7 @@ type Adapter struct {
 // New returns the Enable Banking adapter built from d (a nil client, clock
 // or store takes the default), the registry's Factory as it is.
 func New(d providers.Deps) providers.Provider {
-	d.HTTPClient, d.Quotas = cmp.Or(d.HTTPClient, http.DefaultClient), cmp.Or(d.Quotas, providers.QuotaStore(providers.NewMemoryQuotas()))
+	d.HTTPClient, d.Quotas = cmp.Or(d.HTTPClient, http.DefaultClient), cmp.Or(d.Quotas, resilience.QuotaStore(resilience.NewMemoryQuotas()))
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -129,7 +130,7 @@ func (a *Adapter) call(ctx context.Context, conn providers.Connection, path stri
 	return err
 }
 
-// classify turns a non-2xx answer ({message, error, code}) into a *providers.Error: a session
+// classify turns a non-2xx answer ({message, error, code}) into a *resilience.Error: a session
 // error (EXPIRED_SESSION, CLOSED_SESSION, …) or any 401/403 needs the user or the key renewed;
 // 429 waits for its Retry-After, else for the bank's day to end.
 func classify(resp *wire.Response, now time.Time) error {
@@ -138,13 +139,13 @@ func classify(resp *wire.Response, now time.Time) error {
 		Error   string `json:"error"`
 	}
 	_ = json.Unmarshal(resp.Body, &body)
-	e := &providers.Error{Provider: Name, HTTPStatus: resp.Status, Class: wire.ClassOfStatus(resp.Status), Message: strings.TrimSpace(body.Message),
+	e := &resilience.Error{Provider: Name, HTTPStatus: resp.Status, Class: wire.ClassOfStatus(resp.Status), Message: strings.TrimSpace(body.Message),
 		Code: cmp.Or(body.Error, strings.ToUpper(strings.ReplaceAll(http.StatusText(resp.Status), " ", "_")))}
 	switch {
 	case strings.Contains(body.Error, "SESSION") || resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden:
-		e.Class = providers.ReauthRequired
+		e.Class = resilience.ReauthRequired
 	case resp.Status == http.StatusTooManyRequests:
-		e.Class, e.RetryAfter = providers.RateLimited, wire.RetryAfter(resp.Header, now, nextDay(now).Sub(now))
+		e.Class, e.RetryAfter = resilience.RateLimited, wire.RetryAfter(resp.Header, now, nextDay(now).Sub(now))
 	}
 	return e
 }
@@ -162,7 +163,7 @@ func (a *Adapter) spend(ctx context.Context, account, kind string) (ok bool, res
 
 // noteSpent records a bank's 429: the quota of kind is spent for as long as it says.
 func (a *Adapter) noteSpent(ctx context.Context, account, kind string, err error) {
-	if pe := providers.AsError(err); pe != nil && pe.HTTPStatus == http.StatusTooManyRequests {
+	if pe := resilience.AsError(err); pe != nil && pe.HTTPStatus == http.StatusTooManyRequests {
 		_ = a.d.Quotas.NoteProviderQuota(ctx, Name, account, kind, 0, a.d.Now().Add(pe.RetryAfter))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 // WindowDays is how far back a first sync reads, OverlapDays how far before the last
@@ -63,7 +64,7 @@ func (a *Adapter) readSession(ctx context.Context, conn providers.Connection) (s
 		return s, fmt.Errorf("enablebanking session: %w", err)
 	}
 	if s.Status != "" && s.Status != "AUTHORIZED" {
-		return s, &providers.Error{Provider: Name, Class: providers.ReauthRequired, Code: s.Status + "_SESSION",
+		return s, &resilience.Error{Provider: Name, Class: resilience.ReauthRequired, Code: s.Status + "_SESSION",
 			Message: "session " + strings.ToLower(s.Status) + ", valid until " + s.Access.ValidUntil}
 	}
 	return s, nil
@@ -112,9 +113,9 @@ func (a *Adapter) balances(ctx context.Context, conn providers.Connection, uid s
 	}
 	err := a.call(ctx, conn, "/accounts/"+url.PathEscape(uid)+"/balances", nil, &b)
 	a.noteSpent(ctx, uid, "balances", err)
-	if pe := providers.AsError(err); err != nil && ctx.Err() == nil && pe != nil && pe.Class == providers.RateLimited {
+	if pe := resilience.AsError(err); err != nil && ctx.Err() == nil && pe != nil && pe.Class == resilience.RateLimited {
 		return nil, a.d.Now().Add(pe.RetryAfter), nil
-	} else if err != nil && (ctx.Err() != nil || pe == nil || pe.Class != providers.Unavailable) {
+	} else if err != nil && (ctx.Err() != nil || pe == nil || pe.Class != resilience.Unavailable) {
 		return nil, time.Time{}, fmt.Errorf("enablebanking balances of %s: %w", uid, err)
 	}
 	return b.Balances, time.Time{}, nil
@@ -240,7 +241,7 @@ func (a *Adapter) account(ctx context.Context, conn providers.Connection, uid st
 		}
 		q.Set("continuation_key", tp.ContinuationKey)
 	}
-	return page, &providers.Error{Provider: Name, Class: providers.Unavailable, Code: "TOO_MANY_PAGES", Message: "account " + uid + ": too many pages"}
+	return page, &resilience.Error{Provider: Name, Class: resilience.Unavailable, Code: "TOO_MANY_PAGES", Message: "account " + uid + ": too many pages"}
 }
 
 // mapTransaction converts a row: DBIT is money out; the counterparty (a

@@ -12,6 +12,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 // detailsMaxAge is how long account details are reused before being read
@@ -91,11 +92,11 @@ func (a *Adapter) requisition(ctx context.Context, conn providers.Connection) (r
 		return r, fmt.Errorf("gocardless requisition: %w", err)
 	}
 	if code, bad := requisitionReauth[r.Status]; bad {
-		return r, &providers.Error{Provider: name, Class: providers.ReauthRequired, Code: code,
+		return r, &resilience.Error{Provider: name, Class: resilience.ReauthRequired, Code: code,
 			Message: "requisition status " + r.Status, InstitutionID: ""}
 	}
 	if len(r.Accounts) == 0 && r.Status != "" && r.Status != "LN" {
-		return r, &providers.Error{Provider: name, Class: providers.ReauthRequired, Code: "REQUISITION_NOT_LINKED",
+		return r, &resilience.Error{Provider: name, Class: resilience.ReauthRequired, Code: "REQUISITION_NOT_LINKED",
 			Message: "requisition status " + r.Status}
 	}
 	return r, nil
@@ -232,8 +233,8 @@ func (a *Adapter) balances(ctx context.Context, conn providers.Connection, id st
 	resp, err := a.call(ctx, conn, request{method: http.MethodGet, path: "/accounts/" + url.PathEscape(id) + "/balances/"}, &b)
 	q, noted := a.observe(ctx, id, endpointBalances, resp)
 	if err != nil {
-		pe := providers.AsError(err)
-		if ctx.Err() != nil || pe == nil || (pe.Class != providers.Unavailable && pe.Class != providers.RateLimited) {
+		pe := resilience.AsError(err)
+		if ctx.Err() != nil || pe == nil || (pe.Class != resilience.Unavailable && pe.Class != resilience.RateLimited) {
 			return nil, false, time.Time{}, fmt.Errorf("gocardless account balances: %w", err)
 		}
 		if noted && q.exhausted(now) {
@@ -245,8 +246,8 @@ func (a *Adapter) balances(ctx context.Context, conn providers.Connection, id st
 }
 
 func quotaError(endpoint, id string, q quota, now time.Time) error {
-	return &providers.Error{
-		Provider: name, Class: providers.RateLimited, Code: providers.CodeQuotaExhausted,
+	return &resilience.Error{
+		Provider: name, Class: resilience.RateLimited, Code: resilience.CodeQuotaExhausted,
 		Message:    fmt.Sprintf("daily %s quota of account %s spent", endpoint, id),
 		RetryAfter: q.resetTime().Sub(now),
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 // OverlapDays is how many days before the last booked date a sync re-reads.
@@ -48,7 +49,7 @@ func Describe() providers.Description {
 		},
 		// accounts/* endpoints: 100 a minute company-wide; per-account daily
 		// quotas are tracked by the adapter from response headers.
-		Limits: providers.Limits{Provider: providers.PerMinute(100, 20)},
+		Limits: resilience.Limits{Provider: resilience.PerMinute(100, 20)},
 	}
 }
 
@@ -59,7 +60,7 @@ func Describe() providers.Description {
 type Adapter struct {
 	client *http.Client
 	now    func() time.Time
-	quotas providers.QuotaStore
+	quotas resilience.QuotaStore
 
 	mu           sync.Mutex
 	tokens       map[string]token
@@ -92,7 +93,7 @@ func WithClock(now func() time.Time) Option { return func(a *Adapter) { a.now = 
 
 // WithQuotas keeps the daily quotas in store (shared by every worker)
 // instead of the adapter's own memory; nil keeps the default.
-func WithQuotas(store providers.QuotaStore) Option {
+func WithQuotas(store resilience.QuotaStore) Option {
 	return func(a *Adapter) {
 		if store != nil {
 			a.quotas = store
@@ -106,7 +107,7 @@ func New(client *http.Client, opts ...Option) providers.Provider {
 		client = http.DefaultClient
 	}
 	a := &Adapter{
-		client: client, now: time.Now, quotas: providers.NewMemoryQuotas(),
+		client: client, now: time.Now, quotas: resilience.NewMemoryQuotas(),
 		tokens: map[string]token{}, details: map[string]cachedDetails{},
 		institutions: map[string]cachedInstitution{},
 	}
@@ -251,8 +252,8 @@ func (a *Adapter) tokenCall(ctx context.Context, conn providers.Connection, path
 	}
 	if !resp.OK() {
 		e := classify(resp, a.now())
-		if pe := providers.AsError(e); pe != nil && pe.Class == providers.ReauthRequired {
-			pe.Class = providers.Permanent
+		if pe := resilience.AsError(e); pe != nil && pe.Class == resilience.ReauthRequired {
+			pe.Class = resilience.Permanent
 		}
 		return tr, fmt.Errorf("gocardless %s: %w", path, e)
 	}
@@ -290,22 +291,22 @@ func isConsentError(resp *wire.Response) bool {
 		strings.Contains(s, "inactive") || strings.Contains(s, "suspended")
 }
 
-// classify turns a non-2xx answer into a *providers.Error; 401 is split on
+// classify turns a non-2xx answer into a *resilience.Error; 401 is split on
 // the body between consent (ReauthRequired) and our credentials.
 func classify(resp *wire.Response, now time.Time) error {
 	body := parseError(resp)
-	e := &providers.Error{
+	e := &resilience.Error{
 		Provider: name, HTTPStatus: resp.Status, Class: wire.ClassOfStatus(resp.Status),
 		Code: body.Type, Message: strings.TrimSpace(body.Summary + ": " + body.Detail),
 	}
 	switch {
 	case resp.Status == http.StatusUnauthorized && isConsentError(resp):
-		e.Class = providers.ReauthRequired
+		e.Class = resilience.ReauthRequired
 		if e.Code == "" {
 			e.Code = "AccessExpiredError"
 		}
 	case resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden:
-		e.Class = providers.Permanent
+		e.Class = resilience.Permanent
 	case resp.Status == http.StatusTooManyRequests:
 		e.RetryAfter = rateLimitReset(resp.Header, now)
 		if e.Code == "" {

@@ -16,6 +16,7 @@ import (
 	"github.com/finsync/finsync/providers/gocardless"
 	"github.com/finsync/finsync/providers/providertest"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/resilience"
 )
 
 // recorder counts the answers the adapter gets, by path kind and status.
@@ -269,7 +270,7 @@ func TestBalancesUnknownWhenTheyCannotBeHad(t *testing.T) {
 			t.Cleanup(both.Close)
 			set, err := gocardless.New(both.Client()).Accounts(context.Background(), cannedConn(both))
 			if tc.fails {
-				if pe := providers.AsError(err); pe == nil || pe.Class != providers.ReauthRequired {
+				if pe := resilience.AsError(err); pe == nil || pe.Class != resilience.ReauthRequired {
 					t.Fatalf("Accounts = %v, want ReauthRequired", err)
 				}
 				return

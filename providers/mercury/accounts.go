@@ -9,6 +9,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 type account struct {
@@ -51,7 +52,7 @@ func (a *Adapter) fetchAccounts(ctx context.Context, conn providers.Connection) 
 		return nil, nil, fmt.Errorf("mercury accounts: %w", err)
 	}
 	if err := a.get(ctx, conn, "/credit", nil, &c); err != nil {
-		if pe := providers.AsError(err); pe == nil || pe.HTTPStatus != http.StatusNotFound {
+		if pe := resilience.AsError(err); pe == nil || pe.HTTPStatus != http.StatusNotFound {
 			return nil, nil, fmt.Errorf("mercury credit accounts: %w", err)
 		}
 	}

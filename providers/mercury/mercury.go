@@ -14,6 +14,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 // PageSize is the limit asked of transaction lists: Mercury's maximum (and
@@ -46,7 +47,7 @@ func Describe() providers.Description {
 			{Key: "token", Required: true, Doc: "API token"},
 		},
 		// Unpublished; stay polite.
-		Limits: providers.Limits{Provider: providers.PerSecond(20, 20)},
+		Limits: resilience.Limits{Provider: resilience.PerSecond(20, 20)},
 	}
 }
 
@@ -114,10 +115,10 @@ func (a *Adapter) get(ctx context.Context, conn providers.Connection, path strin
 		func(r *wire.Response) error { return classify(r, a.now()) }, out)
 }
 
-// classify turns a non-2xx Mercury answer into a *providers.Error by status
+// classify turns a non-2xx Mercury answer into a *resilience.Error by status
 // (Mercury's error body is not documented; its message is kept when found).
 func classify(resp *wire.Response, now time.Time) error {
-	e := &providers.Error{
+	e := &resilience.Error{
 		Provider: name, HTTPStatus: resp.Status, Class: wire.ClassOfStatus(resp.Status),
 		Code: strings.ToUpper(strings.ReplaceAll(http.StatusText(resp.Status), " ", "_")),
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/mercury"
+	"github.com/finsync/finsync/resilience"
 )
 
 type fakeMercury struct {
@@ -109,10 +110,10 @@ func TestTransactions(t *testing.T) {
 func TestClassification(t *testing.T) {
 	tests := []struct {
 		status int
-		class  providers.Class
+		class  resilience.Class
 	}{
-		{401, providers.ReauthRequired}, {403, providers.ReauthRequired}, {429, providers.RateLimited},
-		{503, providers.Unavailable}, {408, providers.Unavailable}, {400, providers.Permanent}, {404, providers.Permanent},
+		{401, resilience.ReauthRequired}, {403, resilience.ReauthRequired}, {429, resilience.RateLimited},
+		{503, resilience.Unavailable}, {408, resilience.Unavailable}, {400, resilience.Permanent}, {404, resilience.Permanent},
 	}
 	for _, tt := range tests {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -121,7 +122,7 @@ func TestClassification(t *testing.T) {
 		}))
 		_, err := mercury.New(srv.Client()).Accounts(context.Background(), conn(srv))
 		srv.Close()
-		if pe := providers.AsError(err); pe == nil || pe.Class != tt.class {
+		if pe := resilience.AsError(err); pe == nil || pe.Class != tt.class {
 			t.Errorf("%d: got %v, want %v", tt.status, err, tt.class)
 		}
 	}

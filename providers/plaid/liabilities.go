@@ -6,6 +6,7 @@ import (
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 )
 
 type apr struct {
@@ -106,7 +107,7 @@ var ignorableLiabilityCodes = map[string]bool{
 func (a *Adapter) liabilities(ctx context.Context, conn providers.Connection) (map[string]*domain.Liability, error) {
 	var resp liabilitiesResponse
 	if err := a.post(ctx, conn, "/liabilities/get", nil, &resp); err != nil {
-		if pe := providers.AsError(err); pe != nil && ignorableLiabilityCodes[pe.Code] {
+		if pe := resilience.AsError(err); pe != nil && ignorableLiabilityCodes[pe.Code] {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("plaid liabilities: %w", err)

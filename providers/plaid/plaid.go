@@ -13,6 +13,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 // APIVersion is the Plaid-Version header the adapter pins.
@@ -42,7 +43,7 @@ func Describe() providers.Description {
 			{Key: "access_token", Required: true, Doc: "the Item's access token"},
 		},
 		// /transactions/sync: 2,500 per client and 50 per Item a minute.
-		Limits: providers.Limits{Provider: providers.PerMinute(2500, 100), Credential: providers.PerMinute(50, 10)},
+		Limits: resilience.Limits{Provider: resilience.PerMinute(2500, 100), Credential: resilience.PerMinute(50, 10)},
 	}
 }
 
@@ -87,7 +88,7 @@ func parseCredentials(raw json.RawMessage) (credentials, error) {
 
 // post sends body (plus the credentials) to path and decodes a 200 answer
 // into out as it arrives; any other answer becomes a classified
-// *providers.Error.
+// *resilience.Error.
 func (a *Adapter) post(ctx context.Context, conn providers.Connection, path string, body map[string]any, out any) error {
 	return a.send(ctx, conn, path, body, out, true)
 }
@@ -164,40 +165,40 @@ var unavailableCodes = map[string]bool{
 	codeMutation:            true,
 }
 
-// classify turns a non-200 Plaid answer into a *providers.Error, by
+// classify turns a non-200 Plaid answer into a *resilience.Error, by
 // error_code first (bank outages are HTTP 400), then by status.
 func classify(resp *wire.Response, conn providers.Connection, now time.Time) error {
 	var body apiError
 	_ = json.Unmarshal(resp.Body, &body)
-	e := &providers.Error{
+	e := &resilience.Error{
 		Provider: name, Code: body.ErrorCode, HTTPStatus: resp.Status,
 		Message: body.ErrorMessage, Class: wire.ClassOfStatus(resp.Status),
 	}
 	switch {
 	case reauthCodes[body.ErrorCode] || strings.HasPrefix(body.ErrorCodeReason, "OAUTH_"):
-		e.Class = providers.ReauthRequired
+		e.Class = resilience.ReauthRequired
 	case institutionCodes[body.ErrorCode]:
-		e.Class = providers.Unavailable
+		e.Class = resilience.Unavailable
 		e.InstitutionID = conn.InstitutionID
 		if e.InstitutionID == "" {
 			e.InstitutionID = "unknown"
 		}
 	case unavailableCodes[body.ErrorCode]:
-		e.Class = providers.Unavailable
+		e.Class = resilience.Unavailable
 	case body.ErrorType == "RATE_LIMIT_EXCEEDED" || resp.Status == http.StatusTooManyRequests:
-		e.Class = providers.RateLimited
+		e.Class = resilience.RateLimited
 		e.RetryAfter = wire.RetryAfter(resp.Header, now, time.Minute)
 	case resp.Status >= 500:
-		e.Class = providers.Unavailable
+		e.Class = resilience.Unavailable
 	case resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden:
 		// Plaid answers bad keys with 400 INVALID_API_KEYS; a bare 401/403
 		// is a configuration problem, not the user's.
-		e.Class = providers.Permanent
+		e.Class = resilience.Permanent
 	case body.ErrorCode == "":
 		e.Class = wire.ClassOfStatus(resp.Status)
 		e.Message = "unexpected HTTP status without a Plaid error body"
 	default:
-		e.Class = providers.Permanent
+		e.Class = resilience.Permanent
 	}
 	if e.Code == "" {
 		e.Code = http.StatusText(resp.Status)

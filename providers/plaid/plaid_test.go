@@ -11,6 +11,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/plaid"
+	"github.com/finsync/finsync/resilience"
 )
 
 // canned serves fixed bodies by path and records request bodies.
@@ -144,26 +145,26 @@ func TestClassification(t *testing.T) {
 	tests := []struct {
 		status int
 		body   string
-		class  providers.Class
+		class  resilience.Class
 		inst   bool
 	}{
-		{400, `{"error_type":"ITEM_ERROR","error_code":"ITEM_LOGIN_REQUIRED"}`, providers.ReauthRequired, false},
-		{400, `{"error_type":"INVALID_INPUT","error_code":"INVALID_ACCESS_TOKEN","error_code_reason":"OAUTH_CONSENT_EXPIRED"}`, providers.ReauthRequired, false},
-		{400, `{"error_type":"INSTITUTION_ERROR","error_code":"INSTITUTION_DOWN"}`, providers.Unavailable, true},
-		{500, `{"error_type":"API_ERROR","error_code":"INTERNAL_SERVER_ERROR"}`, providers.Unavailable, false},
-		{429, `{"error_type":"RATE_LIMIT_EXCEEDED","error_code":"RATE_LIMIT"}`, providers.RateLimited, false},
-		{400, `{"error_type":"INVALID_INPUT","error_code":"INVALID_API_KEYS"}`, providers.Permanent, false},
-		{502, `<html>bad gateway</html>`, providers.Unavailable, false},
-		{200, `{"accounts":[`, providers.Unavailable, false},
+		{400, `{"error_type":"ITEM_ERROR","error_code":"ITEM_LOGIN_REQUIRED"}`, resilience.ReauthRequired, false},
+		{400, `{"error_type":"INVALID_INPUT","error_code":"INVALID_ACCESS_TOKEN","error_code_reason":"OAUTH_CONSENT_EXPIRED"}`, resilience.ReauthRequired, false},
+		{400, `{"error_type":"INSTITUTION_ERROR","error_code":"INSTITUTION_DOWN"}`, resilience.Unavailable, true},
+		{500, `{"error_type":"API_ERROR","error_code":"INTERNAL_SERVER_ERROR"}`, resilience.Unavailable, false},
+		{429, `{"error_type":"RATE_LIMIT_EXCEEDED","error_code":"RATE_LIMIT"}`, resilience.RateLimited, false},
+		{400, `{"error_type":"INVALID_INPUT","error_code":"INVALID_API_KEYS"}`, resilience.Permanent, false},
+		{502, `<html>bad gateway</html>`, resilience.Unavailable, false},
+		{200, `{"accounts":[`, resilience.Unavailable, false},
 	}
 	for _, tt := range tests {
 		srv, _ := canned(t, map[string]string{"/accounts/get": tt.body}, map[string]int{"/accounts/get": tt.status})
 		_, err := plaid.New(srv.Client()).Accounts(context.Background(), conn(srv))
-		pe := providers.AsError(err)
+		pe := resilience.AsError(err)
 		if pe == nil || pe.Class != tt.class || (pe.InstitutionID != "") != tt.inst {
 			t.Errorf("%d %s: got %v", tt.status, tt.body, err)
 		}
-		if tt.class == providers.RateLimited && pe.RetryAfter <= 0 {
+		if tt.class == resilience.RateLimited && pe.RetryAfter <= 0 {
 			t.Errorf("429 without RetryAfter")
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 // maxRestarts bounds how many times in a row a sync loop restarts after
@@ -104,7 +105,7 @@ func (a *Adapter) Transactions(ctx context.Context, conn providers.Connection, r
 // restartOnMutation answers a mutation-during-pagination error with an
 // empty page that points back at the loop's start; other errors pass.
 func restartOnMutation(cur cursor, err error) (providers.TransactionPage, error) {
-	pe := providers.AsError(err)
+	pe := resilience.AsError(err)
 	if pe == nil || pe.Code != codeMutation {
 		return providers.TransactionPage{}, fmt.Errorf("plaid transactions sync: %w", err)
 	}
@@ -138,8 +139,8 @@ func mapSyncPage(resp syncResponse) (providers.TransactionPage, error) {
 func mapTransaction(t transaction) (providers.Transaction, error) {
 	date, err := domain.ParseDate(t.Date)
 	if err != nil {
-		return providers.Transaction{}, &providers.Error{
-			Provider: name, Class: providers.Unavailable, Code: providers.CodeMalformed,
+		return providers.Transaction{}, &resilience.Error{
+			Provider: name, Class: resilience.Unavailable, Code: resilience.CodeMalformed,
 			Message: fmt.Sprintf("transaction %s: bad date %q", t.TransactionID, t.Date), Err: err,
 		}
 	}

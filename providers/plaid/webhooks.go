@@ -19,6 +19,7 @@ import (
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 )
 
 // VerificationHeader carries the JWT Plaid signs every webhook with.
@@ -224,7 +225,7 @@ func (a *Adapter) fetchKey(ctx context.Context, conn providers.Connection, kid s
 		Key jwk `json:"key"`
 	}
 	err := a.postKeys(ctx, conn, "/webhook_verification_key/get", map[string]any{"key_id": kid}, &resp)
-	var pe *providers.Error
+	var pe *resilience.Error
 	if errors.As(err, &pe) && pe.Code == codeUnknownKeyID {
 		// Only a kid Plaid says it does not know is remembered: another
 		// refusal (this connection's keys revoked) says nothing of the

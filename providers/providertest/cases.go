@@ -300,9 +300,9 @@ func resilient(e *env) *providers.Resilient {
 	})
 }
 
-func wantClass(t *testing.T, err error, class providers.Class) *providers.Error {
+func wantClass(t *testing.T, err error, class resilience.Class) *resilience.Error {
 	t.Helper()
-	pe := providers.AsError(err)
+	pe := resilience.AsError(err)
 	if pe == nil || pe.Class != class {
 		t.Fatalf("want %v, got %v", class, err)
 	}
@@ -314,10 +314,10 @@ func testOutage(t *testing.T, s Suite) {
 	r := resilient(e)
 	ctx := context.Background()
 	e.fault(sim.FaultOutage, nil)
-	var opened *providers.Error
+	var opened *resilience.Error
 	for i := 0; i < 5 && opened == nil; i++ {
 		_, err := r.Accounts(ctx, e.conn)
-		if pe := wantClass(t, err, providers.Unavailable); pe.Code == providers.CodeCircuitOpen {
+		if pe := wantClass(t, err, resilience.Unavailable); pe.Code == resilience.CodeCircuitOpen {
 			opened = pe
 		}
 	}
@@ -342,17 +342,17 @@ func testRateLimit(t *testing.T, s Suite) {
 	ctx := context.Background()
 	e.fault(sim.FaultRateLimit, nil)
 	_, err := e.p.Accounts(ctx, e.conn)
-	if pe := wantClass(t, err, providers.RateLimited); pe.RetryAfter <= 0 {
+	if pe := wantClass(t, err, resilience.RateLimited); pe.RetryAfter <= 0 {
 		t.Errorf("RateLimited without RetryAfter: %v", pe)
 	}
 	_, err = e.p.Transactions(ctx, e.conn, providers.TransactionRequest{Today: e.today()})
-	if pe := wantClass(t, err, providers.RateLimited); pe.RetryAfter <= 0 {
+	if pe := wantClass(t, err, resilience.RateLimited); pe.RetryAfter <= 0 {
 		t.Errorf("RateLimited without RetryAfter: %v", pe)
 	}
 	r := resilient(e)
 	for i := 0; i < 6; i++ {
 		_, err := r.Accounts(ctx, e.conn)
-		wantClass(t, err, providers.RateLimited)
+		wantClass(t, err, resilience.RateLimited)
 	}
 	if st := r.States()[0]; st.State != "closed" {
 		t.Errorf("rate limits opened the breaker: %+v", st)
@@ -364,11 +364,11 @@ func testLoginRequired(t *testing.T, s Suite) {
 	ctx := context.Background()
 	e.fault(sim.FaultLoginRequired, nil)
 	_, err := e.p.Accounts(ctx, e.conn)
-	if pe := wantClass(t, err, providers.ReauthRequired); len(s.LoginCodes) > 0 && !slices.Contains(s.LoginCodes, pe.Code) {
+	if pe := wantClass(t, err, resilience.ReauthRequired); len(s.LoginCodes) > 0 && !slices.Contains(s.LoginCodes, pe.Code) {
 		t.Errorf("code = %q, want one of %q", pe.Code, s.LoginCodes)
 	}
 	_, err = e.p.Transactions(ctx, e.conn, providers.TransactionRequest{Today: e.today()})
-	wantClass(t, err, providers.ReauthRequired)
+	wantClass(t, err, resilience.ReauthRequired)
 }
 
 func testMalformed(t *testing.T, s Suite) {
@@ -376,11 +376,11 @@ func testMalformed(t *testing.T, s Suite) {
 	ctx := context.Background()
 	e.fault(sim.FaultMalformed, nil)
 	_, err := e.p.Accounts(ctx, e.conn)
-	if pe := wantClass(t, err, providers.Unavailable); pe.Code != providers.CodeMalformed {
-		t.Errorf("code = %q, want %q", pe.Code, providers.CodeMalformed)
+	if pe := wantClass(t, err, resilience.Unavailable); pe.Code != resilience.CodeMalformed {
+		t.Errorf("code = %q, want %q", pe.Code, resilience.CodeMalformed)
 	}
 	_, err = e.p.Transactions(ctx, e.conn, providers.TransactionRequest{Today: e.today()})
-	wantClass(t, err, providers.Unavailable)
+	wantClass(t, err, resilience.Unavailable)
 }
 
 func testLatency(t *testing.T, s Suite) {
@@ -388,14 +388,14 @@ func testLatency(t *testing.T, s Suite) {
 	e.fault(sim.FaultLatency, func(f *sim.Fault) { f.LatencyMs = 600 })
 	start := time.Now()
 	_, err := e.p.Accounts(context.Background(), e.conn)
-	if pe := wantClass(t, err, providers.Unavailable); pe.Code != providers.CodeTimeout {
-		t.Errorf("code = %q, want %q", pe.Code, providers.CodeTimeout)
+	if pe := wantClass(t, err, resilience.Unavailable); pe.Code != resilience.CodeTimeout {
+		t.Errorf("code = %q, want %q", pe.Code, resilience.CodeTimeout)
 	}
 	// The caller's deadline is honoured too.
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_, err = e.p.Transactions(ctx, e.conn, providers.TransactionRequest{Today: e.today()})
-	wantClass(t, err, providers.Unavailable)
+	wantClass(t, err, resilience.Unavailable)
 	if d := time.Since(start); d > 1500*time.Millisecond {
 		t.Errorf("timeouts took %s", d)
 	}

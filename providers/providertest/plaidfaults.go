@@ -6,6 +6,7 @@ import (
 
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/sim"
+	"github.com/finsync/finsync/resilience"
 )
 
 func testInstitutionDown(t *testing.T, s Suite) {
@@ -30,10 +31,10 @@ func testInstitutionDown(t *testing.T, s Suite) {
 	}
 	e.fault(sim.FaultInstitutionDown, func(f *sim.Fault) { f.InstitutionID = e.conn.InstitutionID })
 	r := resilient(e)
-	var opened *providers.Error
+	var opened *resilience.Error
 	for i := 0; i < 5 && opened == nil; i++ {
 		_, err := r.Accounts(ctx, e.conn)
-		if pe := wantClass(t, err, providers.Unavailable); pe.Code == providers.CodeCircuitOpen {
+		if pe := wantClass(t, err, resilience.Unavailable); pe.Code == resilience.CodeCircuitOpen {
 			opened = pe
 		} else if pe.InstitutionID == "" {
 			t.Fatalf("institution outage without institution: %v", pe)

@@ -59,8 +59,8 @@ func Describe() providers.Description {
 			{Key: "access_url", Doc: "SimpleFIN access URL https://user:pass@host/path (give it or setup_token)"},
 		},
 		// About 24 requests a day per access URL, bursts of 6.
-		Limits: providers.Limits{
-			Provider:   providers.PerSecond(10, 10),
+		Limits: resilience.Limits{
+			Provider:   resilience.PerSecond(10, 10),
 			Credential: resilience.Limit{Rate: rate.Limit(float64(DailyRequests) / 86400), Burst: 6, Quota: true},
 		},
 	}
@@ -188,18 +188,18 @@ func (a *Adapter) fetch(ctx context.Context, conn providers.Connection, query ur
 	return out, err
 }
 
-// classify turns a non-2xx SimpleFIN answer into a *providers.Error: 403
+// classify turns a non-2xx SimpleFIN answer into a *resilience.Error: 403
 // (access revoked, bad credentials, a token claimed twice) and 402 (payment
 // required) need the user.
 func classify(resp *wire.Response, now time.Time) error {
-	e := &providers.Error{
+	e := &resilience.Error{
 		Provider: Name, HTTPStatus: resp.Status, Class: wire.ClassOfStatus(resp.Status),
 		Code:    strings.ToUpper(strings.ReplaceAll(http.StatusText(resp.Status), " ", "_")),
 		Message: strings.TrimSpace(string(resp.Body)),
 	}
 	switch resp.Status {
 	case http.StatusPaymentRequired:
-		e.Class = providers.ReauthRequired
+		e.Class = resilience.ReauthRequired
 	case http.StatusTooManyRequests:
 		e.RetryAfter = wire.RetryAfter(resp.Header, now, time.Hour)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/finsync/finsync/providers/sim/simtest"
 	"github.com/finsync/finsync/providers/simplefin"
 	"github.com/finsync/finsync/providers/simplefin/simplefinsim"
+	"github.com/finsync/finsync/resilience"
 )
 
 // mint asks the simulator for a fresh setup token.
@@ -44,7 +45,7 @@ func TestSetupTokenIsExchangedOnceForAnAccessURL(t *testing.T) {
 	a := simplefin.New(srv.Client())
 	ctx := context.Background()
 	// A setup token is never claimed by a sync.
-	if _, err := a.Accounts(ctx, conn); providers.AsError(err) == nil || providers.AsError(err).Code != "INVALID_CREDENTIALS" {
+	if _, err := a.Accounts(ctx, conn); resilience.AsError(err) == nil || resilience.AsError(err).Code != "INVALID_CREDENTIALS" {
 		t.Fatalf("accounts with an unclaimed setup token: %v, want INVALID_CREDENTIALS", err)
 	}
 	stored, err := a.(providers.CredentialExchanger).ExchangeCredentials(ctx, conn)
@@ -68,7 +69,7 @@ func TestSetupTokenIsExchangedOnceForAnAccessURL(t *testing.T) {
 	// The token is spent.
 	conn.Credentials = token
 	_, err = a.(providers.CredentialExchanger).ExchangeCredentials(ctx, conn)
-	if pe := providers.AsError(err); pe == nil || pe.Class != providers.ReauthRequired || pe.HTTPStatus != http.StatusForbidden {
+	if pe := resilience.AsError(err); pe == nil || pe.Class != resilience.ReauthRequired || pe.HTTPStatus != http.StatusForbidden {
 		t.Fatalf("second claim: %v, want ReauthRequired 403", err)
 	}
 }
@@ -156,9 +157,9 @@ func TestLongGapIsReadInBoundedWindows(t *testing.T) {
 }
 
 func TestStatusesNeedingTheUser(t *testing.T) {
-	for status, class := range map[int]providers.Class{
-		http.StatusForbidden: providers.ReauthRequired, http.StatusPaymentRequired: providers.ReauthRequired,
-		http.StatusTooManyRequests: providers.RateLimited, http.StatusBadGateway: providers.Unavailable,
+	for status, class := range map[int]resilience.Class{
+		http.StatusForbidden: resilience.ReauthRequired, http.StatusPaymentRequired: resilience.ReauthRequired,
+		http.StatusTooManyRequests: resilience.RateLimited, http.StatusBadGateway: resilience.Unavailable,
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, http.StatusText(status), status)
@@ -166,13 +167,13 @@ func TestStatusesNeedingTheUser(t *testing.T) {
 		creds, _ := json.Marshal(map[string]string{"access_url": "https://u:p@example.com/simplefin"})
 		_, err := simplefin.New(&http.Client{Timeout: 5 * time.Second}).Accounts(context.Background(),
 			providers.Connection{BaseURL: srv.URL, Credentials: creds})
-		if pe := providers.AsError(err); pe == nil || pe.Class != class || pe.HTTPStatus != status {
+		if pe := resilience.AsError(err); pe == nil || pe.Class != class || pe.HTTPStatus != status {
 			t.Errorf("%d: %v, want class %v", status, err, class)
 		}
 		srv.Close()
 	}
 	_, err := simplefin.New(nil).Accounts(context.Background(), providers.Connection{Credentials: json.RawMessage(`{}`)})
-	if pe := providers.AsError(err); pe == nil || pe.Class != providers.Permanent {
+	if pe := resilience.AsError(err); pe == nil || pe.Class != resilience.Permanent {
 		t.Errorf("no credentials: %v, want Permanent", err)
 	}
 }

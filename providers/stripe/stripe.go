@@ -14,6 +14,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 // APIVersion is the Stripe-Version header the adapter pins.
@@ -54,7 +55,7 @@ func Describe() providers.Description {
 			{Key: "webhook_secret", Required: false, Doc: "signing secret (whsec_...) of the Connect webhook endpoint"},
 		},
 		// 100 req/s live; 25 req/s per account in test mode.
-		Limits: providers.Limits{Provider: providers.PerSecond(100, 100), Credential: providers.PerSecond(25, 25)},
+		Limits: resilience.Limits{Provider: resilience.PerSecond(100, 100), Credential: resilience.PerSecond(25, 25)},
 	}
 }
 
@@ -130,11 +131,11 @@ type apiError struct {
 	} `json:"error"`
 }
 
-// classify turns a non-2xx Stripe answer into a *providers.Error.
+// classify turns a non-2xx Stripe answer into a *resilience.Error.
 func classify(resp *wire.Response, now time.Time) error {
 	var body apiError
 	_ = json.Unmarshal(resp.Body, &body)
-	e := &providers.Error{
+	e := &resilience.Error{
 		Provider: name, Code: body.Error.Code, HTTPStatus: resp.Status,
 		Message: body.Error.Message, Class: wire.ClassOfStatus(resp.Status),
 	}
@@ -143,13 +144,13 @@ func classify(resp *wire.Response, now time.Time) error {
 	}
 	switch {
 	case resp.Status == http.StatusTooManyRequests && body.Error.Code == "lock_timeout":
-		e.Class = providers.Unavailable
+		e.Class = resilience.Unavailable
 	case resp.Status == http.StatusTooManyRequests:
 		e.RetryAfter = wire.RetryAfter(resp.Header, now, time.Second)
 	case resp.Status == http.StatusFailedDependency:
-		e.Class = providers.Unavailable
-	case resp.Header.Get("Stripe-Should-Retry") == "true" && e.Class == providers.Permanent:
-		e.Class = providers.Unavailable
+		e.Class = resilience.Unavailable
+	case resp.Header.Get("Stripe-Should-Retry") == "true" && e.Class == resilience.Permanent:
+		e.Class = resilience.Unavailable
 	}
 	if e.Code == "" {
 		e.Code = http.StatusText(resp.Status)

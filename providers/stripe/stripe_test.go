@@ -14,6 +14,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/stripe"
+	"github.com/finsync/finsync/resilience"
 )
 
 func TestFromMinor(t *testing.T) {
@@ -146,14 +147,14 @@ func TestClassification(t *testing.T) {
 		status int
 		body   string
 		header string
-		class  providers.Class
+		class  resilience.Class
 	}{
-		{401, `{"error":{"type":"invalid_request_error","code":"api_key_expired"}}`, "", providers.ReauthRequired},
-		{429, `{"error":{"type":"invalid_request_error","code":"rate_limit"}}`, "", providers.RateLimited},
-		{429, `{"error":{"type":"invalid_request_error","code":"lock_timeout"}}`, "", providers.Unavailable},
-		{500, `{"error":{"type":"api_error"}}`, "", providers.Unavailable},
-		{400, `{"error":{"type":"invalid_request_error","code":"parameter_invalid"}}`, "", providers.Permanent},
-		{400, `{"error":{"type":"invalid_request_error"}}`, "true", providers.Unavailable},
+		{401, `{"error":{"type":"invalid_request_error","code":"api_key_expired"}}`, "", resilience.ReauthRequired},
+		{429, `{"error":{"type":"invalid_request_error","code":"rate_limit"}}`, "", resilience.RateLimited},
+		{429, `{"error":{"type":"invalid_request_error","code":"lock_timeout"}}`, "", resilience.Unavailable},
+		{500, `{"error":{"type":"api_error"}}`, "", resilience.Unavailable},
+		{400, `{"error":{"type":"invalid_request_error","code":"parameter_invalid"}}`, "", resilience.Permanent},
+		{400, `{"error":{"type":"invalid_request_error"}}`, "true", resilience.Unavailable},
 	}
 	for _, tt := range tests {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -165,7 +166,7 @@ func TestClassification(t *testing.T) {
 		}))
 		_, err := stripe.New(srv.Client()).Accounts(context.Background(), conn(srv))
 		srv.Close()
-		if pe := providers.AsError(err); pe == nil || pe.Class != tt.class {
+		if pe := resilience.AsError(err); pe == nil || pe.Class != tt.class {
 			t.Errorf("%d %s: got %v, want %v", tt.status, tt.body, err, tt.class)
 		}
 	}

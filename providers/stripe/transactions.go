@@ -11,6 +11,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 // cursor is the opaque state behind TransactionRequest.Cursor.
@@ -107,7 +108,7 @@ func (a *Adapter) recheckPending(ctx context.Context, conn providers.Connection,
 		}
 		var bt balanceTransaction
 		err := a.get(ctx, conn, "/v1/balance_transactions/"+url.PathEscape(id), nil, &bt)
-		if pe := providers.AsError(err); pe != nil && pe.HTTPStatus == 404 {
+		if pe := resilience.AsError(err); pe != nil && pe.HTTPStatus == 404 {
 			page.Removed = append(page.Removed, id)
 			continue
 		}

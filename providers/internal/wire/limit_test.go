@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 )
 
 // countingBody is a response body that counts the bytes read from it.
@@ -61,11 +61,11 @@ func TestDecodeBodyLimit(t *testing.T) {
 		oldErr := Decode("p", &Response{Status: http.StatusOK, Body: []byte(tt.body[:min(len(tt.body), limit)])}, &old)
 		switch {
 		case tt.id == "":
-			pe := providers.AsError(decodeErr)
-			if pe == nil || pe.Class != providers.Unavailable || pe.Code != providers.CodeMalformed {
-				t.Errorf("%s: %v, want Unavailable %s", name, decodeErr, providers.CodeMalformed)
+			pe := resilience.AsError(decodeErr)
+			if pe == nil || pe.Class != resilience.Unavailable || pe.Code != resilience.CodeMalformed {
+				t.Errorf("%s: %v, want Unavailable %s", name, decodeErr, resilience.CodeMalformed)
 			}
-			if oldErr == nil || pe == nil || pe.Message != providers.AsError(oldErr).Message {
+			if oldErr == nil || pe == nil || pe.Message != resilience.AsError(oldErr).Message {
 				t.Errorf("%s: %v, Decode of the cut body says %v", name, decodeErr, oldErr)
 			}
 		case decodeErr != nil || got.ID != tt.id || oldErr != nil || old.ID != tt.id:

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 // serveBody answers every request with status and body, written in parts
@@ -83,11 +83,11 @@ func doThenDecode(t *testing.T, ctx context.Context, client *http.Client, url st
 	return resp, wire.Decode("p", resp, out)
 }
 
-// wantCode fails t unless err is an Unavailable *providers.Error of code.
-func wantCode(t *testing.T, what string, err error, code string) *providers.Error {
+// wantCode fails t unless err is an Unavailable *resilience.Error of code.
+func wantCode(t *testing.T, what string, err error, code string) *resilience.Error {
 	t.Helper()
-	pe := providers.AsError(err)
-	if pe == nil || pe.Class != providers.Unavailable || pe.Code != code {
+	pe := resilience.AsError(err)
+	if pe == nil || pe.Class != resilience.Unavailable || pe.Code != code {
 		t.Errorf("%s: %v, want Unavailable %s", what, err, code)
 	}
 	return pe
@@ -116,7 +116,7 @@ func TestDoJSONAgreesWithDecode(t *testing.T) {
 				// Split in two, a character cut at the chunk boundary may be
 				// named by its first byte (as the stream had it when it
 				// refused), so only a whole body's message must match.
-				pe, we := wantCode(t, fmt.Sprintf("%q", body), err, providers.CodeMalformed), providers.AsError(wantErr)
+				pe, we := wantCode(t, fmt.Sprintf("%q", body), err, resilience.CodeMalformed), resilience.AsError(wantErr)
 				if pe != nil && (len(parts) == 1 && pe.Message != we.Message || pe.HTTPStatus != http.StatusOK) {
 					t.Errorf("%q in %d parts: %q (status %d), Decode says %q", body, len(parts), pe.Message, pe.HTTPStatus, we.Message)
 				}
@@ -174,12 +174,12 @@ func TestDoJSONBodyCutShort(t *testing.T) {
 		srv := serveCut(t, tt.head, tt.body...)
 		var v decodeRow
 		resp, err := doJSON(t, t.Context(), srv.Client(), srv.URL, &v)
-		pe := wantCode(t, tt.name, err, providers.CodeNetwork)
+		pe := wantCode(t, tt.name, err, resilience.CodeNetwork)
 		if resp != nil {
 			t.Errorf("%s: response %+v with a transport error", tt.name, resp)
 		}
 		_, oldErr := doThenDecode(t, t.Context(), srv.Client(), srv.URL, &v)
-		if old := providers.AsError(oldErr); pe != nil && (old == nil || old.Code != pe.Code || old.Class != pe.Class) {
+		if old := resilience.AsError(oldErr); pe != nil && (old == nil || old.Code != pe.Code || old.Class != pe.Class) {
 			t.Errorf("%s: DoJSON %v, Do then Decode %v", tt.name, err, oldErr)
 		}
 		if pe != nil && !strings.HasPrefix(pe.Message, "read body: ") {
@@ -207,7 +207,7 @@ func TestDoJSONContextEndsMidBody(t *testing.T) {
 	defer cancel()
 	var v decodeRow
 	resp, err := doJSON(t, ctx, srv.Client(), srv.URL, &v)
-	wantCode(t, "deadline", err, providers.CodeTimeout)
+	wantCode(t, "deadline", err, resilience.CodeTimeout)
 	if resp != nil || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("deadline: response %v, cause lost: %v", resp, err)
 	}
@@ -215,13 +215,13 @@ func TestDoJSONContextEndsMidBody(t *testing.T) {
 	ctx, cancel = context.WithCancel(t.Context())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	_, err = doJSON(t, ctx, srv.Client(), srv.URL, &v)
-	if pe := providers.AsError(err); pe == nil || pe.Class != providers.Unavailable || pe.Code != "CANCELED" || !errors.Is(err, context.Canceled) {
+	if pe := resilience.AsError(err); pe == nil || pe.Class != resilience.Unavailable || pe.Code != "CANCELED" || !errors.Is(err, context.Canceled) {
 		t.Errorf("cancel: %v, want Unavailable CANCELED", err)
 	}
 
 	client := &http.Client{Transport: srv.Client().Transport, Timeout: 100 * time.Millisecond}
 	_, err = doJSON(t, t.Context(), client, srv.URL, &v)
-	wantCode(t, "client timeout", err, providers.CodeTimeout)
+	wantCode(t, "client timeout", err, resilience.CodeTimeout)
 }
 
 // TestDoJSONMalformed checks that a 2xx body that is not the JSON wanted
@@ -238,7 +238,7 @@ func TestDoJSONMalformed(t *testing.T) {
 		srv := serveBody(t, http.StatusAccepted, parts...)
 		var v decodeRow
 		resp, err := doJSON(t, t.Context(), srv.Client(), srv.URL, &v)
-		pe := wantCode(t, strings.Join(parts, ""), err, providers.CodeMalformed)
+		pe := wantCode(t, strings.Join(parts, ""), err, resilience.CodeMalformed)
 		if pe != nil && pe.HTTPStatus != http.StatusAccepted {
 			t.Errorf("%q: HTTPStatus %d", parts, pe.HTTPStatus)
 		}

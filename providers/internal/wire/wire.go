@@ -24,7 +24,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/finsync/finsync/domain"
-	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 )
 
 // maxBody bounds the size of a provider response body we read.
@@ -64,7 +64,7 @@ func NewJSONRequest(ctx context.Context, method, url string, body any) (*http.Re
 
 // Do sends req and reads the whole body. Transport failures (connection
 // errors, timeouts, the context's deadline, a body cut short) come back as
-// an Unavailable *providers.Error; HTTP statuses are left to the caller.
+// an Unavailable *resilience.Error; HTTP statuses are left to the caller.
 func Do(client *http.Client, provider string, req *http.Request) (*Response, error) {
 	resp, err := client.Do(req)
 	if err != nil {
@@ -170,19 +170,19 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 
 // Transport classifies an error from sending a request or reading its body.
 func Transport(provider string, ctx context.Context, err error) error {
-	code := providers.CodeNetwork
+	code := resilience.CodeNetwork
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.Canceled):
 		code = "CANCELED"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		code = providers.CodeTimeout
+		code = resilience.CodeTimeout
 	case ctx.Err() != nil:
-		code = providers.CodeTimeout
+		code = resilience.CodeTimeout
 		err = fmt.Errorf("%w: %w", err, ctx.Err())
 	}
-	return &providers.Error{
-		Provider: provider, Class: providers.Unavailable, Code: code,
+	return &resilience.Error{
+		Provider: provider, Class: resilience.Unavailable, Code: code,
 		Message: err.Error(), Err: err,
 	}
 }
@@ -220,24 +220,24 @@ func Decode(provider string, r *Response, v any) error {
 // malformed is the Unavailable MALFORMED_RESPONSE error of a body with the
 // given status that does not decode.
 func malformed(provider string, status int, err error) error {
-	return &providers.Error{
-		Provider: provider, Class: providers.Unavailable, Code: providers.CodeMalformed,
+	return &resilience.Error{
+		Provider: provider, Class: resilience.Unavailable, Code: resilience.CodeMalformed,
 		HTTPStatus: status, Message: fmt.Sprintf("decode response: %v", err), Err: err,
 	}
 }
 
 // ClassOfStatus is the fallback class of an HTTP error status whose body
 // says nothing more specific.
-func ClassOfStatus(status int) providers.Class {
+func ClassOfStatus(status int) resilience.Class {
 	switch {
 	case status == http.StatusTooManyRequests:
-		return providers.RateLimited
+		return resilience.RateLimited
 	case status >= 500, status == http.StatusRequestTimeout, status == http.StatusConflict:
-		return providers.Unavailable
+		return resilience.Unavailable
 	case status == http.StatusUnauthorized, status == http.StatusForbidden:
-		return providers.ReauthRequired
+		return resilience.ReauthRequired
 	default:
-		return providers.Permanent
+		return resilience.Permanent
 	}
 }
 
@@ -324,16 +324,16 @@ func Last4(s string) string {
 // InvalidCredentials is the Permanent error for a credential object that
 // does not parse or lacks a field.
 func InvalidCredentials(provider string, err error) error {
-	return &providers.Error{
-		Provider: provider, Class: providers.Permanent, Code: "INVALID_CREDENTIALS",
+	return &resilience.Error{
+		Provider: provider, Class: resilience.Permanent, Code: "INVALID_CREDENTIALS",
 		Message: fmt.Sprintf("connection credentials: %v", err), Err: err,
 	}
 }
 
 // InvalidCursor is the Permanent error for a cursor the adapter did not write.
 func InvalidCursor(provider string, err error) error {
-	return &providers.Error{
-		Provider: provider, Class: providers.Permanent, Code: "INVALID_CURSOR",
+	return &resilience.Error{
+		Provider: provider, Class: resilience.Permanent, Code: "INVALID_CURSOR",
 		Message: fmt.Sprintf("sync cursor: %v", err), Err: err,
 	}
 }

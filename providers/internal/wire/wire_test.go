@@ -13,8 +13,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/finsync/finsync/domain"
-	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/internal/wire"
+	"github.com/finsync/finsync/resilience"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -48,7 +48,7 @@ func TestDecodeKeepsDecimalsAndFlagsMalformed(t *testing.T) {
 		t.Errorf("amount = %s", v.Amount)
 	}
 	err := wire.Decode("p", &wire.Response{Status: 200, Body: []byte(`{"amount":1`)}, &v)
-	if pe := providers.AsError(err); pe == nil || pe.Class != providers.Unavailable || pe.Code != providers.CodeMalformed {
+	if pe := resilience.AsError(err); pe == nil || pe.Class != resilience.Unavailable || pe.Code != resilience.CodeMalformed {
 		t.Errorf("truncated body: %v", err)
 	}
 }
@@ -129,8 +129,8 @@ func TestDecodeAgreesWithEncodingJSON(t *testing.T) {
 		case wantErr == nil && err != nil:
 			t.Errorf("%q: %v, encoding/json decoded it", body, err)
 		case err != nil:
-			if pe := providers.AsError(err); pe == nil || pe.Class != providers.Unavailable || pe.Code != providers.CodeMalformed {
-				t.Errorf("%q: %v, want Unavailable %s", body, err, providers.CodeMalformed)
+			if pe := resilience.AsError(err); pe == nil || pe.Class != resilience.Unavailable || pe.Code != resilience.CodeMalformed {
+				t.Errorf("%q: %v, want Unavailable %s", body, err, resilience.CodeMalformed)
 			}
 		case !reflect.DeepEqual(got, want):
 			t.Errorf("%q:\n got %+v\nwant %+v", body, got, want)
@@ -169,9 +169,9 @@ func TestTransportFailures(t *testing.T) {
 		timeout time.Duration
 		code    string
 	}{
-		{"client timeout", &http.Client{Timeout: 50 * time.Millisecond}, slow.URL, 0, providers.CodeTimeout},
-		{"context deadline", http.DefaultClient, slow.URL, 50 * time.Millisecond, providers.CodeTimeout},
-		{"connection refused", http.DefaultClient, closedURL, 0, providers.CodeNetwork},
+		{"client timeout", &http.Client{Timeout: 50 * time.Millisecond}, slow.URL, 0, resilience.CodeTimeout},
+		{"context deadline", http.DefaultClient, slow.URL, 50 * time.Millisecond, resilience.CodeTimeout},
+		{"connection refused", http.DefaultClient, closedURL, 0, resilience.CodeNetwork},
 	}
 	for _, tt := range tests {
 		ctx := context.Background()
@@ -182,8 +182,8 @@ func TestTransportFailures(t *testing.T) {
 		}
 		req, _ := wire.NewJSONRequest(ctx, http.MethodGet, tt.url, nil)
 		_, err := wire.Do(tt.client, "p", req)
-		pe := providers.AsError(err)
-		if pe == nil || pe.Class != providers.Unavailable || pe.Code != tt.code {
+		pe := resilience.AsError(err)
+		if pe == nil || pe.Class != resilience.Unavailable || pe.Code != tt.code {
 			t.Errorf("%s: %v, want Unavailable %s", tt.name, err, tt.code)
 		}
 		if tt.timeout > 0 && !errors.Is(err, context.DeadlineExceeded) {
