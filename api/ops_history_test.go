@@ -3,7 +3,6 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"html"
 	"net/http"
 	"net/url"
@@ -19,6 +18,7 @@ import (
 	"github.com/finsync/finsync/api/ops"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/linking"
+	"github.com/finsync/finsync/process"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/secrets"
@@ -47,14 +47,7 @@ func withOpsReauth(t *testing.T, box *secrets.Box) envOption {
 		l := &linking.Linker{Store: c.Store, Registry: all.NewRegistry(), Box: box, Jobs: jobs}
 		c.Ops = newConsole(t, c.Store, ops.Config{Token: testOpsToken, Providers: opsProviders(),
 			Throttle: ops.Throttle{PerAddressBurst: 100_000, PerAddressPerMinute: 1, GlobalBurst: 100_000, GlobalPerMinute: 1},
-			Reauth: func(ctx context.Context, r ops.ReauthRequest) (ops.ReauthResult, error) {
-				res, err := l.Reauth(ctx, r.ConnectionID, linking.Given{Credentials: r.Credentials, BaseURL: r.BaseURL})
-				var in *linking.InputError
-				if errors.As(err, &in) {
-					return ops.ReauthResult{Refused: in.Error()}, nil
-				}
-				return ops.ReauthResult{JobID: res.JobID}, err
-			}})
+			Reauth:   process.OpsReauth(l)})
 	}
 }
 

@@ -2,7 +2,6 @@ package ops_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +25,7 @@ import (
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/jobargs"
 	"github.com/finsync/finsync/linking"
+	"github.com/finsync/finsync/process"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/sim"
@@ -100,7 +100,7 @@ func newConsole(t *testing.T) *console {
 	for _, d := range all.NewRegistry().Descriptions() {
 		names = append(names, d.Name)
 	}
-	c, err := ops.New(ctx, ops.Config{Token: browserToken, Store: st, Jobs: client, Log: log, Providers: names, Reauth: browserReauth(linker)})
+	c, err := ops.New(ctx, ops.Config{Token: browserToken, Store: st, Jobs: client, Log: log, Providers: names, Reauth: process.OpsReauth(linker)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,18 +128,6 @@ func newConsole(t *testing.T) *console {
 		e.syncAndWait(bc.ID)
 	}
 	return e
-}
-
-// browserReauth is the console's re-auth over l, as cmd/finsync wires it.
-func browserReauth(l *linking.Linker) ops.ReauthFunc {
-	return func(ctx context.Context, r ops.ReauthRequest) (ops.ReauthResult, error) {
-		res, err := l.Reauth(ctx, r.ConnectionID, linking.Given{Credentials: r.Credentials, BaseURL: r.BaseURL})
-		var in *linking.InputError
-		if errors.As(err, &in) {
-			return ops.ReauthResult{Refused: in.Error()}, nil
-		}
-		return ops.ReauthResult{JobID: res.JobID}, err
-	}
 }
 
 // syncAndWait runs a sync of the connection through the worker.
