@@ -68,6 +68,11 @@ func TestGeneratedClientsListTransactions(t *testing.T) {
 		if got := envelopeTypes(t, gen); !slices.Equal(got, []string{"Error"}) {
 			t.Errorf("%s client: error envelope types %q, want only Error", v, got)
 		}
+		// v1's middleware answers its own {error, requestId} shape, one
+		// type for all of them.
+		if want := map[string][]string{"v1": {"MiddlewareError"}, "v2": nil}[v]; !slices.Equal(middlewareTypes(t, gen), want) {
+			t.Errorf("%s client: middleware error types %q, want %q", v, middlewareTypes(t, gen), want)
+		}
 	}
 	program, err := os.ReadFile(filepath.Join("testdata", "clientgen", "main.go.txt"))
 	if err != nil {
@@ -162,6 +167,38 @@ func envelopeTypes(t *testing.T, path string) []string {
 					if ft.Name == "ErrorDetail" {
 						out = append(out, ts.Name.Name)
 					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// middlewareTypes are the types a generated client declares (aliases
+// aside) for v1's middleware error body: structs with a RequestId field,
+// sorted.
+func middlewareTypes(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	var out []string
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			ts := spec.(*ast.TypeSpec)
+			st, ok := ts.Type.(*ast.StructType)
+			if ts.Assign.IsValid() || !ok {
+				continue
+			}
+			for _, field := range st.Fields.List {
+				if len(field.Names) == 1 && field.Names[0].Name == "RequestId" {
+					out = append(out, ts.Name.Name)
 				}
 			}
 		}

@@ -36,6 +36,11 @@ const ErrorCodesExtension = spec.ErrorCodesExtension
 // of those fields.
 const ErrorFieldsExtension = spec.ErrorFieldsExtension
 
+// ErrorMessagesExtension is the key, on a v1 response whose body is the
+// middleware's {error, requestId} (one MiddlewareError schema for all of
+// them), of the messages its error takes there.
+const ErrorMessagesExtension = spec.ErrorMessagesExtension
+
 // V1 renders the OpenAPI document of API v1 for provs (the registry's
 // profiles, in its order): its Provider enum lists their v1 names, then
 // Manual. Each call renders a new document, so callers that serve it

@@ -26,6 +26,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -209,7 +210,8 @@ func (v *Validator) Validate(req *http.Request, status int, header http.Header, 
 // 401's string, v1's {error, requestId}) has no code to check.
 func checkErrorExtensions(resp *openapi3.Response, body []byte) error {
 	codes, fields := extensionList(resp, openapi.ErrorCodesExtension), extensionList(resp, openapi.ErrorFieldsExtension)
-	if codes == nil && fields == nil {
+	messages := extensionList(resp, openapi.ErrorMessagesExtension)
+	if codes == nil && fields == nil && messages == nil {
 		return nil
 	}
 	var envelope map[string]any
@@ -220,6 +222,9 @@ func checkErrorExtensions(resp *openapi3.Response, body []byte) error {
 		if _, ok := envelope[f]; !ok {
 			return fmt.Errorf("error body lacks %s, which this response always carries (%s)", f, openapi.ErrorFieldsExtension)
 		}
+	}
+	if msg, isText := envelope["error"].(string); isText && messages != nil && !slices.Contains(messages, msg) {
+		return fmt.Errorf("error %q is not among this response's messages %q (%s)", msg, messages, openapi.ErrorMessagesExtension)
 	}
 	detail, ok := envelope["error"].(map[string]any)
 	if !ok || codes == nil {

@@ -34,9 +34,12 @@ func codesText(codes []string) string {
 // response, which would give generated clients an error type per
 // response; generators ignore extensions, and the descriptions say the
 // same in words.
+// ErrorMessagesExtension, on a v1 response with the middleware's
+// {error, requestId} body, lists the messages its error takes there.
 const (
-	ErrorCodesExtension  = "x-error-codes"
-	ErrorFieldsExtension = "x-error-fields"
+	ErrorCodesExtension    = "x-error-codes"
+	ErrorFieldsExtension   = "x-error-fields"
+	ErrorMessagesExtension = "x-error-messages"
 )
 
 // errorResponse is a response carrying the error envelope, its

@@ -2,6 +2,9 @@ package spec
 
 import (
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 
 	v1 "github.com/finsync/finsync/api/v1"
 	"github.com/finsync/finsync/domain"
@@ -183,15 +186,45 @@ func v1ErrorSchemas() Obj {
 		{errorSchema, describe(object(req("error", ref("ErrorDetail"))),
 			"The error envelope of every endpoint error response. Each response's description names the codes "+
 				"error.code takes there.")},
-		{"AuthError", v1Middleware([]string{
-			"Missing or invalid Authorization header", "Invalid API key",
-			"API key has been disabled", "API key has expired",
-		})},
-		{"SubscriptionError", v1Middleware([]string{"API access requires active pro subscription or trial"})},
-		{"RateLimitError", v1Middleware([]string{"Rate limit exceeded"},
-			req("retryAfter", describe(count(), "Epoch milliseconds after which to retry.")))},
-		{"MiddlewareInternalError", v1Middleware([]string{"Internal error"})},
+		{middlewareErrorSchema, describe(v1Middleware(slices.Concat(v1AuthMessages(), v1PlanMessages(), v1RateMessages(), v1InternalMessages()),
+			opt("retryAfter", describe(count(), "Epoch milliseconds after which to retry (rate-limited answers only)."))),
+			"The body of the errors authentication, the plan check and the rate limit answer before an endpoint runs "+
+				"(and of an internal error among them). Each response's description names the messages error takes there.")},
 	}
+}
+
+// middlewareErrorSchema names v1's one schema of the middleware's
+// {error, requestId} errors.
+const middlewareErrorSchema = "MiddlewareError"
+
+// The messages of v1's middleware errors, by response.
+func v1AuthMessages() []string {
+	return []string{"Missing or invalid Authorization header", "Invalid API key", "API key has been disabled", "API key has expired"}
+}
+
+func v1PlanMessages() []string {
+	return []string{"API access requires active pro subscription or trial"}
+}
+
+func v1RateMessages() []string { return []string{"Rate limit exceeded"} }
+
+func v1InternalMessages() []string { return []string{"Internal error"} }
+
+// middlewareResponse is a v1 response carrying the middleware's error
+// body, its description and ErrorMessagesExtension naming the messages it
+// may hold.
+func middlewareResponse(desc string, headers Obj, messages []string) Obj {
+	return append(jsonResponse(desc+" error: "+strings.Join(quoted(messages), " or ")+".", ref(middlewareErrorSchema), headers),
+		KV{ErrorMessagesExtension, messages})
+}
+
+// quoted quotes each message.
+func quoted(ms []string) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = strconv.Quote(m)
+	}
+	return out
 }
 
 // v1Unrouted are the responses to requests that match no operation.
@@ -211,16 +244,17 @@ func v1Responses() Obj {
 			"a query string that does not decode (a malformed percent-escape: `query: <text>`), or "+unknownQueryText+
 			".", limited, "BAD_REQUEST")},
 		{publicBadRequestName, publicBadRequest()},
-		{"Unauthorized", jsonResponse("Authentication failed.", ref("AuthError"), responseHeaders(public))},
-		{"Forbidden", jsonResponse("No active pro subscription or trial.", ref("SubscriptionError"),
-			responseHeaders(maybeLimited))},
+		{"Unauthorized", middlewareResponse("Authentication failed.", responseHeaders(public), v1AuthMessages())},
+		{"Forbidden", middlewareResponse("No active pro subscription or trial.", responseHeaders(maybeLimited), v1PlanMessages())},
 		{"NotFound", endpoint("Bank connection not found.", limited, "NOT_FOUND")},
-		{"RateLimited", jsonResponse("Rate limit exceeded.", ref("RateLimitError"),
-			responseHeaders(limited, KV{hdrRetryAfter, headerRef("RetryAfterOptional")}))},
-		{"InternalError", jsonResponse("Internal error, from authentication (shape 2) or the endpoint (shape 1, "+
-			"the Error envelope, whose error.code is INTERNAL_ERROR).",
-			Obj{{"oneOf", []Obj{ref(errorSchema), ref("MiddlewareInternalError")}}},
-			responseHeaders(maybeLimited)).with(ErrorCodesExtension, []string{"INTERNAL_ERROR"})},
+		{"RateLimited", middlewareResponse("Rate limit exceeded; the body always carries retryAfter.",
+			responseHeaders(limited, KV{hdrRetryAfter, headerRef("RetryAfterOptional")}), v1RateMessages()).
+			with(ErrorFieldsExtension, []string{"retryAfter"})},
+		{"InternalError", jsonResponse("Internal error, from authentication (the MiddlewareError body, whose error is "+
+			"\"Internal error\") or the endpoint (the Error envelope, whose error.code is INTERNAL_ERROR).",
+			Obj{{"oneOf", []Obj{ref(errorSchema), ref(middlewareErrorSchema)}}},
+			responseHeaders(maybeLimited)).with(ErrorCodesExtension, []string{"INTERNAL_ERROR"}).
+			with(ErrorMessagesExtension, v1InternalMessages())},
 		{"ProviderServiceUnavailable", endpoint("The provider is unavailable.", limited, "PROVIDER_SERVICE_UNAVAILABLE")},
 		{serviceUnavailableName, serviceUnavailable(contractV1)},
 	}
