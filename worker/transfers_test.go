@@ -3,9 +3,7 @@ package worker_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,14 +133,7 @@ func (e *benchEnv) live(id string) bool {
 // and their ratio; FINSYNC_BENCH_SYNC_ROUNDS sets the rounds (default 2).
 func BenchmarkSyncFirstPlaidTransfers(b *testing.B) {
 	size := benchSize(b)
-	rounds := 2
-	if v := os.Getenv("FINSYNC_BENCH_SYNC_ROUNDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			b.Fatalf("FINSYNC_BENCH_SYNC_ROUNDS=%q: want a positive integer", v)
-		}
-		rounds = n
-	}
+	rounds := syncRounds(b)
 	times := map[bool][]time.Duration{}
 	for range b.N {
 		for r := range rounds {
