@@ -13,7 +13,7 @@ const QueueDestinations = river.QueueDefault
 // changes, until none is left. It is unique per destination while queued,
 // retrying or running, so one destination is never drained by two jobs at
 // once; a change committed while the drain runs is picked up by that drain
-// (see storage.DrainDone).
+// (see storage.Tx.FinishDestinationDrain).
 type DeliverDestination struct {
 	DestinationID uuid.UUID `json:"destination_id"`
 }

@@ -16,7 +16,7 @@ const QueueWebhooks = "webhooks"
 // unique per subscription while queued, scheduled or running, so one
 // subscription is never drained by two jobs at once; an event committed
 // while the drain runs is picked up by that drain (see
-// storage.WebhookDrainDone).
+// storage.Tx.FinishWebhookDrain).
 type DeliverWebhook struct {
 	SubscriptionID uuid.UUID `json:"subscription_id"`
 }

@@ -45,7 +45,7 @@ type OutboxEvent struct {
 // the account is linked to (explicitly, or by a destination following all
 // the user's accounts), inside the transaction of the change, and
 // returns those destinations' ids. It takes a share lock on each of them,
-// so that a drain deciding it is done (DrainDone) either sees the event or
+// so that a drain deciding it is done (FinishDestinationDrain) either sees the event or
 // finishes before the change commits.
 func enqueueAccountEvent(ctx context.Context, tx pgx.Tx, ev AccountEvent) ([]uuid.UUID, error) {
 	rows, err := tx.Query(ctx, `

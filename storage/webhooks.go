@@ -173,7 +173,7 @@ type WebhookEvent struct {
 // of the user that asked for its type, inside the transaction of the
 // change, and returns those subscriptions' ids. It takes a share lock on
 // each subscription, so that a drain deciding it is done
-// (WebhookDrainDone) either sees the event or finishes before the change
+// (FinishWebhookDrain) either sees the event or finishes before the change
 // commits.
 func enqueueWebhookEvent(ctx context.Context, tx pgx.Tx, ev WebhookEvent) ([]uuid.UUID, error) {
 	rows, err := tx.Query(ctx, `
