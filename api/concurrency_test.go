@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -291,7 +292,12 @@ func TestExpensiveCapPerProcess(t *testing.T) {
 	held := make(chan capResult, 1)
 	go func() { held <- getWith(t, a+large, key1) }()
 	waitHeld(t, f, u1.ID, 1, cred1)
-	wantCapped(t, "another tenant's large listing on the busy process", getWith(t, a+large, key2), false)
+	busy := getWith(t, a+large, key2)
+	wantCapped(t, "another tenant's large listing on the busy process", busy, false)
+	// The refusal says it is the server's cap, not the key's.
+	if !strings.Contains(busy.body, "on this server: 1 at a time, all API keys together") {
+		t.Fatalf("the process cap's refusal: %s", busy.body)
+	}
 	if err := lock.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -171,7 +171,7 @@ func (k *Concurrency) Handler(r Responder, routes ExpensiveRoutes) gin.HandlerFu
 		case k.running <- struct{}{}:
 			defer func() { <-k.running }()
 		default:
-			r.RateLimited(c, LimitInfo{Name: ConcurrentLimitName, Count: k.cfg.PerProcess}, k.cfg.RetryAfter)
+			r.RateLimited(c, LimitInfo{Name: ConcurrentProcessLimitName, Count: k.cfg.PerProcess}, k.cfg.RetryAfter)
 			c.Abort()
 			return
 		}
@@ -186,9 +186,14 @@ func (k *Concurrency) Handler(r Responder, routes ExpensiveRoutes) gin.HandlerFu
 	}
 }
 
-// ConcurrentLimitName is the LimitInfo.Name of a refusal past the cap; its
-// Period is zero (a count of requests at once, not per period).
-const ConcurrentLimitName = "concurrent-expensive"
+// ConcurrentLimitName is the LimitInfo.Name of a refusal past a
+// credential's cap, ConcurrentProcessLimitName of one past the process's
+// (every credential together); their Period is zero (a count of requests
+// at once, not per period).
+const (
+	ConcurrentLimitName        = "concurrent-expensive"
+	ConcurrentProcessLimitName = "concurrent-expensive-process"
+)
 
 // expensive reports whether the request is an expensive one of routes.
 func (k *Concurrency) expensive(c *gin.Context, routes ExpensiveRoutes) bool {

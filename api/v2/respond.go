@@ -108,8 +108,11 @@ func (Responder) Internal(c *gin.Context) {
 }
 
 func limitMessage(l middleware.LimitInfo) string {
-	if l.Name == middleware.ConcurrentLimitName {
+	switch l.Name {
+	case middleware.ConcurrentLimitName:
 		return fmt.Sprintf("Too many expensive requests at once: %d at a time per API key (rule previews and large listings); retry when one has finished", l.Count)
+	case middleware.ConcurrentProcessLimitName:
+		return fmt.Sprintf("Too many expensive requests at once on this server: %d at a time, all API keys together (rule previews and large listings); retry shortly", l.Count)
 	}
 	per := "minute"
 	if l.Period == time.Hour {
