@@ -139,46 +139,32 @@ func TestGeneratedClientsListTransactions(t *testing.T) {
 // ErrorDetail type or a struct of its own (a narrowed copy of the
 // envelope), sorted.
 func envelopeTypes(t *testing.T, path string) []string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
-	if err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
-	var out []string
-	for _, decl := range f.Decls {
-		gd, ok := decl.(*ast.GenDecl)
-		if !ok || gd.Tok != token.TYPE {
-			continue
+	return structsWithField(t, path, func(f *ast.Field) bool {
+		if len(f.Names) != 1 || f.Names[0].Name != "Error" {
+			return false
 		}
-		for _, spec := range gd.Specs {
-			ts := spec.(*ast.TypeSpec)
-			st, ok := ts.Type.(*ast.StructType)
-			if ts.Assign.IsValid() || !ok {
-				continue
-			}
-			for _, field := range st.Fields.List {
-				if len(field.Names) != 1 || field.Names[0].Name != "Error" {
-					continue
-				}
-				switch ft := field.Type.(type) {
-				case *ast.StructType:
-					out = append(out, ts.Name.Name)
-				case *ast.Ident:
-					if ft.Name == "ErrorDetail" {
-						out = append(out, ts.Name.Name)
-					}
-				}
-			}
+		switch ft := f.Type.(type) {
+		case *ast.StructType:
+			return true
+		case *ast.Ident:
+			return ft.Name == "ErrorDetail"
 		}
-	}
-	slices.Sort(out)
-	return out
+		return false
+	})
 }
 
 // middlewareTypes are the types a generated client declares (aliases
 // aside) for v1's middleware error body: structs with a RequestId field,
 // sorted.
 func middlewareTypes(t *testing.T, path string) []string {
+	return structsWithField(t, path, func(f *ast.Field) bool {
+		return len(f.Names) == 1 && f.Names[0].Name == "RequestId"
+	})
+}
+
+// structsWithField lists, sorted, the struct types (aliases aside)
+// declared in the Go file at path that have a field match accepts.
+func structsWithField(t *testing.T, path string, match func(*ast.Field) bool) []string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
 	if err != nil {
@@ -196,10 +182,8 @@ func middlewareTypes(t *testing.T, path string) []string {
 			if ts.Assign.IsValid() || !ok {
 				continue
 			}
-			for _, field := range st.Fields.List {
-				if len(field.Names) == 1 && field.Names[0].Name == "RequestId" {
-					out = append(out, ts.Name.Name)
-				}
+			if slices.ContainsFunc(st.Fields.List, match) {
+				out = append(out, ts.Name.Name)
 			}
 		}
 	}

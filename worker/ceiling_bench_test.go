@@ -81,27 +81,10 @@ func BenchmarkSyncCeilings(b *testing.B) {
 // reportRatio reports the medians of a sync's and its ceiling's rates and
 // the sync's share of the ceiling, in percent.
 func reportRatio(b *testing.B, name string, syncRate, ceilRate []float64) {
-	s, c := medianFloat(syncRate), medianFloat(ceilRate)
+	s, c := median(syncRate), median(ceilRate)
 	b.ReportMetric(s, name+"-tx/s")
 	b.ReportMetric(c, name+"-ceiling-tx/s")
 	b.ReportMetric(100*s/c, name+"-%-of-ceiling")
-}
-
-// medianFloat is the median of xs (the mean of the middle two for an
-// even count).
-func medianFloat(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // syncRounds is FINSYNC_BENCH_SYNC_ROUNDS (default 2).

@@ -179,9 +179,9 @@ func onOff(on bool) string {
 	return "off"
 }
 
-// median is the middle of ds (the mean of the two middle ones).
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
+// median is the middle of xs (the mean of the two middle ones).
+func median[T time.Duration | float64](xs []T) T {
+	s := slices.Clone(xs)
 	slices.Sort(s)
 	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 }
