@@ -3,6 +3,7 @@ package domain
 import (
 	"database/sql/driver"
 	"fmt"
+	"strconv"
 
 	"github.com/shopspring/decimal"
 )
@@ -68,8 +69,45 @@ func (m Money) String() string { return m.d.String() }
 // MarshalJSON writes the amount as a JSON number.
 func (m Money) MarshalJSON() ([]byte, error) { return []byte(m.d.String()), nil }
 
-// AppendJSON appends the amount's JSON number form to b.
-func (m Money) AppendJSON(b []byte) []byte { return append(b, m.d.String()...) }
+// AppendJSON appends the amount's JSON number form to b: the same text as
+// String, written without allocating for the amounts a listing carries
+// (at most 18 digits and 18 decimals); others go through String.
+func (m Money) AppendJSON(b []byte) []byte {
+	exp := m.d.Exponent()
+	if exp > 0 || exp < -18 || m.d.NumDigits() > 18 {
+		return append(b, m.d.String()...)
+	}
+	c := m.d.CoefficientInt64()
+	if exp == 0 {
+		return strconv.AppendInt(b, c, 10)
+	}
+	u := uint64(c)
+	if c < 0 {
+		b = append(b, '-')
+		u = -u
+	}
+	decimals := int(-exp)
+	scale := uint64(1)
+	for range decimals {
+		scale *= 10
+	}
+	b = strconv.AppendUint(b, u/scale, 10)
+	frac := u % scale
+	if frac == 0 {
+		return b
+	}
+	for frac%10 == 0 {
+		frac /= 10
+		decimals--
+	}
+	b = append(b, '.')
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], frac, 10)
+	for range decimals - len(d) {
+		b = append(b, '0')
+	}
+	return append(b, d...)
+}
 
 // UnmarshalJSON reads a JSON number (a quoted decimal string is refused, so
 // that clients cannot mix forms).

@@ -2,7 +2,10 @@ package domain
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/shopspring/decimal"
 )
 
 func TestMoneyJSON(t *testing.T) {
@@ -62,5 +65,29 @@ func TestMoneyNoFloatDrift(t *testing.T) {
 	a, b := MustMoney("0.1"), MustMoney("0.2")
 	if got := a.Add(b).String(); got != "0.3" {
 		t.Fatalf("0.1+0.2 = %s", got)
+	}
+}
+
+// TestMoneyAppendJSONIsString checks the allocation-free JSON form against
+// String over edge cases and many random coefficients and exponents.
+func TestMoneyAppendJSONIsString(t *testing.T) {
+	cases := []decimal.Decimal{
+		decimal.New(0, 0), decimal.New(0, -2), decimal.New(-100, -2), decimal.New(5, -1), decimal.New(-5, -3),
+		decimal.New(123456789012345678, -18), decimal.New(-999999999999999999, -9), decimal.New(1, 2),
+		decimal.New(1234567890123456789, -2), decimal.New(7, -19), decimal.New(120, -1), decimal.New(-1, 0),
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		c := rng.Int64N(2_000_000_000_000) - 1_000_000_000_000
+		if rng.IntN(4) == 0 {
+			c = rng.Int64() >> rng.IntN(64)
+		}
+		cases = append(cases, decimal.New(c, -int32(rng.IntN(21))))
+	}
+	for _, d := range cases {
+		m := MoneyFromDecimal(d)
+		if got, want := string(m.AppendJSON(nil)), d.String(); got != want {
+			t.Fatalf("AppendJSON(%s, coefficient %d exp %d) = %q, want %q", d, d.CoefficientInt64(), d.Exponent(), got, want)
+		}
 	}
 }

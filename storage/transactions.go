@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -19,14 +20,23 @@ const transactionColumns = `t.id, t.user_id, t.bank_connection_id, t.account_id,
 	t.payment_channel, t.check_number, t.original_description, t.source, t.type, t.created_at, t.posted_at`
 
 // txRow holds one row of transactionColumns in pgx's own types, which pgx
-// decodes from the binary protocol without the database/sql detour.
+// decodes from the binary protocol without the database/sql detour. A
+// listing reuses one txRow for all its rows: its scan destinations are
+// built once, not once per row.
 type txRow struct {
 	id, userID, connID, accountID, categoryID, categoryRuleID                pgtype.UUID
+	provider, providerID, status, summary, currency                          string
 	merchant, catSource, feeType, subAccount, channel, check, desc, src, typ pgtype.Text
 	amount, fees, net                                                        pgtype.Numeric
 	authorized, posted                                                       pgtype.Date
+	hidden                                                                   bool
+	createdAt                                                                time.Time
 	postedAt                                                                 pgtype.Timestamptz
 	transferID                                                               pgtype.UUID
+	// dest is transactionColumns' destinations, then transferIDColumn's
+	// when withTransfer; built on first use.
+	dest         []any
+	withTransfer bool
 }
 
 // scanTransaction reads one row of transactionColumns.
@@ -35,29 +45,42 @@ func scanTransaction(row pgx.Row, t *domain.Transaction) error {
 	return r.scan(row, t)
 }
 
-// scan reads one row of transactionColumns through r, which a listing
-// reuses for all its rows.
+// scan reads one row of transactionColumns through r.
 func (r *txRow) scan(row pgx.Row, t *domain.Transaction) error {
-	return r.scanWith(row, t)
+	return r.scanRow(row, t, false)
 }
 
 // scanWithTransfer reads one row of transactionColumns followed by
-// transferIDColumn.
+// transferIDColumn. A txRow scans rows of one shape only: with or without
+// the transfer.
 func (r *txRow) scanWithTransfer(row pgx.Row, t *domain.Transaction) error {
-	if err := r.scanWith(row, t, &r.transferID); err != nil {
+	if err := r.scanRow(row, t, true); err != nil {
 		return err
 	}
 	t.TransferID = uuidPtr(r.transferID)
 	return nil
 }
 
-// scanWith reads one row of transactionColumns followed by extra.
-func (r *txRow) scanWith(row pgx.Row, t *domain.Transaction, extra ...any) error {
-	dest := []any{&r.id, &r.userID, &r.connID, &r.accountID, &t.Provider, &t.ProviderID,
-		&t.Status, &t.Summary, &r.amount, &t.Currency, &r.authorized, &r.posted, &r.merchant,
-		&r.categoryID, &r.catSource, &r.categoryRuleID, &t.Hidden, &r.fees, &r.feeType, &r.net, &r.subAccount,
-		&r.channel, &r.check, &r.desc, &r.src, &r.typ, &t.CreatedAt, &r.postedAt}
-	err := row.Scan(append(dest, extra...)...)
+// destinations returns the scan destinations of one row, built once.
+func (r *txRow) destinations(withTransfer bool) []any {
+	if r.dest != nil && r.withTransfer == withTransfer {
+		return r.dest
+	}
+	r.dest = []any{&r.id, &r.userID, &r.connID, &r.accountID, &r.provider, &r.providerID,
+		&r.status, &r.summary, &r.amount, &r.currency, &r.authorized, &r.posted, &r.merchant,
+		&r.categoryID, &r.catSource, &r.categoryRuleID, &r.hidden, &r.fees, &r.feeType, &r.net, &r.subAccount,
+		&r.channel, &r.check, &r.desc, &r.src, &r.typ, &r.createdAt, &r.postedAt}
+	if withTransfer {
+		r.dest = append(r.dest, &r.transferID)
+	}
+	r.withTransfer = withTransfer
+	return r.dest
+}
+
+// scanRow reads one row of transactionColumns (and transferIDColumn when
+// withTransfer) into t.
+func (r *txRow) scanRow(row pgx.Row, t *domain.Transaction, withTransfer bool) error {
+	err := row.Scan(r.destinations(withTransfer)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
@@ -65,6 +88,8 @@ func (r *txRow) scanWith(row pgx.Row, t *domain.Transaction, extra ...any) error
 		return err
 	}
 	t.ID, t.UserID, t.AccountID = r.id.Bytes, r.userID.Bytes, r.accountID.Bytes
+	t.Provider, t.ProviderID, t.Status, t.Summary, t.Currency = r.provider, r.providerID, r.status, r.summary, r.currency
+	t.Hidden, t.CreatedAt = r.hidden, r.createdAt
 	t.BankConnectionID, t.CategoryID, t.CategoryRuleID = uuidPtr(r.connID), uuidPtr(r.categoryID), uuidPtr(r.categoryRuleID)
 	t.Amount = domain.MoneyFromDecimal(decimal.NewFromBigInt(r.amount.Int, r.amount.Exp))
 	t.Fees, t.NetAmount = moneyPtr(r.fees), moneyPtr(r.net)

@@ -57,7 +57,7 @@ func (s *Server) previewRule(c *gin.Context) {
 		return
 	}
 	c.Header("Content-Length", strconv.Itoa(len(body)))
-	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
+	writeJSON(c, http.StatusOK, body)
 }
 
 // previewBudget bounds one preview's work, below the request deadline and

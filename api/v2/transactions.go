@@ -61,7 +61,7 @@ func (s *Server) listTransactions(c *gin.Context) {
 	pg.appendInfo(&o, hasMore, last)
 	body := o.End()
 	c.Header("Content-Length", strconv.Itoa(len(body)))
-	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
+	writeJSON(c, http.StatusOK, body)
 }
 
 // appendTransaction appends the version 2 Transaction object.

@@ -38,5 +38,5 @@ func (s *Server) updateTransaction(c *gin.Context) {
 		s.handle(c, err)
 		return
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", appendTransaction(nil, &t))
+	writeJSON(c, http.StatusOK, appendTransaction(nil, &t))
 }

@@ -47,7 +47,7 @@ func (s *Server) listTransfers(c *gin.Context) {
 	pg.appendInfo(&o, hasMore, last)
 	body := o.End()
 	c.Header("Content-Length", strconv.Itoa(len(body)))
-	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
+	writeJSON(c, http.StatusOK, body)
 }
 
 // createTransfer pairs two transactions by hand: 201 {transfer}; 400 when
@@ -85,7 +85,7 @@ func (s *Server) createTransfer(c *gin.Context) {
 	}
 	o := jsonw.Start(nil)
 	o.Raw("transfer", appendTransfer(nil, &t))
-	c.Data(http.StatusCreated, "application/json; charset=utf-8", o.End())
+	writeJSON(c, http.StatusCreated, o.End())
 }
 
 // requiredUUID decodes a required UUID string member.

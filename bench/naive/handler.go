@@ -29,8 +29,8 @@ const listSQL = `SELECT t.id, t.user_id, t.bank_connection_id, t.account_id, t.p
 	t.category_id, COALESCE(t.category_source, 'provider'),
 	CASE WHEN t.category_source = 'rule' THEN t.category_rule_id END, t.hidden, t.fees, t.fee_type, t.net_amount,
 	t.sub_account, t.payment_channel, t.check_number, t.original_description, t.source, t.type, t.created_at, t.posted_at,
-	COALESCE((SELECT tr.id FROM transfers tr WHERE tr.outflow_transaction_id = t.id AND tr.user_id = $1),
-		(SELECT tr.id FROM transfers tr WHERE tr.inflow_transaction_id = t.id AND tr.user_id = $1))
+	CASE WHEN t.amount < 0 THEN (SELECT tr.id FROM transfers tr WHERE tr.outflow_transaction_id = t.id AND tr.user_id = $1)
+		ELSE (SELECT tr.id FROM transfers tr WHERE tr.inflow_transaction_id = t.id AND tr.user_id = $1) END
 	FROM transactions t WHERE t.user_id = $1 AND t.status = $2 AND NOT t.hidden
 	ORDER BY t.tx_date DESC, t.id DESC LIMIT $3`
 
