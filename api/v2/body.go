@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -259,11 +258,4 @@ func jsonKind(goKind string) string {
 		return "an object"
 	}
 	return "a number"
-}
-
-// writeJSON answers status with a JSON body whose length is declared, so
-// that a listing's page goes out in one write rather than in chunks.
-func writeJSON(c *gin.Context, status int, body []byte) {
-	c.Header("Content-Length", strconv.Itoa(len(body)))
-	c.Data(status, "application/json; charset=utf-8", body)
 }

@@ -6,13 +6,14 @@ package v2
 import (
 	"errors"
 	"fmt"
-	"github.com/finsync/finsync/api/apierr"
-	"github.com/finsync/finsync/api/idempotency"
-	"github.com/finsync/finsync/api/params"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/finsync/finsync/api/apierr"
+	"github.com/finsync/finsync/api/idempotency"
+	"github.com/finsync/finsync/api/params"
 
 	"github.com/gin-gonic/gin"
 
@@ -129,4 +130,11 @@ func limitMessage(l middleware.LimitInfo) string {
 		msg += " on the " + l.Plan + " plan"
 	}
 	return msg
+}
+
+// writeJSON answers status with a JSON body whose length is declared, so
+// that a listing's page goes out in one write rather than in chunks.
+func writeJSON(c *gin.Context, status int, body []byte) {
+	c.Header("Content-Length", strconv.Itoa(len(body)))
+	c.Data(status, "application/json; charset=utf-8", body)
 }

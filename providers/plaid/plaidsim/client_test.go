@@ -5,9 +5,10 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/plaid/plaid-go/v20/plaid"
+
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simtest"
-	"github.com/plaid/plaid-go/v20/plaid"
 )
 
 // plaidClient returns the official Plaid client pointed at the simulator.

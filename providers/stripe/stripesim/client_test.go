@@ -7,9 +7,10 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/stripe/stripe-go/v84"
+
 	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simtest"
-	"github.com/stripe/stripe-go/v84"
 )
 
 // stripeClient returns the official Stripe client pointed at the simulator.
