@@ -68,6 +68,7 @@ func Open(ctx context.Context, url string, opts Options) (*pgxpool.Pool, error) 
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	cfg.AfterConnect = registerTypes
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database pool: %w", err)

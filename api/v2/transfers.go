@@ -46,7 +46,6 @@ func (s *Server) listTransfers(c *gin.Context) {
 	}
 	pg.appendInfo(&o, hasMore, last)
 	body := o.End()
-	c.Header("Content-Length", strconv.Itoa(len(body)))
 	writeJSON(c, http.StatusOK, body)
 }
 
