@@ -132,7 +132,7 @@ func datePtr(v pgtype.Date) *domain.Date {
 	if !v.Valid {
 		return nil
 	}
-	d := domain.DateOf(v.Time)
+	d := domain.Date{Time: v.Time} // pgx decodes a date as midnight UTC already
 	return &d
 }
 
