@@ -13,6 +13,8 @@
 #   BENCH_DURATION  wrk duration of each measured run (default 30s)
 #   BENCH_WARMUP    wrk duration of each server's warm-up (default 10s)
 #   BENCH_ROUNDS    how many times to repeat the whole comparison (default 1)
+#   BENCH_CONNS     wrk connections at limit=50 (default 32)
+#   BENCH_CONNS_EXPENSIVE  wrk connections at limit=250 (default 8: the server's cap on expensive requests)
 #   FINSYNC_BIN     measure this finsync binary instead of building ./cmd/finsync (to try a change)
 #   REAL_GOGC       GOGC for the real server only (default: unset, so finsync serve uses its own 400)
 #   NAIVE_FLAGS     extra flags for bench/naive, e.g. -cache-auth (remember each key's user: the baseline then measures the listing alone)
@@ -74,8 +76,16 @@ wait_ok() { # URL: wait until it answers 200 with the first key
 wait_ok "http://$REAL/v2/transactions?limit=50"
 wait_ok "http://$NAIVE/v2/transactions?limit=50"
 
+# Connections per run: 32 at limit=50; at limit=250, 8. A page over 100
+# rows is an expensive request, and one server runs at most 8 of those at
+# once (middleware.DefaultExpensivePerProcess), answering 429 past that, so
+# 32 connections would measure refusals. Both servers get the same number.
+conns_for() { # LIMIT
+  if [ "$1" -gt 100 ]; then echo "${BENCH_CONNS_EXPENSIVE:-8}"; else echo "${BENCH_CONNS:-32}"; fi
+}
+
 run_wrk() { # LABEL URL LIMIT DURATION
-  BENCH_LABEL=$1 wrk -t2 -c32 -d"$4" -s bench/wrk/rotate.lua "$2" -- "$KEYS" "$3" | grep '^RESULT'
+  BENCH_LABEL=$1 wrk -t2 -c"$(conns_for "$3")" -d"$4" -s bench/wrk/rotate.lua "$2" -- "$KEYS" "$3" | grep '^RESULT'
 }
 
 echo "== warming up ($WARMUP each)"
@@ -97,7 +107,7 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 echo
-echo "== results ($results; wrk -t2 -c32 -d$DURATION, $(nproc) cores)"
+echo "== results ($results; wrk -t2 -d$DURATION, -c$(conns_for 50) at limit=50 and -c$(conns_for 250) at limit=250, $(nproc) cores)"
 awk '
   function field(name,   i, kv) {
     for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == name) return kv[2] }
