@@ -14,7 +14,7 @@
 #   BENCH_WARMUP    wrk duration of each server's warm-up (default 10s)
 #   BENCH_ROUNDS    how many times to repeat the whole comparison (default 1)
 #   BENCH_CONNS     wrk connections at limit=50 (default 32)
-#   BENCH_CONNS_EXPENSIVE  wrk connections at limit=250 (default 8: the server's cap on expensive requests)
+#   BENCH_CONNS_EXPENSIVE  wrk connections at limit=250 (default 6, under the server's cap of 8 expensive requests)
 #   FINSYNC_BIN     measure this finsync binary instead of building ./cmd/finsync (to try a change)
 #   REAL_GOGC       GOGC for the real server only (default: unset, so finsync serve uses its own 400)
 #   NAIVE_FLAGS     extra flags for bench/naive, e.g. -cache-auth (remember each key's user: the baseline then measures the listing alone)
@@ -76,12 +76,14 @@ wait_ok() { # URL: wait until it answers 200 with the first key
 wait_ok "http://$REAL/v2/transactions?limit=50"
 wait_ok "http://$NAIVE/v2/transactions?limit=50"
 
-# Connections per run: 32 at limit=50; at limit=250, 8. A page over 100
+# Connections per run: 32 at limit=50; at limit=250, 6. A page over 100
 # rows is an expensive request, and one server runs at most 8 of those at
 # once (middleware.DefaultExpensivePerProcess), answering 429 past that, so
-# 32 connections would measure refusals. Both servers get the same number.
+# 32 connections would measure refusals; at 8, a connection's next request
+# can arrive before its previous one's slot is given back. Both servers get
+# the same number.
 conns_for() { # LIMIT
-  if [ "$1" -gt 100 ]; then echo "${BENCH_CONNS_EXPENSIVE:-8}"; else echo "${BENCH_CONNS:-32}"; fi
+  if [ "$1" -gt 100 ]; then echo "${BENCH_CONNS_EXPENSIVE:-6}"; else echo "${BENCH_CONNS:-32}"; fi
 }
 
 run_wrk() { # LABEL URL LIMIT DURATION
