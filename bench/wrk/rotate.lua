@@ -3,8 +3,11 @@
 --   wrk -t2 -c32 -d30s -s bench/wrk/rotate.lua http://127.0.0.1:18480 -- KEYS_FILE LIMIT [LABEL]
 --
 -- Every request carries the next user's API key from KEYS_FILE (one key a
--- line), so the load rotates over all users; each thread starts at its own
--- offset into the keys so that threads do not walk in lockstep. Requests go
+-- line), so the load rotates over all users; thread i of BENCH_THREADS
+-- (default 2, as the scripts run wrk with -t2) takes keys i+1, i+1+T, ...,
+-- so that two threads never send one key at once: a key has one slot for
+-- expensive requests, and threads starting at different offsets caught up
+-- with each other and were refused in bursts. Requests go
 -- to /v2/transactions?limit=LIMIT (BENCH_PATH replaces /v2/transactions,
 -- for example /v2/transfers). done() prints one machine-readable line:
 --
@@ -25,6 +28,7 @@ end
 -- Per-thread state (each wrk thread runs its own copy of the script).
 keys = {}
 pos = 1
+step = 1
 path = "/v2/transactions?limit=50"
 
 function init(args)
@@ -39,17 +43,15 @@ function init(args)
   if #keys == 0 then
     error("rotate.lua: no keys in " .. file)
   end
-  -- Start each thread at its own point in the keys (golden-ratio steps,
-  -- so any number of threads stays apart; 0 and 618 of 1,000 for two).
-  local frac = (id * 0.6180339887) % 1
-  pos = math.floor(#keys * frac) % #keys + 1
+  step = tonumber(os.getenv("BENCH_THREADS") or "2")
+  pos = id % step + 1
 end
 
 function request()
   local key = keys[pos]
-  pos = pos + 1
+  pos = pos + step
   if pos > #keys then
-    pos = 1
+    pos = pos - #keys
   end
   return wrk.format("GET", path, { ["Authorization"] = "Bearer " .. key })
 end
