@@ -103,10 +103,7 @@ func (w *transactionWriter) Upsert(ctx context.Context, txs []domain.Transaction
 	if err := w.lockAccounts(ctx, txs); err != nil {
 		return nil, err
 	}
-	hashes := make([][]byte, len(txs))
-	for i := range txs {
-		hashes[i] = syncHash(&txs[i])
-	}
+	hashes := syncHashes(txs)
 	// A removal of a row the page also upserts must wait for the upsert;
 	// the others are looked up with the digests, in the same statement.
 	removed, removedLater := splitRemovals(txs, removed)
