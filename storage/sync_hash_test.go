@@ -34,6 +34,10 @@ func TestSyncHashIsUnchanged(t *testing.T) {
 		{Amount: domain.MustMoney("0"), AuthorizedDate: date(9999, 12, 31), PostedDate: date(10000, 1, 1)},
 		{Amount: domain.MustMoney("-0.000001"), AuthorizedDate: date(-5, 6, 7)},
 	}
+	for day := time.Date(1999, 12, 25, 0, 0, 0, 0, time.UTC); day.Year() < 2001; day = day.AddDate(0, 0, 1) {
+		in := domain.Date{Time: day.In(time.FixedZone("east", 13*3600))}
+		txs = append(txs, domain.Transaction{AuthorizedDate: &in, PostedDate: &domain.Date{Time: day}})
+	}
 	hashes := syncHashes(txs)
 	for i := range txs {
 		want := syncHashByStrings(&txs[i])
