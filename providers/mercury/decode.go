@@ -44,7 +44,9 @@ func (r *transactionsResponse) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 
 // readTransactions decodes the transactions array, reusing the slice's
 // room as the reflective decoder does (an empty array gives an empty,
-// non-nil slice); null and other values are left to jsonv2.UnmarshalDecode.
+// non-nil slice), or making room for up to a page of rows when it has none
+// and the total is known; null and other values are left to
+// jsonv2.UnmarshalDecode.
 func (r *transactionsResponse) readTransactions(dec *jsontext.Decoder) error {
 	if dec.PeekKind() != '[' {
 		return jsonv2.UnmarshalDecode(dec, &r.Transactions)
@@ -53,6 +55,12 @@ func (r *transactionsResponse) readTransactions(dec *jsontext.Decoder) error {
 		return err
 	}
 	txs := r.Transactions[:0]
+	if cap(txs) == 0 && r.Total > 0 {
+		// The rows of a page (total came first, as Mercury writes it): a
+		// row is large, and growing the slice row by row copied them over
+		// and over.
+		txs = make([]transaction, 0, min(r.Total, PageSize))
+	}
 	strs := make(stringCache)
 	for dec.PeekKind() != ']' {
 		if len(txs) < cap(txs) {
