@@ -287,8 +287,11 @@ func (w *transactionWriter) compare(ctx context.Context, pages []*pageWrite) err
 	if len(pages) == 0 {
 		return nil
 	}
-	var pids, removed []string
-	var hashes [][]byte
+	var upserts, removals int
+	for _, p := range pages {
+		upserts, removals = upserts+len(p.txs), removals+len(p.removed)
+	}
+	pids, hashes, removed := make([]string, 0, upserts), make([][]byte, 0, upserts), make([]string, 0, removals)
 	txStarts, removedStarts := make([]int, len(pages)), make([]int, len(pages))
 	for k, p := range pages {
 		txStarts[k], removedStarts[k] = len(pids), len(removed)
