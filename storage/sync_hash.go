@@ -7,6 +7,9 @@ import (
 	"github.com/finsync/finsync/domain"
 )
 
+// syncHashSize is the length of a sync_hash digest.
+const syncHashSize = 16
+
 // syncHash is the digest a sync stores with a transaction (sync_hash): the
 // first 16 bytes of SHA-256 over the values of the columns a sync compares,
 // each length-prefixed and NULL distinct from empty, so that equal digests
@@ -14,6 +17,22 @@ import (
 // are written in their shortest exact form, so 12.30 and 12.3 agree, as
 // PostgreSQL's numeric comparison does.
 func syncHash(t *domain.Transaction) []byte {
+	return appendSyncHash(make([]byte, 0, syncHashSize), t)
+}
+
+// syncHashes returns the digests of txs, sharing one allocation.
+func syncHashes(txs []domain.Transaction) [][]byte {
+	all := make([]byte, 0, syncHashSize*len(txs))
+	hashes := make([][]byte, len(txs))
+	for i := range txs {
+		all = appendSyncHash(all, &txs[i])
+		hashes[i] = all[len(all)-syncHashSize : len(all) : len(all)]
+	}
+	return hashes
+}
+
+// appendSyncHash appends t's digest (syncHash) to dst.
+func appendSyncHash(dst []byte, t *domain.Transaction) []byte {
 	b := make([]byte, 0, 256)
 	b = append(b, t.AccountID[:]...)
 	b = hashText(b, &t.Status)
@@ -42,7 +61,7 @@ func syncHash(t *domain.Transaction) []byte {
 		b = append(b, 0)
 	}
 	sum := sha256.Sum256(b)
-	return sum[:16]
+	return append(dst, sum[:syncHashSize]...)
 }
 
 // hashText appends a NULL marker, or a presence marker, the length and s.
@@ -55,12 +74,30 @@ func hashText(b []byte, s *string) []byte {
 	return append(b, *s...)
 }
 
+// hashDate appends d as hashText appends d.String(), without making the
+// string.
 func hashDate(b []byte, d *domain.Date) []byte {
 	if d == nil {
 		return append(b, 0)
 	}
-	s := d.String()
-	return hashText(b, &s)
+	// The presence marker, then the length: one uvarint byte, as the text
+	// of any date is shorter than 128 bytes; it is set once written.
+	b = append(b, 1, 0)
+	at := len(b) - 1
+	b = appendDate(b, d)
+	b[at] = byte(len(b) - at - 1)
+	return b
+}
+
+// appendDate appends d.String(): directly for years 0 to 9999, through
+// time's formatting for the others.
+func appendDate(b []byte, d *domain.Date) []byte {
+	y, m, day := d.Date()
+	if y < 0 || y > 9999 {
+		return d.AppendFormat(b, domain.DateLayout)
+	}
+	return append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+m/10), byte('0'+m%10), '-', byte('0'+day/10), byte('0'+day%10))
 }
 
 func hashMoney(b []byte, m *domain.Money) []byte {

@@ -188,10 +188,8 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 			return err
 		}
 		if !stored {
-			for i := range batch {
-				if err := ss.storePage(ctx, tx, w, &batch[i]); err != nil {
-					return err
-				}
+			if err := ss.storePages(ctx, tx, w, batch); err != nil {
+				return err
 			}
 		}
 		if err := ss.transfers(ctx, tx); err != nil {
@@ -366,6 +364,46 @@ func (ss *SyncSession) transfers(ctx context.Context, tx pgx.Tx) error {
 	return detectSynced(ctx, tx, ss.conn, ss.copied, ss.written, ss.windowFrom, ss.copiedBefore)
 }
 
+// storePages writes the batch's pages in order. Once the run is no longer
+// fresh (and unless it is relinking), the digests of every page are
+// compared in one statement before the first page is written
+// (transactionWriter.ComparePages): a batch of rows sent again unchanged
+// then costs one look-up statement, not one per page. The comparison of a
+// page holds as long as no page before it wrote anything; from the first
+// that does, each later page compares its own again, as page by page.
+func (ss *SyncSession) storePages(ctx context.Context, tx pgx.Tx, w *transactionWriter, batch []storedPage) error {
+	if ss.fresh || ss.relinking || len(batch) < 2 {
+		for i := range batch {
+			if err := ss.storePage(ctx, tx, w, &batch[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows, removed, keepPending := make([][]domain.Transaction, len(batch)), make([][]string, len(batch)), make([][]string, len(batch))
+	for i := range batch {
+		var err error
+		if rows[i], keepPending[i], err = ss.rows(ctx, tx, &batch[i]); err != nil {
+			return err
+		}
+		removed[i] = batch[i].Removed
+	}
+	pages, err := w.ComparePages(ctx, rows, removed)
+	if err != nil {
+		return err
+	}
+	for i := range batch {
+		changed, err := w.WritePage(ctx, pages[i])
+		if err != nil {
+			return err
+		}
+		if err := ss.afterPage(ctx, tx, w, &batch[i], changed, keepPending[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // storePage writes one page inside the batch's transaction.
 func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionWriter, page *storedPage) error {
 	rows, keepPending, err := ss.rows(ctx, tx, page)
@@ -381,6 +419,13 @@ func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionW
 	if err != nil {
 		return err
 	}
+	return ss.afterPage(ctx, tx, w, page, changed, keepPending)
+}
+
+// afterPage notes the pending rows a written page listed, replaces the
+// pending sets it completes and runs the user's rules on the rows it
+// changed.
+func (ss *SyncSession) afterPage(ctx context.Context, tx pgx.Tx, w *transactionWriter, page *storedPage, changed []uuid.UUID, keepPending []string) error {
 	if err := notePendingSeen(ctx, tx, ss.conn.ID, keepPending); err != nil {
 		return err
 	}

@@ -241,3 +241,80 @@ func TestPendingSetSpansPages(t *testing.T) {
 		t.Errorf("%d of x1, x3 deleted, want 2", n)
 	}
 }
+
+// TestBatchComparisonSeesWhatEarlierPagesWrote stores batches of several
+// pages in a sync that is not a connection's first, whose digests are
+// compared for the whole batch at once: a page that comes after one that
+// wrote must be compared with what that page wrote, not with what was
+// stored before the batch.
+func TestBatchComparisonSeesWhatEarlierPagesWrote(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	open := func(first bool) *storage.SyncSession {
+		target := storage.SyncTarget{Connection: e.conn, HasTransactions: !first}
+		if !first {
+			now := time.Now()
+			target.Connection.LastSyncedAt = &now
+		}
+		s := e.f.St.OpenSyncSession(target, storage.SyncSessionOptions{})
+		if _, err := s.ApplyAccounts(ctx, "", []domain.ReportedAccount{{ProviderAccountID: "a1", Name: "Checking", Currency: "USD", BalancesUnknown: true}},
+			domain.DateOf(time.Now())); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	rows := e.reported(6) // p0..p5
+	rows[5].Status, rows[5].AuthorizedDate, rows[5].PostedDate = domain.TxPending, rows[5].PostedDate, nil
+	row := func(i int, amount string) domain.ReportedTransaction {
+		r := rows[i]
+		if amount != "" {
+			r.Amount = domain.MustMoney(amount)
+		}
+		return r
+	}
+	apply := func(pages ...domain.ReportedPage) storage.RowChanges { // a whole sync
+		t.Helper()
+		pages[len(pages)-1].Done = true
+		res, err := open(false).ApplyBatch(ctx, pages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Changes
+	}
+	if _, err := open(true).ApplyBatch(ctx, []domain.ReportedPage{{Upserts: rows, Done: true}}); err != nil {
+		t.Fatal(err)
+	}
+
+	if got := apply(domain.ReportedPage{Upserts: rows[:3]}, domain.ReportedPage{Upserts: rows[3:]}); got != (storage.RowChanges{}) {
+		t.Fatalf("unchanged batch: changes %+v, want none", got)
+	}
+	// p1 changed by the first page, and sent as stored before the batch by
+	// the second: the second wins.
+	got := apply(domain.ReportedPage{Upserts: []domain.ReportedTransaction{row(0, ""), row(1, "-7.00")}},
+		domain.ReportedPage{Upserts: []domain.ReportedTransaction{row(1, ""), row(2, "")}})
+	if got != (storage.RowChanges{Modified: 2}) || e.count(t, `provider_id = 'p1' AND amount = -1.25`) != 1 {
+		t.Fatalf("p1 changed then sent as before: changes %+v, p1 at -1.25: %d", got, e.count(t, `provider_id = 'p1' AND amount = -1.25`))
+	}
+	// p2 removed by the first page and sent as before by the second: it
+	// is stored again; p3, removed by a later page, is marked deleted.
+	got = apply(domain.ReportedPage{Removed: []string{"p2"}},
+		domain.ReportedPage{Upserts: []domain.ReportedTransaction{row(2, "")}},
+		domain.ReportedPage{Removed: []string{"p3"}})
+	if got.Removed != 2 || e.count(t, `provider_id = 'p2' AND status = 'posted'`) != 1 || e.count(t, `provider_id = 'p3' AND status = 'deleted'`) != 1 {
+		t.Fatalf("p2 removed then sent again, p3 removed: changes %+v, p2 posted %d, p3 deleted %d", got,
+			e.count(t, `provider_id = 'p2' AND status = 'posted'`), e.count(t, `provider_id = 'p3' AND status = 'deleted'`))
+	}
+	// The pending p5 removed by the first page's pending set, and listed
+	// by the second: it is stored again.
+	got = apply(domain.ReportedPage{Upserts: rows[:1], ReplacePendingFor: []string{"a1"}},
+		domain.ReportedPage{Upserts: []domain.ReportedTransaction{row(5, "")}})
+	if got != (storage.RowChanges{Modified: 1, Removed: 1}) || e.count(t, `provider_id = 'p5' AND status = 'pending'`) != 1 {
+		t.Fatalf("pending p5 replaced then listed: changes %+v", got)
+	}
+	// A removal found by the batch's comparison, with nothing written
+	// before it.
+	if got := apply(domain.ReportedPage{Upserts: rows[:1]}, domain.ReportedPage{Removed: []string{"p4", "unknown"}}); got != (storage.RowChanges{Removed: 1}) ||
+		e.count(t, `provider_id = 'p4' AND status = 'deleted'`) != 1 {
+		t.Fatalf("p4 removed: changes %+v", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/google/uuid"
@@ -60,6 +61,10 @@ type transactionWriter struct {
 	userCategories *bool
 	// changes counts the rows this writer added, modified and removed.
 	changes RowChanges
+	// writes counts the statements that wrote to transactions in this
+	// transaction, so that a comparison made before knows whether it
+	// still holds (pageWrite.compared).
+	writes int
 }
 
 // RowChanges counts a sync's effect on stored transactions: rows inserted,
@@ -81,7 +86,15 @@ func (w *transactionWriter) Changes() RowChanges { return w.changes }
 
 // NoteRemoved adds n rows marked deleted outside the writer's own calls
 // (markTransactionsDeleted, replacePending) to Changes.
-func (w *transactionWriter) NoteRemoved(n int64) { w.changes.Removed += n }
+func (w *transactionWriter) NoteRemoved(n int64) { w.noteRemoved(n) }
+
+// noteRemoved counts n rows marked deleted, and the write when n > 0.
+func (w *transactionWriter) noteRemoved(n int64) {
+	w.changes.Removed += n
+	if n > 0 {
+		w.writes++
+	}
+}
 
 // newTransactionWriter returns a writer for conn's transactions in tx.
 func newTransactionWriter(tx pgx.Tx, conn domain.BankConnection) *transactionWriter {
@@ -96,41 +109,94 @@ func newTransactionWriter(tx pgx.Tx, conn domain.BankConnection) *transactionWri
 // carries over to the posted one that replaces it. When txs names a
 // provider id twice, the last one wins.
 func (w *transactionWriter) Upsert(ctx context.Context, txs []domain.Transaction, removed []string) ([]uuid.UUID, error) {
-	txs = lastOfEachProviderID(txs)
-	if len(txs) == 0 && len(removed) == 0 {
-		return nil, nil
-	}
-	if err := w.lockAccounts(ctx, txs); err != nil {
-		return nil, err
-	}
-	hashes := make([][]byte, len(txs))
-	for i := range txs {
-		hashes[i] = syncHash(&txs[i])
-	}
-	// A removal of a row the page also upserts must wait for the upsert;
-	// the others are looked up with the digests, in the same statement.
-	removed, removedLater := splitRemovals(txs, removed)
-	txs, hashes, gone, err := w.unmatched(ctx, txs, hashes, removed)
+	pages, err := w.ComparePages(ctx, [][]domain.Transaction{txs}, [][]string{removed})
 	if err != nil {
 		return nil, err
+	}
+	return w.WritePage(ctx, pages[0])
+}
+
+// pageWrite is one page's upserts and removals as Upsert writes them: the
+// last row of each provider id with its digest, the removals looked up with
+// the digests, and those of rows the page also upserts, which must wait for
+// the upsert. Once compared, it holds the rows whose digest differs from
+// the stored one and the stored, not yet deleted rows among the removals,
+// as of the writer's count of writes then.
+type pageWrite struct {
+	txs                   []domain.Transaction
+	hashes                [][]byte
+	removed, removedLater []string
+
+	compared bool
+	at       int // the writer's writes when compared
+	merge    []int
+	gone     []uuid.UUID
+}
+
+// ComparePages prepares the pages' writes (pages[i] upserting txs[i] and
+// removing removed[i]) and compares all their digests in one statement:
+// one round trip for a batch whose rows are sent again unchanged. Each
+// comparison holds for WritePage as long as nothing is written before it;
+// WritePage compares again otherwise. It locks the rows' accounts
+// (lockAccounts) and returns nil for a page with nothing to write.
+func (w *transactionWriter) ComparePages(ctx context.Context, txs [][]domain.Transaction, removed [][]string) ([]*pageWrite, error) {
+	pages := make([]*pageWrite, len(txs))
+	var todo []*pageWrite
+	for i := range txs {
+		p := &pageWrite{txs: lastOfEachProviderID(txs[i])}
+		if len(p.txs) == 0 && len(removed[i]) == 0 {
+			continue
+		}
+		if err := w.lockAccounts(ctx, p.txs); err != nil {
+			return nil, err
+		}
+		p.hashes = syncHashes(p.txs)
+		p.removed, p.removedLater = splitRemovals(p.txs, removed[i])
+		pages[i] = p
+		todo = append(todo, p)
+	}
+	if err := w.compare(ctx, todo); err != nil {
+		return nil, err
+	}
+	return pages, nil
+}
+
+// WritePage writes a page ComparePages prepared (nil writes nothing), as
+// Upsert describes, comparing its digests again when something was
+// written since they were.
+func (w *transactionWriter) WritePage(ctx context.Context, p *pageWrite) ([]uuid.UUID, error) {
+	if p == nil {
+		return nil, nil
+	}
+	if !p.compared || p.at != w.writes {
+		if err := w.compare(ctx, []*pageWrite{p}); err != nil {
+			return nil, err
+		}
+	}
+	txs, hashes := p.txs, p.hashes
+	if len(p.merge) < len(p.txs) {
+		txs, hashes = make([]domain.Transaction, len(p.merge)), make([][]byte, len(p.merge))
+		for k, i := range p.merge {
+			txs[k], hashes[k] = p.txs[i], p.hashes[i]
+		}
 	}
 	changed, err := w.merge(ctx, txs, hashes)
 	if err != nil {
 		return nil, err
 	}
-	if len(gone) > 0 {
+	if len(p.gone) > 0 {
 		tag, err := w.tx.Exec(ctx, `UPDATE transactions SET status = 'deleted', updated_at = now()
-			WHERE id = ANY($1) AND status <> 'deleted'`, gone)
+			WHERE id = ANY($1) AND status <> 'deleted'`, p.gone)
 		if err != nil {
 			return nil, fmt.Errorf("mark removed transactions deleted: %w", err)
 		}
-		w.changes.Removed += tag.RowsAffected()
+		w.noteRemoved(tag.RowsAffected())
 	}
-	n, err := markTransactionsDeleted(ctx, w.tx, w.conn.ID, removedLater)
+	n, err := markTransactionsDeleted(ctx, w.tx, w.conn.ID, p.removedLater)
 	if err != nil {
 		return nil, err
 	}
-	w.changes.Removed += n
+	w.noteRemoved(n)
 	return changed, nil
 }
 
@@ -165,6 +231,7 @@ func (w *transactionWriter) merge(ctx context.Context, txs []domain.Transaction,
 		}
 	}
 	w.staged++
+	w.writes++
 	if _, err := w.copy(ctx, w.tx, "transactions_stage", txs, hashes, w.staged); err != nil {
 		return nil, fmt.Errorf("upsert transactions: stage: %w", err)
 	}
@@ -209,53 +276,71 @@ func (w *transactionWriter) merge(ctx context.Context, txs []domain.Transaction,
 	return changed, nil
 }
 
-// unmatched returns the transactions (and their digests) whose digest is
-// not the one stored with the connection's row of that provider id: new
-// rows, changed rows and rows stored without a digest. The rest are stored
-// exactly as given and need no writing. Each row is one look-up in the
-// unique index, which carries the digest, so unchanged rows never leave
-// the index and are never sent whole. It also returns the ids of stored,
-// not yet deleted rows among the removed provider ids.
-func (w *transactionWriter) unmatched(ctx context.Context, txs []domain.Transaction, hashes [][]byte, removed []string) ([]domain.Transaction, [][]byte, []uuid.UUID, error) {
-	pids := make([]string, len(txs))
-	for i := range txs {
-		pids[i] = txs[i].ProviderID
+// compare finds, for each page, the transactions whose digest is not the
+// one stored with the connection's row of that provider id (new rows,
+// changed rows and rows stored without a digest: the rest are stored
+// exactly as given and need no writing) and the ids of stored, not yet
+// deleted rows among its removed provider ids, all pages in one statement.
+// Each row is one look-up in the unique index, which carries the digest,
+// so unchanged rows never leave the index and are never sent whole.
+func (w *transactionWriter) compare(ctx context.Context, pages []*pageWrite) error {
+	if len(pages) == 0 {
+		return nil
+	}
+	var upserts, removals int
+	for _, p := range pages {
+		upserts, removals = upserts+len(p.txs), removals+len(p.removed)
+	}
+	pids, hashes, removed := make([]string, 0, upserts), make([][]byte, 0, upserts), make([]string, 0, removals)
+	txStarts, removedStarts := make([]int, len(pages)), make([]int, len(pages))
+	for k, p := range pages {
+		txStarts[k], removedStarts[k] = len(pids), len(removed)
+		for i := range p.txs {
+			pids = append(pids, p.txs[i].ProviderID)
+		}
+		hashes = append(hashes, p.hashes...)
+		removed = append(removed, p.removed...)
 	}
 	rows, err := w.tx.Query(ctx, `
 		SELECT u.i, NULL::uuid FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS u(pid, h, i)
 		WHERE (SELECT t.sync_hash FROM transactions t WHERE t.bank_connection_id = $1 AND t.provider_id = u.pid)
 			IS DISTINCT FROM u.h
 		UNION ALL
-		SELECT 0, d.id FROM (SELECT (SELECT t.id FROM transactions t
+		SELECT -d.i, d.id FROM (SELECT r.i, (SELECT t.id FROM transactions t
 				WHERE t.bank_connection_id = $1 AND t.provider_id = r.pid AND t.status <> 'deleted') AS id
-			FROM unnest($4::text[]) AS r(pid)) d
+			FROM unnest($4::text[]) WITH ORDINALITY AS r(pid, i)) d
 		WHERE d.id IS NOT NULL`, w.conn.ID, pids, hashes, removed)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("compare stored transactions: %w", err)
+		return fmt.Errorf("compare stored transactions: %w", err)
 	}
-	var idx []int64
-	var gone []uuid.UUID
+	for _, p := range pages {
+		p.compared, p.at, p.merge, p.gone = true, w.writes, p.merge[:0], p.gone[:0]
+	}
 	var i int64
 	var id pgtype.UUID
 	_, err = pgx.ForEachRow(rows, []any{&i, &id}, func() error {
 		if id.Valid {
-			gone = append(gone, id.Bytes)
+			k, _ := locate(removedStarts, int(-i-1))
+			pages[k].gone = append(pages[k].gone, id.Bytes)
 		} else {
-			idx = append(idx, i)
+			k, j := locate(txStarts, int(i-1))
+			pages[k].merge = append(pages[k].merge, j)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("compare stored transactions: %w", err)
+		return fmt.Errorf("compare stored transactions: %w", err)
 	}
-	if len(idx) == len(txs) {
-		return txs, hashes, gone, nil
-	}
-	outTxs, outHashes := make([]domain.Transaction, len(idx)), make([][]byte, len(idx))
-	for k, i := range idx {
-		outTxs[k], outHashes[k] = txs[i-1], hashes[i-1]
-	}
-	return outTxs, outHashes, gone, nil
+	return nil
+}
+
+// locate returns the page of item i of the pages' items laid end to end,
+// starts[k] being the first of page k's, and the item's index in it.
+func locate(starts []int, i int) (page, index int) {
+	k := sort.SearchInts(starts, i+1) - 1
+	// Pages without items share their start with the next page: the item
+	// is in the last of them.
+	return k, i - starts[k]
 }
 
 // InsertNew copies transactions none of which the connection has stored

@@ -128,7 +128,12 @@ func (a *Adapter) listPage(ctx context.Context, conn providers.Connection, cur c
 // mapPage sorts Mercury rows into upserts and removals: cancelled, failed,
 // blocked and reversed transactions are reported removed.
 func mapPage(rows []transaction) providers.TransactionPage {
+	// Room for every row at once: a row is large, and growing the slice
+	// a row at a time copied a page's rows over and over.
 	var page providers.TransactionPage
+	if len(rows) > 0 {
+		page.Upserts = make([]providers.Transaction, 0, len(rows))
+	}
 	for _, t := range rows {
 		switch t.Status {
 		case "cancelled", "failed", "blocked", "reversed":

@@ -43,7 +43,11 @@
 // Providers.CredentialKey) and its data derives from that key and
 // Options.Seed. Transaction i of a connection is a pure function of (seed,
 // key, i) and the clock, so a history of millions of rows holds no memory
-// and any page costs the same.
+// and any page costs the same. Options.MemoBytes trades memory for CPU
+// where a provider supports it: the pages rendered are kept, up to that
+// many bytes, and served again while the clock and faults stay as they
+// were (the sync benchmarks use it, so that re-reading unchanged pages
+// does not charge the simulator's rendering to the client).
 //
 // # Clock
 //

@@ -51,6 +51,17 @@ type Options struct {
 	// Now returns the wall-clock time used for token expiry and for the time
 	// of day (default time.Now).
 	Now func() time.Time
+	// MemoBytes lets a provider's simulator keep the transaction pages it
+	// renders, up to about this many bytes in all, and serve a page asked
+	// again with the same query as the bytes kept, for as long as the clock
+	// and the faults stay as they were (any change forgets every page).
+	// Zero or negative keeps none: every page is rendered afresh and a
+	// history of any size holds no memory. Benchmarks set it, so that a
+	// page read again costs the simulator, a stand-in for a remote
+	// provider whose CPU is not the client's, a write of bytes. Caveat:
+	// kept pages are live heap (about 1 KB per transaction). Providers
+	// whose package says so honour it (Mercury); the others ignore it.
+	MemoBytes int64
 	// Services are other simulated HTTP services served on the same root
 	// (for example the destinations finsync delivers to), at the paths
 	// each lists. Provider faults do not apply to them.

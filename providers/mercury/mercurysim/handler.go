@@ -54,14 +54,19 @@ func (s *server) mercury(h func(http.ResponseWriter, *http.Request, *mercuryOrg)
 			writeMercuryError(w, http.StatusUnauthorized, "Unauthorized: the API token has been revoked")
 			return
 		}
-		seed := s.h.ConnSeed(Name, tok)
-		o := &mercuryOrg{token: tok, seed: seed, tag: seed >> 32}
-		for k := range o.accounts {
-			hi := simkit.Hash2(seed^0xacc, uint64(k))
-			o.accounts[k] = string(simkit.AppendUUID(nil, hi, simkit.Mix(hi)))
-		}
-		h(w, r, o)
+		h(w, r, s.org(tok))
 	}
+}
+
+// org returns the organisation behind token tok.
+func (s *server) org(tok string) *mercuryOrg {
+	seed := s.h.ConnSeed(Name, tok)
+	o := &mercuryOrg{token: tok, seed: seed, tag: seed >> 32}
+	for k := range o.accounts {
+		hi := simkit.Hash2(seed^0xacc, uint64(k))
+		o.accounts[k] = string(simkit.AppendUUID(nil, hi, simkit.Mix(hi)))
+	}
+	return o
 }
 
 // mercuryToken extracts the token from Bearer or Basic authorization.

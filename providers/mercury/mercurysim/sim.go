@@ -2,7 +2,8 @@
 // (package sim) under /api/v1/: deposit accounts (/accounts), the credit
 // account (/credit), categories and transactions per account and for the
 // organisation, with Mercury's token auth, paging, filters and error
-// bodies.
+// bodies. It honours sim.Options.MemoBytes for the account transaction
+// pages.
 package mercurysim
 
 import (
@@ -28,9 +29,12 @@ func (Sim) Name() string { return Name }
 func (Sim) Prefix() string { return "/api/v1/" }
 
 // Route registers the endpoints on mux, served for simulator h with
-// state of their own for that simulator.
+// state of their own for that simulator: the pages kept to serve again
+// (sim.Options.MemoBytes), forgotten at every change of h's clock or
+// faults.
 func (Sim) Route(h *sim.Simulator, mux *http.ServeMux) {
-	s := &server{h: h}
+	s := &server{h: h, memo: &pageMemo{limit: h.Options().MemoBytes}}
+	h.OnChange(func(sim.Change) { s.memo.reset() })
 	s.routeMercury(mux)
 }
 
@@ -66,5 +70,6 @@ func (Sim) Credentials(name string) json.RawMessage {
 
 // server serves the endpoints for one simulator.
 type server struct {
-	h *sim.Simulator
+	h    *sim.Simulator
+	memo *pageMemo
 }

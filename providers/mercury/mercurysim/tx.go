@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finsync/finsync/providers/sim"
 	"github.com/finsync/finsync/providers/sim/simkit"
 )
 
@@ -266,16 +267,38 @@ func (f *mercuryFilter) parse(q url.Values) string {
 	return ""
 }
 
-// mercuryAccountTransactions serves GET /api/v1/account/{id}/transactions.
+// mercuryAccountTransactions serves GET /api/v1/account/{id}/transactions:
+// the page kept in the memo when the same query was answered before at
+// the same clock (sim.Options.MemoBytes), else the page rendered (and
+// kept, when the memo has room).
 func (s *server) mercuryAccountTransactions(w http.ResponseWriter, r *http.Request, o *mercuryOrg) {
 	slot := o.slotOf(r.PathValue("id"))
 	if slot < 0 {
 		writeMercuryError(w, http.StatusNotFound, "Account not found")
 		return
 	}
+	gen := s.memo.generation() // before the snapshot: see keep
 	snap := s.h.Open(Name, o.token, mercuryAccountCount)
+	key := pageKey{token: o.token, slot: slot, query: r.URL.RawQuery, clock: snap.Clock}
+	body, room := s.memo.lookup(key)
+	switch {
+	case body != nil:
+		simkit.WriteRaw(w, http.StatusOK, body)
+	case room:
+		tee := &teeWriter{ResponseWriter: w}
+		if s.writeAccountTransactions(tee, r.URL.Query(), o, slot, &snap) {
+			s.memo.keep(key, gen, tee.body)
+		}
+	default:
+		s.writeAccountTransactions(w, r.URL.Query(), o, slot, &snap)
+	}
+}
+
+// writeAccountTransactions renders and streams one page of an account's
+// transactions from snap, and reports whether it did (false: it answered
+// a 400 for a bad query).
+func (s *server) writeAccountTransactions(w http.ResponseWriter, q url.Values, o *mercuryOrg, slot int, snap *sim.Snapshot) bool {
 	t := &snap.TL
-	q := r.URL.Query()
 	defStart := snap.Clock - 30
 	mq, msg := s.parseMercuryQuery(q, t, snap.Clock, "desc", &defStart)
 	offset := 0
@@ -288,7 +311,7 @@ func (s *server) mercuryAccountTransactions(w http.ResponseWriter, r *http.Reque
 	}
 	if msg != "" {
 		writeMercuryError(w, http.StatusBadRequest, msg)
-		return
+		return false
 	}
 	mq.filter.slots = 1 << slot
 	idx, total := mercuryPage(t, mq, slot, offset, snap.Clock)
@@ -306,6 +329,7 @@ func (s *server) mercuryAccountTransactions(w http.ResponseWriter, r *http.Reque
 	}
 	b.Raw(`]}`)
 	b.End()
+	return true
 }
 
 // mercuryPage returns one page of an account's transactions in [lo, hi)
