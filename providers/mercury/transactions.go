@@ -134,21 +134,36 @@ func mapPage(rows []transaction) providers.TransactionPage {
 	if len(rows) > 0 {
 		page.Upserts = make([]providers.Transaction, 0, len(rows))
 	}
+	names := categoryNames{}
 	for _, t := range rows {
 		switch t.Status {
 		case "cancelled", "failed", "blocked", "reversed":
 			page.Removed = append(page.Removed, t.ID)
 		default:
-			page.Upserts = append(page.Upserts, mapTransaction(t))
+			page.Upserts = append(page.Upserts, mapTransaction(t, names))
 		}
 	}
 	return page
 }
 
+// categoryNames holds a page's category names by code (HumaniseCategory),
+// made once for the page's few categories rather than once per row.
+type categoryNames map[string]string
+
+// of returns the name of category code.
+func (n categoryNames) of(code string) string {
+	name, ok := n[code]
+	if !ok {
+		name = HumaniseCategory(code)
+		n[code] = name
+	}
+	return name
+}
+
 // cardKinds are the transaction kinds whose counterparty is a merchant.
 var cardKinds = map[string]bool{"debitCardTransaction": true, "creditCardTransaction": true}
 
-func mapTransaction(t transaction) providers.Transaction {
+func mapTransaction(t transaction, names categoryNames) providers.Transaction {
 	created := t.CreatedAt.UTC()
 	tx := providers.Transaction{
 		ProviderID:          t.ID,
@@ -173,7 +188,7 @@ func mapTransaction(t transaction) providers.Transaction {
 		tx.MerchantName = wire.Ptr(t.CounterpartyName)
 	}
 	if t.MercuryCategory != nil && *t.MercuryCategory != "" {
-		tx.Category = &providers.CategoryRef{ProviderID: *t.MercuryCategory, Name: HumaniseCategory(*t.MercuryCategory)}
+		tx.Category = &providers.CategoryRef{ProviderID: *t.MercuryCategory, Name: names.of(*t.MercuryCategory)}
 	}
 	if x := t.CurrencyExchangeInfo; x != nil && x.FeeAmount != nil && !x.FeeAmount.IsZero() {
 		fee := *x.FeeAmount
