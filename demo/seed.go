@@ -138,13 +138,17 @@ func seedSettings(ctx context.Context, st *storage.Store, box *secrets.Box, reg 
 
 // refreshConnection points an existing demo connection at this run's
 // simulator and seals its (deterministic) credentials with this checkout's
-// demo key, so a new clone against the same database can still sync it.
+// demo key, so a new clone against the same database can still sync it. It
+// is a re-link (storage.ReauthConnection): this run's simulator starts
+// again at its first day, so the cursor and adapter state of an earlier
+// run, which may have advanced its simulator, are dropped and the next
+// sync reads the link from its start, matching what is stored.
 func refreshConnection(ctx context.Context, st *storage.Store, box *secrets.Box, id uuid.UUID, provider, simRoot string) error {
 	sealed, err := box.Seal(allsim.OwnCredentials(provider, "demo-"+provider))
 	if err != nil {
 		return err
 	}
-	if err := st.RepointConnection(ctx, id, allsim.BaseURL(provider, simRoot), sealed); err != nil {
+	if _, err := st.ReauthConnection(ctx, id, sealed, allsim.BaseURL(provider, simRoot)); err != nil {
 		return fmt.Errorf("refresh demo connection: %w", err)
 	}
 	return nil

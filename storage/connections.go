@@ -96,22 +96,6 @@ func (s *Store) IsConnectionVisible(ctx context.Context, sc Scope, id uuid.UUID)
 	return err == nil, err
 }
 
-// RepointConnection points a connection at another provider base URL with
-// new sealed credentials (the development seed moving its demo connections
-// to this run's simulator). It changes no sync state; ErrNotFound when the
-// connection does not exist. Caveat: no user scope: for operator tools.
-func (s *Store) RepointConnection(ctx context.Context, id uuid.UUID, baseURL string, sealedCredentials []byte) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE bank_connections SET base_url = $2, credentials_encrypted = $3, updated_at = now() WHERE id = $1`,
-		id, baseURL, sealedCredentials)
-	if err != nil {
-		return fmt.Errorf("repoint connection %s: %w", id, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("repoint connection %s: %w", id, ErrNotFound)
-	}
-	return nil
-}
-
 // NewConnection describes a bank connection to register.
 type NewConnection struct {
 	UserID          uuid.UUID

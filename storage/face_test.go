@@ -192,14 +192,14 @@ func TestDevelopmentHelpers(t *testing.T) {
 		t.Fatalf("unknown e-mail: %v, want ErrNotFound", err)
 	}
 	conn := fx.Connection(u.ID, "plaid", "active")
-	if err := st.RepointConnection(ctx, conn, "http://127.0.0.1:1/plaid", []byte("sealed")); err != nil {
+	if _, err := st.ReauthConnection(ctx, conn, []byte("sealed"), "http://127.0.0.1:1/plaid"); err != nil {
 		t.Fatal(err)
 	}
 	c, err := st.GetConnection(ctx, storage.Scope{UserID: u.ID}, conn)
 	if err != nil || c.BaseURL != "http://127.0.0.1:1/plaid" {
 		t.Fatalf("repointed connection: %q, %v", c.BaseURL, err)
 	}
-	if err := st.RepointConnection(ctx, uuid.New(), "http://x", nil); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := st.ReauthConnection(ctx, uuid.New(), nil, "http://x"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("unknown connection: %v, want ErrNotFound", err)
 	}
 	d, err := st.CreateDestination(ctx, storage.NewDestination{UserID: u.ID, Kind: storage.DestinationWebhook, Name: "hook", Config: json.RawMessage(`{"url":"http://a"}`), SealedSecret: []byte("x")})

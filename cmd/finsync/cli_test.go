@@ -138,6 +138,7 @@ type devDemo struct {
 	BaseURL     string   `json:"baseUrl"`
 	Key         string   `json:"key"`
 	Connections []string `json:"connections"`
+	SimURL      string   `json:"simulatorUrl"`
 	OpsURL      string   `json:"opsUrl"`
 	OpsToken    string   `json:"opsToken"`
 }
@@ -234,7 +235,27 @@ func TestDevServesTheDemoUsersData(t *testing.T) {
 func TestDevFromAnotherCheckoutSyncsAgain(t *testing.T) {
 	pool, dbURL := storagetest.NewDB(t)
 	t.Setenv("DATABASE_URL", dbURL)
-	_, stop := startDev(t, t.TempDir())
+	demo, stop := startDev(t, t.TempDir())
+	// The first run's simulator moves a day on, and its notifications sync
+	// the demo again: the stored cursors are then ahead of the next run's
+	// simulator, which starts at its first day again.
+	advanced := time.Now()
+	resp, err := http.Post(demo.SimURL+"/_sim/advance", "application/json", strings.NewReader(`{"days": 1}`))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("advance the simulator: %v, %v", resp, err)
+	}
+	resp.Body.Close()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		var n int
+		err := pool.QueryRow(context.Background(), `SELECT count(*) FROM bank_connections
+			WHERE provider = 'plaid' AND last_synced_at > $1`, advanced).Scan(&n)
+		if err == nil && n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Plaid demo did not sync after the simulator's day moved on: %v", err)
+		}
+	}
 	stop()
 	second := time.Now()
 	startDev(t, t.TempDir())
