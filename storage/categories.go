@@ -86,3 +86,25 @@ func (s *Store) ListCategoryGroups(ctx context.Context, sc Scope) ([]domain.Cate
 	}
 	return out, rows.Err()
 }
+
+// ListCategoriesByID loads the user's categories with the given ids, by name.
+func (s *Store) ListCategoriesByID(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]domain.Category, error) {
+	rows, err := s.reader(ctx).Query(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+
+		` WHERE c.user_id = $1 AND c.id = ANY($2) ORDER BY c.name, c.id`, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("categories by id: %w", err)
+	}
+	defer rows.Close()
+	var out []domain.Category
+	for rows.Next() {
+		c, err := scanCategory(rows)
+		if err != nil {
+			return nil, fmt.Errorf("categories by id: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("categories by id: %w", err)
+	}
+	return out, nil
+}

@@ -83,3 +83,15 @@ func (t *Tx) EnqueueMany(ctx context.Context, client *JobClient, params []river.
 	}
 	return nil
 }
+
+// IsWorkerActive reports whether a River worker process is running: a
+// started River client keeps re-electing a leader, so an unexpired row in
+// River's one-row river_leader table means one reported within the
+// leadership TTL (seconds). Insert-only clients never elect a leader.
+func (s *Store) IsWorkerActive(ctx context.Context) (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_leader WHERE expires_at > now())`).Scan(&ok); err != nil {
+		return false, fmt.Errorf("check worker leader: %w", err)
+	}
+	return ok, nil
+}

@@ -11,10 +11,9 @@ import (
 	"github.com/finsync/finsync/domain"
 )
 
-// This file holds the queries of API version 1: listings of one bank
-// connection's rows paged by numeric offset (or, for transactions, after a
-// given transaction), the counts behind its totalCount fields, categories
-// by id, and the worker-liveness probe of its health check.
+// This file holds the listings of one bank connection's rows paged by
+// numeric offset (or, for transactions, after a given transaction), and
+// the counts behind their totals: version 1's way of paging.
 
 // ConnectionFilter selects the rows of one bank connection.
 type ConnectionFilter struct {
@@ -238,38 +237,4 @@ func (s *Store) count(ctx context.Context, what, q string, args []any) (int, err
 		return 0, fmt.Errorf("count %s: %w", what, err)
 	}
 	return n, nil
-}
-
-// ListCategoriesByID loads the user's categories with the given ids, by name.
-func (s *Store) ListCategoriesByID(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]domain.Category, error) {
-	rows, err := s.reader(ctx).Query(ctx, `SELECT `+categoryColumns+` FROM `+categoryFrom+
-		` WHERE c.user_id = $1 AND c.id = ANY($2) ORDER BY c.name, c.id`, userID, ids)
-	if err != nil {
-		return nil, fmt.Errorf("categories by id: %w", err)
-	}
-	defer rows.Close()
-	var out []domain.Category
-	for rows.Next() {
-		c, err := scanCategory(rows)
-		if err != nil {
-			return nil, fmt.Errorf("categories by id: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("categories by id: %w", err)
-	}
-	return out, nil
-}
-
-// IsWorkerActive reports whether a River worker process is running: a
-// started River client keeps re-electing a leader, so an unexpired row in
-// River's one-row river_leader table means one reported within the
-// leadership TTL (seconds). Insert-only clients never elect a leader.
-func (s *Store) IsWorkerActive(ctx context.Context) (bool, error) {
-	var ok bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_leader WHERE expires_at > now())`).Scan(&ok); err != nil {
-		return false, fmt.Errorf("check worker leader: %w", err)
-	}
-	return ok, nil
 }
