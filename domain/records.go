@@ -72,7 +72,19 @@ func DateOf(t time.Time) Date {
 }
 
 // String writes YYYY-MM-DD.
-func (d Date) String() string { return d.Format(DateLayout) }
+func (d Date) String() string { return string(d.Append(nil)) }
+
+// Append appends d as String writes it: by hand for the years 0 to 9999
+// (listings and sync digests write a date per row), through time's
+// formatter for any other.
+func (d Date) Append(b []byte) []byte {
+	y, m, day := d.Date()
+	if y < 0 || y > 9999 {
+		return d.AppendFormat(b, DateLayout)
+	}
+	return append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(m)/10), byte('0'+int(m)%10), '-', byte('0'+day/10), byte('0'+day%10))
+}
 
 // MarshalJSON writes "YYYY-MM-DD".
 func (d Date) MarshalJSON() ([]byte, error) {

@@ -84,20 +84,9 @@ func hashDate(b []byte, d *domain.Date) []byte {
 	// of any date is shorter than 128 bytes; it is set once written.
 	b = append(b, 1, 0)
 	at := len(b) - 1
-	b = appendDate(b, d)
+	b = d.Append(b)
 	b[at] = byte(len(b) - at - 1)
 	return b
-}
-
-// appendDate appends d.String(): directly for years 0 to 9999, through
-// time's formatting for the others.
-func appendDate(b []byte, d *domain.Date) []byte {
-	y, m, day := d.Date()
-	if y < 0 || y > 9999 {
-		return d.AppendFormat(b, domain.DateLayout)
-	}
-	return append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
-		byte('0'+m/10), byte('0'+m%10), '-', byte('0'+day/10), byte('0'+day%10))
 }
 
 func hashMoney(b []byte, m *domain.Money) []byte {

@@ -90,19 +90,8 @@ func (o *Object) DatePtr(k string, v *domain.Date) {
 		return
 	}
 	o.b = append(o.b, '"')
-	o.b = appendDate(o.b, v.Time)
+	o.b = v.Append(o.b)
 	o.b = append(o.b, '"')
-}
-
-// appendDate appends t's date as YYYY-MM-DD (domain.DateLayout), by hand
-// for the years 0 to 9999 and through time's formatter for any other.
-func appendDate(b []byte, t time.Time) []byte {
-	y, m, d := t.Date()
-	if y < 0 || y > 9999 {
-		return t.AppendFormat(b, domain.DateLayout)
-	}
-	return append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
-		byte('0'+int(m)/10), byte('0'+int(m)%10), '-', byte('0'+d/10), byte('0'+d%10))
 }
 
 // Time writes an RFC 3339 timestamp field.
