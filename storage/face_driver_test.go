@@ -18,6 +18,7 @@ import (
 // transaction of the driver (docs/architecture.md).
 var driverInFace = map[string]string{
 	"Open":           "opens a pool for tests and the load tools that wrap it with New",
+	"Options":        "Open's options, whose Tracer lets the sync benchmarks time statements",
 	"New":            "wraps a pool the caller opened (tests, load tools); the service uses Connect",
 	"NewWithReplica": "New with a replica, for tests that build their own pools",
 	"NewReplica":     "a replica over pools the caller opened, for tests",

@@ -51,6 +51,9 @@ type Options struct {
 	// Lazy skips the connection check: the pool connects on first use, so
 	// a database that is down at start does not fail Open.
 	Lazy bool
+	// Tracer, when set, sees every statement of every connection (the
+	// benchmarks time statements with it); nil traces nothing.
+	Tracer pgx.QueryTracer
 }
 
 // Open connects to PostgreSQL at url with a statement timeout on every query.
@@ -69,6 +72,7 @@ func Open(ctx context.Context, url string, opts Options) (*pgxpool.Pool, error) 
 		cfg.MaxConns = opts.MaxConns
 	}
 	cfg.AfterConnect = registerTypes
+	cfg.ConnConfig.Tracer = opts.Tracer
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database pool: %w", err)

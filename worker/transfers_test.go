@@ -169,6 +169,7 @@ func firstSyncOnce(b *testing.B, size int, skip bool) (time.Duration, int64, int
 	b.StartTimer()
 	d, n := e.sync(c)
 	b.StopTimer()
+	e.tracer.report(b)
 	var pairs int
 	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM transfers`).Scan(&pairs); err != nil {
 		b.Fatal(err)
