@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
 
 	"github.com/finsync/finsync/domain"
 )
@@ -88,8 +89,28 @@ type detectRow struct {
 	// 2000-01-01, as transferSide has them.
 	minor, day int64
 	currency   string
-	// text is the summary, original description and merchant, lower-cased.
-	text string
+	// text is the summary, original description and merchant, lower-cased,
+	// for a row read from the database. A row just copied in keeps them as
+	// reported (summary, original, merchant) and lower-cases them only when
+	// read (lowerText): most rows are never scored.
+	text               string
+	summary            string
+	original, merchant *string
+}
+
+// lowerText is the row's text: the summary, original description and
+// merchant, lower-cased, as the database's rows read them.
+func (r *detectRow) lowerText() string {
+	if r.text != "" || (r.summary == "" && r.original == nil && r.merchant == nil) {
+		return r.text
+	}
+	parts := []string{r.summary}
+	for _, p := range []*string{r.original, r.merchant} {
+		if p != nil {
+			parts = append(parts, *p)
+		}
+	}
+	return strings.ToLower(strings.Join(parts, " "))
 }
 
 // dayZero is the date detectRow and transferSide count days from.
@@ -105,17 +126,27 @@ func freshDetectRows(txs []domain.Transaction, ids []uuid.UUID) []detectRow {
 		if d == nil || t.Amount.IsZero() {
 			continue
 		}
-		parts := []string{t.Summary}
-		for _, p := range []*string{t.OriginalDescription, t.MerchantName} {
-			if p != nil {
-				parts = append(parts, *p)
-			}
-		}
 		out = append(out, detectRow{id: ids[i], accountID: t.AccountID,
-			minor: t.Amount.Decimal().Shift(4).Round(0).IntPart(), day: int64(d.Sub(dayZero).Hours() / 24),
-			currency: t.Currency, text: strings.ToLower(strings.Join(parts, " "))})
+			minor: tenThousandths(t.Amount.Decimal()), day: int64(d.Sub(dayZero).Hours() / 24),
+			currency: t.Currency, summary: t.Summary, original: t.OriginalDescription, merchant: t.MerchantName})
 	}
 	return out
+}
+
+// tenThousandths is d in ten-thousandths, rounded as the database's
+// (amount * 10000)::bigint rounds: exactly from the coefficient when d has
+// at most four decimals and fourteen digits (every amount a provider
+// reports in minor units), else by decimal arithmetic.
+func tenThousandths(d decimal.Decimal) int64 {
+	exp := d.Exponent()
+	if exp > 0 || exp < -4 || d.NumDigits() > 14 {
+		return d.Shift(4).Round(0).IntPart()
+	}
+	n := d.CoefficientInt64()
+	for ; exp > -4; exp-- {
+		n *= 10
+	}
+	return n
 }
 
 // loadDetectRows reads those of ids that are the user's, live, non-zero
@@ -261,7 +292,7 @@ func candidatePairs(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []det
 	minors, days := make([]int64, len(rows)), make([]int64, len(rows))
 	currencies, texts := make([]string, len(rows)), make([]string, len(rows))
 	for i, r := range rows {
-		ids[i], accts[i], minors[i], days[i], currencies[i], texts[i] = r.id, r.accountID, r.minor, r.day, r.currency, r.text
+		ids[i], accts[i], minors[i], days[i], currencies[i], texts[i] = r.id, r.accountID, r.minor, r.day, r.currency, r.lowerText()
 	}
 	res, err := tx.Query(ctx, candidatePairsSQL(cross, same), userID, ids, accts, minors, currencies, days, texts,
 		maxTransferLagDays, maxCrossCurrencyDays, transferWordsPattern(), maxTransferCandidates+1)
@@ -301,9 +332,10 @@ func transferWordsPattern() string {
 // same-currency candidates read per row. Each result is a row's id, the
 // candidate's, and whether it is a same-currency one. The same-currency
 // search (when same) is one bounded range of
-// transactions_transfer_match_idx per row: the search for the few rows an
-// incremental sync or an edit writes (windowCandidates serves a first
-// sync's batches). The cross-currency one (when cross) reads, for a row
+// transactions_transfer_match_idx in each of the (at most two) 16-day
+// buckets the row's window touches, the bucket written exactly as the
+// index's expression: the search for the few rows an incremental sync or
+// an edit writes (windowCandidates serves a first sync's batches). The cross-currency one (when cross) reads, for a row
 // whose description says transfer, the window of each of the user's
 // accounts in another currency on transactions_account_order_idx.
 func candidatePairsSQL(cross, same bool) string {
@@ -318,7 +350,9 @@ func candidatePairsSQL(cross, same bool) string {
 SELECT c.id, x.id, true FROM c
 JOIN LATERAL (
 	SELECT x.id FROM transactions x
-	WHERE x.user_id = $1 AND abs(x.amount) = abs(c.amount) AND x.status <> 'deleted'
+	WHERE x.user_id = $1 AND x.status <> 'deleted'
+		AND (x.tx_date - DATE '2000-01-01') / 16 = ANY (ARRAY[((c.day - $8::int) / 16)::int, ((c.day + $8::int) / 16)::int])
+		AND abs(x.amount) = abs(c.amount)
 		AND x.tx_date BETWEEN c.tx_date - $8::int AND c.tx_date + $8::int
 		AND x.currency = c.currency AND x.account_id <> c.account_id AND sign(x.amount) = -sign(c.amount)
 		AND `+free+`
@@ -338,7 +372,7 @@ WHERE c.text ~ $10 AND x.status <> 'deleted' AND x.currency <> c.currency AND si
 	}
 	return `
 WITH c AS (
-	SELECT c.id, c.account_id, c.minor / 10000::numeric AS amount, c.currency, DATE '2000-01-01' + c.day::int AS tx_date, c.text
+	SELECT c.id, c.account_id, c.minor / 10000::numeric AS amount, c.currency, c.day, DATE '2000-01-01' + c.day::int AS tx_date, c.text
 	FROM unnest($2::uuid[], $3::uuid[], $4::int8[], $5::text[], $6::int8[], $7::text[])
 		AS c(id, account_id, minor, currency, day, text)
 )` + strings.Join(parts, "\nUNION ALL")

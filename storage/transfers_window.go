@@ -20,58 +20,100 @@ const windowDetectRows = 1000
 const maxSessionRows = 300_000
 
 // amountKey is what a transfer's two sides share: the absolute amount (as
-// the outflow's negation of the inflow) and the currency.
+// the outflow's negation of the inflow), the currency, and the 16-day span
+// of dates (days since 2000-01-01, floored to a multiple of 16) the row
+// falls in: a row's other side lies in the one or two spans its window
+// touches (maxTransferLagDays either side), so a common amount's rows
+// elsewhere in the history are never walked.
 type amountKey struct {
 	minor    int64
 	currency string
+	span     int64
+}
+
+// keyOf is w's amountKey.
+func keyOf(w *detectRow) amountKey {
+	return amountKey{w.minor, w.currency, w.day >> 4}
+}
+
+// counterpartKeys calls fn with the keys r's other side can have.
+func counterpartKeys(r *detectRow, fn func(amountKey)) {
+	for span := (r.day - maxTransferLagDays) >> 4; span <= (r.day+maxTransferLagDays)>>4; span++ {
+		fn(amountKey{-r.minor, r.currency, span})
+	}
 }
 
 // sessionRows are the rows a first sync's session copied in and
 // committed, by amount: the other sides a later batch's rows can have in
-// the connection's own accounts, without reading them back. Caveat: it
-// holds at most maxSessionRows rows; the days of batches let go are
-// evicted. A resumed first sync (the connection had rows before the
+// the connection's own accounts, without reading them back. They sit in a
+// ring of at most maxSessionRows rows, each linked to the previous row of
+// its amount, so that noting a row costs one map write whatever the
+// amounts, and the oldest rows are overwritten first. Caveat: the days of
+// rows overwritten are evicted (read from the database when a window
+// covers them). A resumed first sync (the connection had rows before the
 // session, which only the database holds) keeps none.
 type sessionRows struct {
-	byAmount map[amountKey][]detectRow
-	batches  [][]detectRow
-	n        int
-	evicted  map[int64]bool
+	ring []detectRow
+	// prev[i] is the number of the row noted before ring[i] with its
+	// amount, -1 for none; a row's number counts every row noted, and row
+	// k sits in ring[k % maxSessionRows] while it is held.
+	prev []int64
+	// newest is each held amount's last row number.
+	newest  map[amountKey]int64
+	noted   int64
+	evicted map[int64]bool
 }
 
-// add notes a committed batch's rows, letting the oldest batches go past
+// add notes a committed batch's rows, overwriting the oldest past
 // maxSessionRows.
 func (m *sessionRows) add(rows []detectRow) {
-	if m.byAmount == nil {
-		m.byAmount, m.evicted = map[amountKey][]detectRow{}, map[int64]bool{}
+	if m.newest == nil {
+		m.newest, m.evicted = map[amountKey]int64{}, map[int64]bool{}
 	}
-	for k, ws := range byAmount(rows) {
-		m.byAmount[k] = append(m.byAmount[k], ws...)
+	for _, w := range rows {
+		k := keyOf(&w)
+		slot := int(m.noted % maxSessionRows)
+		if m.noted >= maxSessionRows {
+			m.drop(slot)
+			m.ring[slot], m.prev[slot] = w, -1
+		} else {
+			m.ring, m.prev = append(m.ring, w), append(m.prev, -1)
+		}
+		if last, ok := m.newest[k]; ok {
+			m.prev[slot] = last
+		}
+		m.newest[k] = m.noted
+		m.noted++
 	}
-	m.batches, m.n = append(m.batches, rows), m.n+len(rows)
-	for m.n > maxSessionRows && len(m.batches) > 1 {
-		old := m.batches[0]
-		m.batches, m.n = m.batches[1:], m.n-len(old)
-		gone := make(map[[16]byte]bool, len(old))
-		for _, w := range old {
-			gone[w.id] = true
-			m.evicted[w.day] = true
-		}
-		for _, w := range old {
-			k := amountKey{w.minor, w.currency}
-			m.byAmount[k] = slices.DeleteFunc(m.byAmount[k], func(x detectRow) bool { return gone[x.id] })
-			if len(m.byAmount[k]) == 0 {
-				delete(m.byAmount, k)
-			}
-		}
+}
+
+// drop lets the row in slot go: its day is evicted, and its amount is
+// forgotten when it was that amount's last row held.
+func (m *sessionRows) drop(slot int) {
+	old := &m.ring[slot]
+	m.evicted[old.day] = true
+	k := keyOf(old)
+	if m.newest[k] == m.noted-maxSessionRows {
+		delete(m.newest, k)
+	}
+}
+
+// each calls fn with the held rows of amount k, newest first.
+func (m *sessionRows) each(k amountKey, fn func(detectRow)) {
+	n, ok := m.newest[k]
+	for ok && n >= m.noted-int64(len(m.ring)) {
+		slot := int(n % maxSessionRows)
+		fn(m.ring[slot])
+		n = m.prev[slot]
 	}
 }
 
 // rowPool is where windowCandidates looks a row's candidates up: the
-// batch, the session's committed rows and the rows read from the
-// database, by amount.
+// batch and the rows read from the database, by amount, and the
+// session's committed rows (mem, may be nil).
 type rowPool struct {
 	parts []map[amountKey][]detectRow
+	mem   *sessionRows
 }
 
 // match returns the rows of the pool that could be r's other side in the
@@ -80,18 +122,26 @@ type rowPool struct {
 func (p *rowPool) match(r detectRow) []detectRow {
 	var out []detectRow
 	var seen map[[16]byte]bool
-	for _, part := range p.parts {
-		for _, x := range part[amountKey{-r.minor, r.currency}] {
-			if x.accountID == r.accountID || abs64(x.day-r.day) > maxTransferLagDays || seen[x.id] {
-				continue
-			}
-			if seen == nil {
-				seen = map[[16]byte]bool{}
-			}
-			seen[x.id] = true
-			out = append(out, x)
+	consider := func(x detectRow) {
+		if x.accountID == r.accountID || abs64(x.day-r.day) > maxTransferLagDays || seen[x.id] {
+			return
 		}
+		if seen == nil {
+			seen = map[[16]byte]bool{}
+		}
+		seen[x.id] = true
+		out = append(out, x)
 	}
+	counterpartKeys(&r, func(k amountKey) {
+		for _, part := range p.parts {
+			for _, x := range part[k] {
+				consider(x)
+			}
+		}
+		if p.mem != nil {
+			p.mem.each(k, consider)
+		}
+	})
 	return out
 }
 
@@ -99,7 +149,7 @@ func (p *rowPool) match(r detectRow) []detectRow {
 func byAmount(rows []detectRow) map[amountKey][]detectRow {
 	out := make(map[amountKey][]detectRow, len(rows))
 	for _, w := range rows {
-		k := amountKey{w.minor, w.currency}
+		k := keyOf(&w)
 		out[k] = append(out[k], w)
 	}
 	return out
@@ -127,7 +177,7 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	case mem == nil:
 		dbDays = days
 	default:
-		pool.parts = append(pool.parts, mem.byAmount)
+		pool.mem = mem
 		for _, d := range days {
 			if mem.evicted[d] {
 				dbDays = append(dbDays, d)
@@ -223,7 +273,7 @@ func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uu
 			}
 			a := accts[w.accountID]
 			sides[id] = &transferSide{id: w.id, accountID: w.accountID, minor: w.minor, currency: w.currency, day: w.day,
-				text: w.text, accountName: a.name, accountMask: a.mask}
+				text: w.lowerText(), accountName: a.name, accountMask: a.mask}
 		}
 	}
 	return sides, nil
@@ -235,7 +285,7 @@ func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uu
 func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, outside []detectRow) ([][2]uuid.UUID, error) {
 	var says []detectRow
 	for _, r := range rows {
-		if saysTransfer(r.text) {
+		if saysTransfer(r.lowerText()) {
 			says = append(says, r)
 		}
 	}
@@ -251,18 +301,24 @@ func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []de
 	return pairs, err
 }
 
-// windowDays returns the days within lag of a row's date.
+// windowDays returns the days within lag of a row's date, in order:
+// each distinct date widened once.
 func windowDays(rows []detectRow, lag int64) []int64 {
-	seen := map[int64]bool{}
-	var out []int64
+	dates := make(map[int64]bool, 64)
 	for _, r := range rows {
-		for d := r.day - lag; d <= r.day+lag; d++ {
+		dates[r.day] = true
+	}
+	seen := make(map[int64]bool, len(dates)+2*int(lag))
+	var out []int64
+	for day := range dates {
+		for d := day - lag; d <= day+lag; d++ {
 			if !seen[d] {
 				seen[d] = true
 				out = append(out, d)
 			}
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
