@@ -80,20 +80,38 @@ const transferColumns = `tr.id, tr.user_id, tr.outflow_transaction_id, tr.inflow
 
 // scanTransfer reads one row of transferColumns.
 func scanTransfer(row pgx.Row, t *domain.Transfer) error {
-	var amount, inflow pgtype.Numeric
-	var date pgtype.Date
-	err := row.Scan(&t.ID, &t.UserID, &t.OutflowTransactionID, &t.InflowTransactionID, &t.OutflowAccountID,
-		&t.InflowAccountID, &date, &amount, &t.Currency, &inflow, &t.InflowCurrency, &t.Confidence, &t.Source,
-		&t.Reasons, &t.CreatedAt)
+	var r transferRow
+	return r.scan(row, t)
+}
+
+// transferRow is where a listing scans its rows: the destinations of
+// transferColumns, built once for all of them.
+type transferRow struct {
+	t              domain.Transfer
+	date           pgtype.Date
+	amount, inflow pgtype.Numeric
+	dest           []any
+}
+
+// scan reads one row of transferColumns through r into t.
+func (r *transferRow) scan(row pgx.Row, t *domain.Transfer) error {
+	if r.dest == nil {
+		r.dest = []any{&r.t.ID, &r.t.UserID, &r.t.OutflowTransactionID, &r.t.InflowTransactionID, &r.t.OutflowAccountID,
+			&r.t.InflowAccountID, &r.date, &r.amount, &r.t.Currency, &r.inflow, &r.t.InflowCurrency, &r.t.Confidence,
+			&r.t.Source, &r.t.Reasons, &r.t.CreatedAt}
+	}
+	r.t.Reasons = nil
+	err := row.Scan(r.dest...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
 	if err != nil {
 		return err
 	}
-	t.Date = domain.DateOf(date.Time)
-	t.Amount = domain.MoneyFromDecimal(decimal.NewFromBigInt(amount.Int, amount.Exp))
-	t.InflowAmount = domain.MoneyFromDecimal(decimal.NewFromBigInt(inflow.Int, inflow.Exp))
+	*t = r.t
+	t.Date = domain.DateOf(r.date.Time)
+	t.Amount = domain.MoneyFromDecimal(decimal.NewFromBigInt(r.amount.Int, r.amount.Exp))
+	t.InflowAmount = domain.MoneyFromDecimal(decimal.NewFromBigInt(r.inflow.Int, r.inflow.Exp))
 	if t.Reasons == nil {
 		t.Reasons = []string{}
 	}
@@ -134,9 +152,10 @@ func (s *Store) ListTransfers(ctx context.Context, sc Scope, f TransferFilter, a
 	}
 	defer rows.Close()
 	out := make([]domain.Transfer, 0, limit)
+	var r transferRow
 	for rows.Next() {
 		out = append(out, domain.Transfer{})
-		if err := scanTransfer(rows, &out[len(out)-1]); err != nil {
+		if err := r.scan(rows, &out[len(out)-1]); err != nil {
 			return nil, fmt.Errorf("list transfers: %w", err)
 		}
 	}

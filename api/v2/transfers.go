@@ -3,7 +3,6 @@ package v2
 import (
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -125,7 +124,7 @@ func appendTransfer(b []byte, t *domain.Transfer) []byte {
 	o.String("currency", t.Currency)
 	o.Money("inflowAmount", t.InflowAmount)
 	o.String("inflowCurrency", t.InflowCurrency)
-	o.Raw("confidence", strconv.AppendFloat(nil, t.Confidence, 'f', -1, 64))
+	o.Float("confidence", t.Confidence)
 	o.String("source", t.Source)
 	o.Array("reasons", len(t.Reasons), func(b []byte, i int) []byte { return jsonw.AppendString(b, t.Reasons[i]) })
 	o.Time("createdAt", t.CreatedAt)

@@ -112,6 +112,13 @@ func (o *Object) TimePtr(k string, v *time.Time) {
 	o.Time(k, *v)
 }
 
+// Float writes a number field in the fewest digits that read back as v
+// (v must be finite: JSON has no NaN or infinity).
+func (o *Object) Float(k string, v float64) {
+	o.key(k)
+	o.b = strconv.AppendFloat(o.b, v, 'f', -1, 64)
+}
+
 // Bool writes a boolean field.
 func (o *Object) Bool(k string, v bool) {
 	o.key(k)
