@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -332,18 +333,20 @@ func transferWordsPattern() string {
 // same-currency candidates read per row. Each result is a row's id, the
 // candidate's, and whether it is a same-currency one. The same-currency
 // search (when same) is one bounded range of
-// transactions_transfer_match_idx in each of the (at most two) 16-day
-// buckets the row's window touches, the bucket written exactly as the
+// transactions_transfer_match_idx in each of the (at most two) spans of
+// matchSpanDays the row's window touches, the span written exactly as the
 // index's expression: the search for the few rows an incremental sync or
-// an edit writes (windowCandidates serves a first sync's batches). The cross-currency one (when cross) reads, for a row
-// whose description says transfer, the window of each of the user's
-// accounts in another currency on transactions_account_order_idx.
+// an edit writes (windowCandidates serves a first sync's batches). The
+// cross-currency one (when cross) reads, for a row whose description says
+// transfer, the window of each of the user's accounts in another currency
+// on transactions_account_order_idx.
 func candidatePairsSQL(cross, same bool) string {
 	free := `NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = x.id)
 		AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = x.id)`
 	rejected := `NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
 			AND ((r.outflow_transaction_id = c.id AND r.inflow_transaction_id = x.id)
 				OR (r.outflow_transaction_id = x.id AND r.inflow_transaction_id = c.id)))`
+	span := strconv.Itoa(matchSpanDays)
 	var parts []string
 	if same {
 		parts = append(parts, `
@@ -351,7 +354,7 @@ SELECT c.id, x.id, true FROM c
 JOIN LATERAL (
 	SELECT x.id FROM transactions x
 	WHERE x.user_id = $1 AND x.status <> 'deleted'
-		AND (x.tx_date - DATE '2000-01-01') / 16 = ANY (ARRAY[((c.day - $8::int) / 16)::int, ((c.day + $8::int) / 16)::int])
+		AND (x.tx_date - DATE '2000-01-01') / `+span+` = ANY (ARRAY[((c.day - $8::int) / `+span+`)::int, ((c.day + $8::int) / `+span+`)::int])
 		AND abs(x.amount) = abs(c.amount)
 		AND x.tx_date BETWEEN c.tx_date - $8::int AND c.tx_date + $8::int
 		AND x.currency = c.currency AND x.account_id <> c.account_id AND sign(x.amount) = -sign(c.amount)

@@ -19,10 +19,24 @@ const windowDetectRows = 1000
 // and their days read from the database when a later window covers them.
 const maxSessionRows = 300_000
 
+// spanShift makes a span of dates 1<<spanShift = 16 days, both in memory
+// (amountKey) and in transactions_transfer_match_idx (matchSpanDays, which
+// the migration's index expression divides by): at least the
+// 2*maxTransferLagDays+1 days of a row's window, so that a window touches
+// at most two spans.
+const spanShift = 4
+
+// matchSpanDays is a span's length in days, as candidatePairsSQL and the
+// index write it.
+const matchSpanDays = 1 << spanShift
+
+// A window must fit in two spans: this fails to compile otherwise.
+const _ = uint(matchSpanDays - (2*maxTransferLagDays + 1))
+
 // amountKey is what a transfer's two sides share: the absolute amount (as
-// the outflow's negation of the inflow), the currency, and the 16-day span
-// of dates (days since 2000-01-01, floored to a multiple of 16) the row
-// falls in: a row's other side lies in the one or two spans its window
+// the outflow's negation of the inflow), the currency, and the span of
+// dates (days since 2000-01-01, floored to a multiple of matchSpanDays)
+// the row falls in: a row's other side lies in the one or two spans its window
 // touches (maxTransferLagDays either side), so a common amount's rows
 // elsewhere in the history are never walked.
 type amountKey struct {
@@ -33,12 +47,12 @@ type amountKey struct {
 
 // keyOf is w's amountKey.
 func keyOf(w *detectRow) amountKey {
-	return amountKey{w.minor, w.currency, w.day >> 4}
+	return amountKey{w.minor, w.currency, w.day >> spanShift}
 }
 
 // counterpartKeys calls fn with the keys r's other side can have.
 func counterpartKeys(r *detectRow, fn func(amountKey)) {
-	for span := (r.day - maxTransferLagDays) >> 4; span <= (r.day+maxTransferLagDays)>>4; span++ {
+	for span := (r.day - maxTransferLagDays) >> spanShift; span <= (r.day+maxTransferLagDays)>>spanShift; span++ {
 		fn(amountKey{-r.minor, r.currency, span})
 	}
 }

@@ -11,13 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/finsync/finsync/api/apierr"
-	"github.com/finsync/finsync/api/idempotency"
-	"github.com/finsync/finsync/api/params"
-
 	"github.com/gin-gonic/gin"
 
+	"github.com/finsync/finsync/api/apierr"
+	"github.com/finsync/finsync/api/idempotency"
 	"github.com/finsync/finsync/api/middleware"
+	"github.com/finsync/finsync/api/params"
 )
 
 // Error codes of version 2.

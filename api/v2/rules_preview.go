@@ -56,7 +56,6 @@ func (s *Server) previewRule(c *gin.Context) {
 		s.handle(c, err)
 		return
 	}
-	c.Header("Content-Length", strconv.Itoa(len(body)))
 	writeJSON(c, http.StatusOK, body)
 }
 

@@ -2,7 +2,6 @@ package v2
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -60,7 +59,6 @@ func (s *Server) listTransactions(c *gin.Context) {
 	}
 	pg.appendInfo(&o, hasMore, last)
 	body := o.End()
-	c.Header("Content-Length", strconv.Itoa(len(body)))
 	writeJSON(c, http.StatusOK, body)
 }
 
