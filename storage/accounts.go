@@ -59,9 +59,9 @@ type AccountFilter struct {
 	Status string
 }
 
-// ListAccounts lists the scope's accounts in creation order after the
-// keyset position (Date holds the creation time).
-func (s *Store) ListAccounts(ctx context.Context, sc Scope, f AccountFilter, after Keyset, limit int) ([]AccountWithConnection, error) {
+// accountsWhere selects the accounts the filter keeps of the scope's:
+// ListAccounts lists them and CountAccounts counts them.
+func accountsWhere(sc Scope, f AccountFilter) *where {
 	var w where
 	w.add("a.user_id = ?", sc.UserID)
 	w.inScope("a.id", sc)
@@ -71,6 +71,13 @@ func (s *Store) ListAccounts(ctx context.Context, sc Scope, f AccountFilter, aft
 	if f.Status != "" && f.Status != "all" {
 		w.add("a.status = ?", f.Status)
 	}
+	return &w
+}
+
+// ListAccounts lists the scope's accounts in creation order after the
+// keyset position (Date holds the creation time).
+func (s *Store) ListAccounts(ctx context.Context, sc Scope, f AccountFilter, after Keyset, limit int) ([]AccountWithConnection, error) {
+	w := accountsWhere(sc, f)
 	if !after.IsZero() {
 		w.add("(a.created_at, a.id) > (?, ?)", after.Date, after.ID)
 	}

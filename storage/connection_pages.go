@@ -56,13 +56,7 @@ func transactionWhere(sc Scope, f ConnectionFilter) *where {
 	w.add("t.bank_connection_id = ?", f.BankConnectionID)
 	f.accounts(w, "t")
 	w.notDuplicate("t", sc, false)
-	switch len(f.Statuses) {
-	case 0:
-	case 1:
-		w.add("t.status = ?", f.Statuses[0])
-	default:
-		w.add("t.status = ANY(?)", f.Statuses)
-	}
+	w.oneOf("t.status", f.Statuses)
 	f.dates(w, "t.tx_date")
 	if !f.IncludeHidden {
 		w.add("NOT t.hidden")
@@ -219,15 +213,7 @@ func (s *Store) CountInvestmentTransactions(ctx context.Context, sc Scope, f Con
 
 // CountAccounts counts the accounts ListAccounts lists for the filter.
 func (s *Store) CountAccounts(ctx context.Context, sc Scope, f AccountFilter) (int, error) {
-	var w where
-	w.add("a.user_id = ?", sc.UserID)
-	w.inScope("a.id", sc)
-	if f.BankConnectionID != nil {
-		w.add("a.bank_connection_id = ?", *f.BankConnectionID)
-	}
-	if f.Status != "" && f.Status != "all" {
-		w.add("a.status = ?", f.Status)
-	}
+	w := accountsWhere(sc, f)
 	return s.count(ctx, "accounts", `SELECT count(*) FROM accounts a WHERE `+w.sql(), w.args)
 }
 

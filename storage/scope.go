@@ -102,6 +102,19 @@ func (w *where) add(clause string, args ...any) {
 	w.clauses = append(w.clauses, clause)
 }
 
+// oneOf adds col's predicate for a filter by any of values: none filters
+// nothing, one is an equality (which the planner estimates best), more are
+// ANY.
+func (w *where) oneOf(col string, values []string) {
+	switch len(values) {
+	case 0:
+	case 1:
+		w.add(col+" = ?", values[0])
+	default:
+		w.add(col+" = ANY(?)", values)
+	}
+}
+
 // scope adds the user and account-scope predicates for a table alias whose
 // rows carry user_id and account_id.
 func (w *where) scope(alias string, s Scope) {

@@ -171,13 +171,7 @@ func (s *Store) ListTransactions(ctx context.Context, sc Scope, f TransactionFil
 		w.add("t.category_id = ?", *f.CategoryID)
 	}
 	w.notDuplicate("t", sc, f.IncludeDuplicates)
-	switch len(f.Statuses) {
-	case 0:
-	case 1:
-		w.add("t.status = ?", f.Statuses[0])
-	default:
-		w.add("t.status = ANY(?)", f.Statuses)
-	}
+	w.oneOf("t.status", f.Statuses)
 	if f.StartDate != nil {
 		w.add("t.tx_date >= ?", f.StartDate.Time)
 	}
