@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -332,21 +331,19 @@ func transferWordsPattern() string {
 // $9 the cross-currency window, $10 the transfer words, $11 the most
 // same-currency candidates read per row. Each result is a row's id, the
 // candidate's, and whether it is a same-currency one. The same-currency
-// search (when same) is one bounded range of
-// transactions_transfer_match_idx in each of the (at most two) spans of
-// matchSpanDays the row's window touches, the span written exactly as the
-// index's expression: the search for the few rows an incremental sync or
-// an edit writes (windowCandidates serves a first sync's batches). The
-// cross-currency one (when cross) reads, for a row whose description says
-// transfer, the window of each of the user's accounts in another currency
-// on transactions_account_order_idx.
+// search (when same) reads transactions_transfer_match_idx at one exact
+// key (user, date, amount) per day of the row's window (windowDates):
+// the search for the few rows an incremental sync or an edit writes
+// (windowCandidates serves a first sync's batches). The cross-currency
+// one (when cross) reads, for a row whose description says transfer, the
+// window of each of the user's accounts in another currency on
+// transactions_account_order_idx.
 func candidatePairsSQL(cross, same bool) string {
 	free := `NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = x.id)
 		AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = x.id)`
 	rejected := `NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
 			AND ((r.outflow_transaction_id = c.id AND r.inflow_transaction_id = x.id)
 				OR (r.outflow_transaction_id = x.id AND r.inflow_transaction_id = c.id)))`
-	span := strconv.Itoa(matchSpanDays)
 	var parts []string
 	if same {
 		parts = append(parts, `
@@ -354,14 +351,13 @@ SELECT c.id, x.id, true FROM c
 JOIN LATERAL (
 	SELECT x.id FROM transactions x
 	WHERE x.user_id = $1 AND x.status <> 'deleted'
-		AND (x.tx_date - DATE '2000-01-01') / `+span+` = ANY (ARRAY[((c.day - $8::int) / `+span+`)::int, ((c.day + $8::int) / `+span+`)::int])
+		AND x.tx_date = ANY (`+windowDates("c.tx_date", maxTransferLagDays)+`)
 		AND abs(x.amount) = abs(c.amount)
-		AND x.tx_date BETWEEN c.tx_date - $8::int AND c.tx_date + $8::int
 		AND x.currency = c.currency AND x.account_id <> c.account_id AND sign(x.amount) = -sign(c.amount)
 		AND `+free+`
 		AND `+rejected+`
 	LIMIT $11
-) x ON $9::int IS NOT NULL AND $10::text IS NOT NULL`)
+) x ON $8::int IS NOT NULL AND $9::int IS NOT NULL AND $10::text IS NOT NULL`)
 	}
 	if cross {
 		parts = append(parts, `
@@ -379,6 +375,17 @@ WITH c AS (
 	FROM unnest($2::uuid[], $3::uuid[], $4::int8[], $5::text[], $6::int8[], $7::text[])
 		AS c(id, account_id, minor, currency, day, text)
 )` + strings.Join(parts, "\nUNION ALL")
+}
+
+// windowDates is an SQL array of the dates within lag days of the date
+// expression day, written out, so that an index on dates takes each as
+// an exact key.
+func windowDates(day string, lag int) string {
+	parts := make([]string, 0, 2*lag+1)
+	for d := -lag; d <= lag; d++ {
+		parts = append(parts, fmt.Sprintf("%s + %d", day, d))
+	}
+	return "ARRAY[" + strings.Join(parts, ", ") + "]"
 }
 
 // scoredEdges loads both sides of each distinct pair and scores it.

@@ -15,45 +15,42 @@ import (
 const windowDetectRows = 1000
 
 // maxSessionRows is the most copied rows a first sync's session keeps in
-// memory for detection (about 64 bytes each); older batches are let go
+// memory for detection (about 120 bytes each); older batches are let go
 // and their days read from the database when a later window covers them.
 const maxSessionRows = 300_000
 
-// spanShift makes a span of dates 1<<spanShift = 16 days, both in memory
-// (amountKey) and in transactions_transfer_match_idx (matchSpanDays, which
-// the migration's index expression divides by): at least the
-// 2*maxTransferLagDays+1 days of a row's window, so that a window touches
-// at most two spans.
+// spanShift makes a span of dates 1<<spanShift = 16 days (amountKey): at
+// least the 2*maxTransferLagDays+1 days of a row's window, so that a
+// window touches at most two spans.
 const spanShift = 4
 
-// matchSpanDays is a span's length in days, as candidatePairsSQL and the
-// index write it.
+// matchSpanDays is a span's length in days.
 const matchSpanDays = 1 << spanShift
 
 // A window must fit in two spans: this fails to compile otherwise.
 const _ = uint(matchSpanDays - (2*maxTransferLagDays + 1))
 
-// amountKey is what a transfer's two sides share: the absolute amount (as
-// the outflow's negation of the inflow), the currency, and the span of
-// dates (days since 2000-01-01, floored to a multiple of matchSpanDays)
-// the row falls in: a row's other side lies in the one or two spans its window
+// amountKey is what a transfer's two sides share in memory: the absolute
+// amount (as the outflow's negation of the inflow) and the span of dates
+// (days since 2000-01-01, floored to a multiple of matchSpanDays) the row
+// falls in: a row's other side lies in the one or two spans its window
 // touches (maxTransferLagDays either side), so a common amount's rows
-// elsewhere in the history are never walked.
+// elsewhere in the history are never walked. Caveat: the currency is not
+// in the key (two integers hash faster than a string); rowPool.match
+// checks it.
 type amountKey struct {
-	minor    int64
-	currency string
-	span     int64
+	minor, span int64
 }
 
 // keyOf is w's amountKey.
 func keyOf(w *detectRow) amountKey {
-	return amountKey{w.minor, w.currency, w.day >> spanShift}
+	return amountKey{w.minor, w.day >> spanShift}
 }
 
 // counterpartKeys calls fn with the keys r's other side can have.
 func counterpartKeys(r *detectRow, fn func(amountKey)) {
 	for span := (r.day - maxTransferLagDays) >> spanShift; span <= (r.day+maxTransferLagDays)>>spanShift; span++ {
-		fn(amountKey{-r.minor, r.currency, span})
+		fn(amountKey{-r.minor, span})
 	}
 }
 
@@ -61,60 +58,97 @@ func counterpartKeys(r *detectRow, fn func(amountKey)) {
 // committed, by amount: the other sides a later batch's rows can have in
 // the connection's own accounts, without reading them back. They sit in a
 // ring of at most maxSessionRows rows, each linked to the previous row of
-// its amount, so that noting a row costs one map write whatever the
-// amounts, and the oldest rows are overwritten first. Caveat: the days of
-// rows overwritten are evicted (read from the database when a window
-// covers them). A resumed first sync (the connection had rows before the
-// session, which only the database holds) keeps none.
+// its amount and span, so that noting a row costs one map write whatever
+// the amounts, and the oldest rows are overwritten first. A span's map
+// goes whole once none of its rows is held: no map ever deletes a key one
+// by one (a map that does slows every later look-up of a missing key).
+// Caveat: the days of rows overwritten are evicted (read from the
+// database when a window covers them). A resumed first sync (the
+// connection had rows before the session, which only the database holds)
+// keeps none.
 type sessionRows struct {
 	ring []detectRow
 	// prev[i] is the number of the row noted before ring[i] with its
-	// amount, -1 for none; a row's number counts every row noted, and row
-	// k sits in ring[k % maxSessionRows] while it is held.
-	prev []int64
-	// newest is each held amount's last row number.
-	newest  map[amountKey]int64
-	noted   int64
-	evicted map[int64]bool
+	// amount and span, -1 for none; a row's number counts every row
+	// noted, and row k sits in ring[k % maxSessionRows] while it is held.
+	prev  []int64
+	spans map[int64]*heldSpan
+	noted int64
+	// evicted are the days of rows overwritten; lastEvicted the last
+	// such day (rows go in the order they came, mostly a day at a time).
+	evicted     map[int64]bool
+	lastEvicted int64
+}
+
+// heldSpan is one span's rows held: each amount's newest row number (a
+// number no longer held ends its chain) and how many of the span's rows
+// are held.
+type heldSpan struct {
+	newest map[int64]int64
+	held   int
 }
 
 // add notes a committed batch's rows, overwriting the oldest past
 // maxSessionRows.
 func (m *sessionRows) add(rows []detectRow) {
-	if m.newest == nil {
-		m.newest, m.evicted = map[amountKey]int64{}, map[int64]bool{}
+	if m.spans == nil {
+		m.spans, m.evicted, m.lastEvicted = map[int64]*heldSpan{}, map[int64]bool{}, -1<<62
 	}
-	for _, w := range rows {
-		k := keyOf(&w)
+	var sp *heldSpan
+	span := int64(-1 << 62)
+	for i := range rows {
+		w := &rows[i]
 		slot := int(m.noted % maxSessionRows)
 		if m.noted >= maxSessionRows {
 			m.drop(slot)
-			m.ring[slot], m.prev[slot] = w, -1
+			m.ring[slot], m.prev[slot] = *w, -1
 		} else {
-			m.ring, m.prev = append(m.ring, w), append(m.prev, -1)
+			m.ring, m.prev = append(m.ring, *w), append(m.prev, -1)
 		}
-		if last, ok := m.newest[k]; ok {
+		if s := w.day >> spanShift; s != span || sp == nil || sp.held == 0 {
+			span, sp = s, m.span(s)
+		}
+		if last, ok := sp.newest[w.minor]; ok {
 			m.prev[slot] = last
 		}
-		m.newest[k] = m.noted
+		sp.newest[w.minor] = m.noted
+		sp.held++
 		m.noted++
 	}
 }
 
-// drop lets the row in slot go: its day is evicted, and its amount is
-// forgotten when it was that amount's last row held.
+// span is the held rows of span s, made when there are none.
+func (m *sessionRows) span(s int64) *heldSpan {
+	sp := m.spans[s]
+	if sp == nil {
+		sp = &heldSpan{newest: map[int64]int64{}}
+		m.spans[s] = sp
+	}
+	return sp
+}
+
+// drop lets the row in slot go: its day is evicted, and its span's map
+// goes with the span's last row held.
 func (m *sessionRows) drop(slot int) {
 	old := &m.ring[slot]
-	m.evicted[old.day] = true
-	k := keyOf(old)
-	if m.newest[k] == m.noted-maxSessionRows {
-		delete(m.newest, k)
+	if old.day != m.lastEvicted {
+		m.evicted[old.day], m.lastEvicted = true, old.day
+	}
+	s := old.day >> spanShift
+	if sp := m.spans[s]; sp != nil {
+		if sp.held--; sp.held == 0 {
+			delete(m.spans, s)
+		}
 	}
 }
 
 // each calls fn with the held rows of amount k, newest first.
 func (m *sessionRows) each(k amountKey, fn func(detectRow)) {
-	n, ok := m.newest[k]
+	sp := m.spans[k.span]
+	if sp == nil {
+		return
+	}
+	n, ok := sp.newest[k.minor]
 	for ok && n >= m.noted-int64(len(m.ring)) {
 		slot := int(n % maxSessionRows)
 		fn(m.ring[slot])
@@ -137,14 +171,18 @@ func (p *rowPool) match(r detectRow) []detectRow {
 	var out []detectRow
 	var seen map[[16]byte]bool
 	consider := func(x detectRow) {
-		if x.accountID == r.accountID || abs64(x.day-r.day) > maxTransferLagDays || seen[x.id] {
+		if x.accountID == r.accountID || abs64(x.day-r.day) > maxTransferLagDays || x.currency != r.currency || isIn(out, seen, x.id) {
 			return
 		}
-		if seen == nil {
-			seen = map[[16]byte]bool{}
-		}
-		seen[x.id] = true
 		out = append(out, x)
+		if len(out) > 16 && seen == nil {
+			seen = make(map[[16]byte]bool, 2*len(out))
+			for _, o := range out {
+				seen[o.id] = true
+			}
+		} else if seen != nil {
+			seen[x.id] = true
+		}
 	}
 	counterpartKeys(&r, func(k amountKey) {
 		for _, part := range p.parts {
@@ -157,6 +195,20 @@ func (p *rowPool) match(r detectRow) []detectRow {
 		}
 	})
 	return out
+}
+
+// isIn reports whether id is among rows: in seen when it is not nil (it
+// then holds every row's id), else by a walk of the few rows.
+func isIn(rows []detectRow, seen map[[16]byte]bool, id uuid.UUID) bool {
+	if seen != nil {
+		return seen[id]
+	}
+	for i := range rows {
+		if rows[i].id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // byAmount indexes rows by amount.
