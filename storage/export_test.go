@@ -106,3 +106,35 @@ func (s *Store) DetectTransfersWindow(ctx context.Context, userID uuid.UUID, ids
 // SetWindowFrom sets from how many copied rows a batch's detection is
 // searched by window, so that tests of small scenarios exercise it.
 func (ss *SyncSession) SetWindowFrom(n int) { ss.windowFrom = n }
+
+// InsertNewRows is InsertNew with new ids, which it returns.
+func (w *transactionWriter) InsertNewRows(ctx context.Context, txs []domain.Transaction) ([]uuid.UUID, bool, error) {
+	ids, err := newTransactionIDs(len(txs))
+	if err != nil {
+		return nil, false, err
+	}
+	ok, err := w.InsertNew(ctx, txs, ids)
+	if !ok {
+		ids = nil
+	}
+	return ids, ok, err
+}
+
+// FreeCandidatePairs is freeCandidates in a transaction of its own: the
+// pairs (row, candidate), dated within [from, to] days since 2000-01-01,
+// whose rows are unpaired and that the user did not reject.
+func FreeCandidatePairs(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, pairs [][2]uuid.UUID, from, to int64) ([][2]uuid.UUID, error) {
+	cands := make([]windowPair, len(pairs))
+	for i, p := range pairs {
+		cands[i] = windowPair{c: p[0], x: p[1]}
+	}
+	var out [][2]uuid.UUID
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		free, err := freeCandidates(ctx, tx, userID, cands, from, to)
+		for _, p := range free {
+			out = append(out, [2]uuid.UUID{p.c, p.x})
+		}
+		return err
+	})
+	return out, err
+}

@@ -17,6 +17,8 @@ import (
 // only waits. A run that stored nothing pays about one query per account.
 // Caveat: call it once, after the last ApplyBatch.
 func (ss *SyncSession) Close(ctx context.Context) error {
+	ss.stopMatching()
+	ss.waitNoted()
 	statsErr := cmp.Or(ss.statsErr, ss.stats.wait())
 	if ctx.Err() != nil {
 		return statsErr

@@ -1,8 +1,11 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -76,6 +79,15 @@ type SyncSession struct {
 	// batch size from which it does so (windowDetectRows).
 	copiedBefore *sessionRows
 	windowFrom   int
+	// matching is the current batch's in-memory window match, started
+	// while its rows are copied in (nil when there is none); every batch
+	// waits for it before it returns, so that copiedBefore does not
+	// change under it. noted is closed once the last committed batch's
+	// rows are in copiedBefore (nil: nothing pending): they are noted
+	// while the next batch is fetched and copied in, and everything that
+	// reads copiedBefore waits for it first.
+	matching *windowMatch
+	noted    chan struct{}
 	// today is the date ApplyAccounts stored balances for, and the last day
 	// Close derives; firstSync is set when the run began as its
 	// connection's first sync (every account's balances are derived).
@@ -179,7 +191,9 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 		return SyncResult{}, err
 	}
 	var changes RowChanges
+	defer ss.stopMatching()
 	err = ss.store.inTx(ctx, func(tx pgx.Tx) error {
+		ss.stopMatching()
 		ss.written, ss.copied = ss.written[:0], nil // copied rows may be kept by copiedBefore
 		w := newTransactionWriter(tx, ss.conn)
 		defer func() { changes = w.Changes() }()
@@ -207,6 +221,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 	if err != nil {
 		return SyncResult{}, err
 	}
+	ss.stopMatching()
 	ss.noteCopied()
 	if changes.Added+changes.Modified > 0 {
 		ss.noteBalanceChanges(batch)
@@ -217,14 +232,38 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 	return SyncResult{Changes: changes}, nil
 }
 
+// stopMatching waits for the batch's window match, if any, and drops it.
+func (ss *SyncSession) stopMatching() {
+	ss.matching.wait()
+	ss.matching = nil
+}
+
 // noteCopied keeps a committed batch's copied rows for the detection of
-// later batches, while the run is fresh.
+// later batches, while the run is fresh, in a goroutine of its own
+// (after the batch before it's); ss.noted is closed once they are kept.
 func (ss *SyncSession) noteCopied() {
 	switch {
 	case !ss.fresh:
+		ss.waitNoted()
 		ss.copiedBefore = nil
 	case ss.copiedBefore != nil && len(ss.copied) > 0:
-		ss.copiedBefore.add(ss.copied)
+		before, mem, rows, done := ss.noted, ss.copiedBefore, ss.copied, make(chan struct{})
+		go func() {
+			defer close(done)
+			if before != nil {
+				<-before
+			}
+			mem.add(rows)
+		}()
+		ss.noted = done
+	}
+}
+
+// waitNoted returns once the committed batches' rows are in copiedBefore.
+func (ss *SyncSession) waitNoted() {
+	if ss.noted != nil {
+		<-ss.noted
+		ss.noted = nil
 	}
 }
 
@@ -261,30 +300,71 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transaction
 		rows, removed = append(rows, pageRows...), append(removed, batch[i].Removed...)
 		pending = append(pending, pagePending...)
 	}
-	ids, ok, err := ss.insertFresh(ctx, tx, w, rows, removed)
+	if len(rows) >= ss.windowFrom {
+		inIndexOrder(rows)
+	}
+	ids, err := newTransactionIDs(len(rows))
+	if err != nil {
+		return false, err
+	}
+	copied := freshDetectRows(rows, ids)
+	if !ss.opts.SkipTransfers && len(copied) >= ss.windowFrom {
+		ss.matching = startWindowMatch(copied, ss.copiedBefore, ss.noted)
+	}
+	ok, err := ss.insertFresh(ctx, tx, w, rows, ids, removed)
 	if err != nil || !ok {
+		ss.stopMatching()
 		return false, err
 	}
 	if err := notePendingSeen(ctx, tx, ss.conn.ID, pending); err != nil {
 		return false, err
 	}
-	ss.copied = freshDetectRows(rows, ids)
+	ss.copied = copied
 	return true, ss.runRules(ctx, tx, ids)
 }
 
+// inIndexOrder sorts a large fresh batch's rows by date, then absolute
+// amount, the order of transactions_transfer_match_idx's keys (and the
+// date order of the listings' indexes): copied in that order, a day's
+// rows reach each index in key order, and most inserts land on the leaf
+// the one before landed on. Which of a day's rows is copied first has no
+// meaning (a listing orders them by id, which is given after the sort).
+func inIndexOrder(rows []domain.Transaction) {
+	type key struct {
+		day, amount int64
+		at          int
+	}
+	keys := make([]key, len(rows))
+	for i := range rows {
+		k := key{at: i, day: math.MinInt64}
+		if d := rows[i].Day(); d != nil {
+			k.day = int64(d.Sub(dayZero).Hours() / 24)
+		}
+		k.amount = abs64(tenThousandths(rows[i].Amount.Decimal()))
+		keys[i] = k
+	}
+	slices.SortStableFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.day, b.day), cmp.Compare(a.amount, b.amount))
+	})
+	sorted := make([]domain.Transaction, len(rows))
+	for i, k := range keys {
+		sorted[i] = rows[k.at]
+	}
+	copy(rows, sorted)
+}
+
 // insertFresh copies rows none of which should be stored yet straight in,
-// then marks the removed ones deleted, and returns the new rows' ids. If a
-// row is stored after all, nothing is written, ok is false and the run is
-// no longer fresh.
-func (ss *SyncSession) insertFresh(ctx context.Context, tx pgx.Tx, w *transactionWriter, rows []domain.Transaction, removed []string) (ids []uuid.UUID, ok bool, err error) {
-	ids, ok, err = w.InsertNew(ctx, rows)
+// with ids, then marks the removed ones deleted. If a row is stored after
+// all, nothing is written, ok is false and the run is no longer fresh.
+func (ss *SyncSession) insertFresh(ctx context.Context, tx pgx.Tx, w *transactionWriter, rows []domain.Transaction, ids []uuid.UUID, removed []string) (ok bool, err error) {
+	ok, err = w.InsertNew(ctx, rows, ids)
 	if err != nil || !ok {
 		ss.fresh = false
-		return nil, false, err
+		return false, err
 	}
 	n, err := markTransactionsDeleted(ctx, tx, ss.conn.ID, removed)
 	w.NoteRemoved(n)
-	return ids, true, err
+	return true, err
 }
 
 // onlyAdds reports whether a batch's pages replace no pending set and
@@ -361,7 +441,8 @@ func (ss *SyncSession) transfers(ctx context.Context, tx pgx.Tx) error {
 	if ss.opts.SkipTransfers || len(ss.written)+len(ss.copied) == 0 {
 		return nil
 	}
-	return detectSynced(ctx, tx, ss.conn, ss.copied, ss.written, ss.windowFrom, ss.copiedBefore)
+	ss.waitNoted()
+	return detectSynced(ctx, tx, ss.conn, ss.copied, ss.written, ss.windowFrom, ss.copiedBefore, ss.matching)
 }
 
 // storePages writes the batch's pages in order. Once the run is no longer
@@ -451,7 +532,11 @@ func (ss *SyncSession) afterPage(ctx context.Context, tx pgx.Tx, w *transactionW
 // stored row on).
 func (ss *SyncSession) write(ctx context.Context, tx pgx.Tx, w *transactionWriter, rows []domain.Transaction, removed []string) ([]uuid.UUID, error) {
 	if ss.fresh {
-		ids, ok, err := ss.insertFresh(ctx, tx, w, rows, removed)
+		ids, err := newTransactionIDs(len(rows))
+		if err != nil {
+			return nil, err
+		}
+		ok, err := ss.insertFresh(ctx, tx, w, rows, ids, removed)
 		if err != nil || ok {
 			return ids, err
 		}

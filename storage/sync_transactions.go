@@ -232,7 +232,11 @@ func (w *transactionWriter) merge(ctx context.Context, txs []domain.Transaction,
 	}
 	w.staged++
 	w.writes++
-	if _, err := w.copy(ctx, w.tx, "transactions_stage", txs, hashes, w.staged); err != nil {
+	ids, err := newTransactionIDs(len(txs))
+	if err != nil {
+		return nil, err
+	}
+	if err := w.copy(ctx, w.tx, "transactions_stage", txs, ids, hashes, w.staged); err != nil {
 		return nil, fmt.Errorf("upsert transactions: stage: %w", err)
 	}
 	rows, err := w.tx.Query(ctx, mergeStageSQL(), w.staged)
@@ -344,32 +348,32 @@ func locate(starts []int, i int) (page, index int) {
 }
 
 // InsertNew copies transactions none of which the connection has stored
-// yet straight into the table, and returns their ids. If one of them is
-// stored after all (or txs names a provider id twice), nothing is written
-// and ok is false: the caller then upserts them.
-func (w *transactionWriter) InsertNew(ctx context.Context, txs []domain.Transaction) (ids []uuid.UUID, ok bool, err error) {
+// yet straight into the table, with ids (newTransactionIDs; one per
+// transaction). If one of them is stored after all (or txs names a
+// provider id twice), nothing is written and ok is false: the caller then
+// upserts them.
+func (w *transactionWriter) InsertNew(ctx context.Context, txs []domain.Transaction, ids []uuid.UUID) (ok bool, err error) {
 	if len(txs) == 0 {
-		return nil, true, nil
+		return true, nil
 	}
 	if err := w.lockAccounts(ctx, txs); err != nil {
-		return nil, false, err
+		return false, err
 	}
 	sp, err := w.tx.Begin(ctx)
 	if err != nil {
-		return nil, false, fmt.Errorf("insert new transactions: savepoint: %w", err)
+		return false, fmt.Errorf("insert new transactions: savepoint: %w", err)
 	}
-	ids, err = w.copy(ctx, sp, "transactions", txs, nil, 0)
-	if err != nil {
+	if err := w.copy(ctx, sp, "transactions", txs, ids, nil, 0); err != nil {
 		if rbErr := sp.Rollback(ctx); rbErr != nil {
-			return nil, false, fmt.Errorf("insert new transactions: %w (roll back: %w)", err, rbErr)
+			return false, fmt.Errorf("insert new transactions: %w (roll back: %w)", err, rbErr)
 		}
 		if pgErr, isPg := errors.AsType[*pgconn.PgError](err); isPg && pgErr.Code == "23505" {
-			return nil, false, nil
+			return false, nil
 		}
-		return nil, false, fmt.Errorf("insert new transactions: %w", err)
+		return false, fmt.Errorf("insert new transactions: %w", err)
 	}
 	if err := sp.Commit(ctx); err != nil {
-		return nil, false, fmt.Errorf("insert new transactions: release savepoint: %w", err)
+		return false, fmt.Errorf("insert new transactions: release savepoint: %w", err)
 	}
 	var carryIDs []uuid.UUID
 	var carryPending []string
@@ -379,13 +383,13 @@ func (w *transactionWriter) InsertNew(ctx context.Context, txs []domain.Transact
 		}
 	}
 	if err := w.carryUserCategories(ctx, carryIDs, carryPending); err != nil {
-		return nil, false, err
+		return false, err
 	}
 	if err := w.carryTransfers(ctx, carryIDs, carryPending); err != nil {
-		return nil, false, err
+		return false, err
 	}
 	w.changes.Added += int64(len(ids))
-	return ids, true, nil
+	return true, nil
 }
 
 // lockAccounts takes a key-share lock on each account txs reference that
@@ -534,21 +538,13 @@ WHERE (t.account_id, t.status, t.summary, t.amount, t.currency, t.authorized_dat
 RETURNING t.id, t.pending_provider_id, t.xmax = 0`
 
 // copy copies txs into table (transactions, or the staging table with
-// page number page) with binary COPY, each with a new time-ordered id,
-// and returns the ids. A row that turns out to exist keeps its own id.
+// page number page) with binary COPY, with ids (newTransactionIDs). A row
+// that turns out to exist keeps its own id.
 // Version 7 ids make the primary key index grow at its right edge instead
 // of at random places, which makes bulk inserts markedly cheaper. hashes
 // are the rows' digests (computed here when nil). Rows are encoded while
 // PostgreSQL ingests the ones before them.
-func (w *transactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, txs []domain.Transaction, hashes [][]byte, page int32) ([]uuid.UUID, error) {
-	ids := make([]uuid.UUID, len(txs))
-	for i := range ids {
-		id, err := uuid.NewV7()
-		if err != nil {
-			return nil, fmt.Errorf("new transaction id: %w", err)
-		}
-		ids[i] = id
-	}
+func (w *transactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, txs []domain.Transaction, ids []uuid.UUID, hashes [][]byte, page int32) error {
 	cols := syncColumns()
 	if page != 0 {
 		cols = append(cols, "page")
@@ -564,8 +560,19 @@ func (w *transactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, t
 	// Should the COPY stop reading early, this ends the encoder's write.
 	pr.CloseWithError(io.ErrClosedPipe)
 	<-encoded
-	if err != nil {
-		return nil, err
+	return err
+}
+
+// newTransactionIDs returns n new transaction ids (version 7: in time
+// order, so that a batch's inserts land together in the primary key).
+func newTransactionIDs(n int) ([]uuid.UUID, error) {
+	ids := make([]uuid.UUID, n)
+	for i := range ids {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return nil, fmt.Errorf("new transaction id: %w", err)
+		}
+		ids[i] = id
 	}
 	return ids, nil
 }

@@ -77,7 +77,7 @@ func TestInsertNewFallsBackWhenARowIsStored(t *testing.T) {
 	e := newWriterEnv(t)
 	ctx := context.Background()
 	if err := e.write(t, func(w *storage.TransactionWriter) error {
-		ids, ok, err := w.InsertNew(ctx, e.synced(3))
+		ids, ok, err := w.InsertNewRows(ctx, e.synced(3))
 		if err == nil && (!ok || len(ids) != 3) {
 			err = fmt.Errorf("first insert: ok=%v, %d ids", ok, len(ids))
 		}
@@ -93,7 +93,7 @@ func TestInsertNewFallsBackWhenARowIsStored(t *testing.T) {
 	txs := e.synced(5)
 	txs[0].Amount = domain.MustMoney("-2.50")
 	err := e.write(t, func(w *storage.TransactionWriter) error {
-		if _, ok, err := w.InsertNew(ctx, txs); err != nil || ok {
+		if _, ok, err := w.InsertNewRows(ctx, txs); err != nil || ok {
 			return fmt.Errorf("insert over stored rows: ok=%v, err=%v", ok, err)
 		}
 		changed, err := w.Upsert(ctx, txs, []string{"p1"})
@@ -159,7 +159,7 @@ func TestWritingForADeletedAccountFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, write := range map[string]func(w *storage.TransactionWriter) error{
-		"insert": func(w *storage.TransactionWriter) error { _, _, err := w.InsertNew(ctx, e.synced(1)); return err },
+		"insert": func(w *storage.TransactionWriter) error { _, _, err := w.InsertNewRows(ctx, e.synced(1)); return err },
 		"upsert": func(w *storage.TransactionWriter) error { _, err := w.Upsert(ctx, e.synced(1), nil); return err },
 	} {
 		if err := e.write(t, write); !errors.Is(err, storage.ErrAccountGone) {
@@ -179,7 +179,7 @@ func TestDeletingAnAccountOrItsOwnersDeletesItsTransactions(t *testing.T) {
 	} {
 		e := newWriterEnv(t)
 		if err := e.write(t, func(w *storage.TransactionWriter) error {
-			_, _, err := w.InsertNew(context.Background(), e.synced(3))
+			_, _, err := w.InsertNewRows(context.Background(), e.synced(3))
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -248,7 +248,7 @@ func TestCopiedColumnsReadBackExactly(t *testing.T) {
 		}
 		if err := e.write(t, func(w *storage.TransactionWriter) error {
 			if path == "insert" {
-				_, _, err := w.InsertNew(ctx, []domain.Transaction{full, bare})
+				_, _, err := w.InsertNewRows(ctx, []domain.Transaction{full, bare})
 				return err
 			}
 			_, err := w.Upsert(ctx, []domain.Transaction{full, bare}, nil)
@@ -280,7 +280,7 @@ func TestDigestsRecogniseStoredRowsAndAreClearedByOtherChanges(t *testing.T) {
 		return changed
 	}
 	if err := e.write(t, func(w *storage.TransactionWriter) error {
-		_, _, err := w.InsertNew(ctx, e.synced(3))
+		_, _, err := w.InsertNewRows(ctx, e.synced(3))
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -50,8 +51,9 @@ func detectTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID, changed [
 // detectSynced pairs a sync batch's rows: copied (rows copied in fresh,
 // as copied) and written (rows upserted, read as stored). A batch of at
 // least windowFrom copied rows (and no other) is searched by window, with
-// the rows the session copied before (mem).
-func detectSynced(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, copied []detectRow, written []uuid.UUID, windowFrom int, mem *sessionRows) error {
+// the rows the session copied before (mem) and the batch's in-memory
+// match when it was started while the batch was copied (pre, may be nil).
+func detectSynced(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, copied []detectRow, written []uuid.UUID, windowFrom int, mem *sessionRows, pre *windowMatch) error {
 	if err := lockUserTransfers(ctx, tx, conn.UserID); err != nil {
 		return err
 	}
@@ -61,7 +63,7 @@ func detectSynced(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, co
 	}
 	var window *windowSearch
 	if len(copied) >= windowFrom && len(rows) == 0 {
-		window = &windowSearch{connID: conn.ID, mem: mem}
+		window = &windowSearch{connID: conn.ID, mem: mem, pre: pre}
 	}
 	_, err = detectRows(ctx, tx, conn.UserID, append(rows, copied...), window)
 	return err
@@ -104,13 +106,40 @@ func (r *detectRow) lowerText() string {
 	if r.text != "" || (r.summary == "" && r.original == nil && r.merchant == nil) {
 		return r.text
 	}
-	parts := []string{r.summary}
+	n := len(r.summary)
 	for _, p := range []*string{r.original, r.merchant} {
 		if p != nil {
-			parts = append(parts, *p)
+			n += 1 + len(*p)
 		}
 	}
-	return strings.ToLower(strings.Join(parts, " "))
+	var b strings.Builder
+	b.Grow(n)
+	writeLower(&b, r.summary)
+	for _, p := range []*string{r.original, r.merchant} {
+		if p != nil {
+			b.WriteByte(' ')
+			writeLower(&b, *p)
+		}
+	}
+	return b.String()
+}
+
+// writeLower writes s lower-cased to b: byte by byte when s is ASCII (as
+// strings.ToLower would, without its copy), else by strings.ToLower.
+func writeLower(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			b.WriteString(strings.ToLower(s))
+			return
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
 }
 
 // dayZero is the date detectRow and transferSide count days from.
@@ -184,11 +213,13 @@ func loadDetectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid
 }
 
 // windowSearch selects windowCandidates for a batch: the connection whose
-// session copied it, and the rows the session copied before (nil: read
-// them from the database).
+// session copied it, the rows the session copied before (nil: read
+// them from the database), and the batch's in-memory match when it was
+// started already (nil: found in place).
 type windowSearch struct {
 	connID uuid.UUID
 	mem    *sessionRows
+	pre    *windowMatch
 }
 
 // detectRows pairs rows with their counterparts and stores the pairs
@@ -213,7 +244,7 @@ func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectR
 	var crowded map[[16]byte]bool
 	var known map[[16]byte]*transferSide
 	if window != nil {
-		pairs, crowded, known, err = windowCandidates(ctx, tx, userID, window.connID, rows, cross, window.mem)
+		pairs, crowded, known, err = windowCandidates(ctx, tx, userID, window.connID, rows, cross, window.mem, window.pre)
 	} else {
 		pairs, crowded, err = probeCandidates(ctx, tx, userID, rows, cross, want)
 	}
@@ -332,7 +363,8 @@ func transferWordsPattern() string {
 // same-currency candidates read per row. Each result is a row's id, the
 // candidate's, and whether it is a same-currency one. The same-currency
 // search (when same) reads transactions_transfer_match_idx at one exact
-// key (user, date, amount) per day of the row's window (windowDates):
+// key (user, date, hash of the amount) per day of the row's window
+// (windowDates), the hash written exactly as the index's expression:
 // the search for the few rows an incremental sync or an edit writes
 // (windowCandidates serves a first sync's batches). The cross-currency
 // one (when cross) reads, for a row whose description says transfer, the
@@ -352,7 +384,7 @@ JOIN LATERAL (
 	SELECT x.id FROM transactions x
 	WHERE x.user_id = $1 AND x.status <> 'deleted'
 		AND x.tx_date = ANY (`+windowDates("c.tx_date", maxTransferLagDays)+`)
-		AND abs(x.amount) = abs(c.amount)
+		AND hash_numeric(abs(x.amount)) = hash_numeric(abs(c.amount)) AND abs(x.amount) = abs(c.amount)
 		AND x.currency = c.currency AND x.account_id <> c.account_id AND sign(x.amount) = -sign(c.amount)
 		AND `+free+`
 		AND `+rejected+`
@@ -463,27 +495,33 @@ func loadTransferSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []u
 	return out, nil
 }
 
-// insertDetected stores the chosen pairs (source detected) and returns how
-// many it stored; a pair one of whose rows got paired meanwhile is skipped.
+// insertDetected stores the chosen pairs as detected transfers, from the
+// sides as scoring read them (each amount in ten-thousandths, as the
+// column's scale stores it: exact), and returns how many it stored. A
+// pair whose row was paired meanwhile is skipped (ON CONFLICT).
 func insertDetected(ctx context.Context, tx pgx.Tx, userID uuid.UUID, chosen []transferEdge) (int, error) {
 	if len(chosen) == 0 {
 		return 0, nil
 	}
-	outs, ins := make([]uuid.UUID, len(chosen)), make([]uuid.UUID, len(chosen))
-	confs, reasons := make([]float64, len(chosen)), make([]string, len(chosen))
+	n := len(chosen)
+	outs, ins, outAccts, inAccts := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+	days, amounts, inAmounts := make([]int64, n), make([]int64, n), make([]int64, n)
+	currencies, inCurrencies := make([]string, n), make([]string, n)
+	confs, reasons := make([]float64, n), make([]string, n)
 	for i, e := range chosen {
-		outs[i], ins[i], confs[i] = e.out.id, e.in.id, e.score.confidence
-		reasons[i] = joinReasons(e.score.reasons)
+		outs[i], ins[i], outAccts[i], inAccts[i] = e.out.id, e.in.id, e.out.accountID, e.in.accountID
+		days[i], amounts[i], inAmounts[i] = e.out.day, -e.out.minor, e.in.minor
+		currencies[i], inCurrencies[i] = e.out.currency, e.in.currency
+		confs[i], reasons[i] = e.score.confidence, joinReasons(e.score.reasons)
 	}
 	tag, err := tx.Exec(ctx, `
 		INSERT INTO transfers (user_id, outflow_transaction_id, inflow_transaction_id, outflow_account_id,
 			inflow_account_id, date, amount, currency, inflow_amount, inflow_currency, confidence, source, reasons)
-		SELECT $1, o.id, i.id, o.account_id, i.account_id, o.tx_date, -o.amount, o.currency, i.amount, i.currency,
-			c.conf, 'detected', string_to_array(c.reasons, ',')
-		FROM unnest($2::uuid[], $3::uuid[], $4::float8[], $5::text[]) AS c(out_id, in_id, conf, reasons)
-		CROSS JOIN LATERAL (SELECT o.* FROM transactions o WHERE o.id = c.out_id AND o.user_id = $1 LIMIT 1) o
-		CROSS JOIN LATERAL (SELECT i.* FROM transactions i WHERE i.id = c.in_id AND i.user_id = $1 LIMIT 1) i
-		ON CONFLICT DO NOTHING`, userID, outs, ins, confs, reasons)
+		SELECT $1, c.out_id, c.in_id, c.out_acct, c.in_acct, DATE '2000-01-01' + c.day::int, c.amount * 0.0001, c.currency,
+			c.in_amount * 0.0001, c.in_currency, c.conf, 'detected', string_to_array(c.reasons, ',')
+		FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::int8[], $7::int8[], $8::text[], $9::int8[], $10::text[],
+			$11::float8[], $12::text[]) AS c(out_id, in_id, out_acct, in_acct, day, amount, currency, in_amount, in_currency, conf, reasons)
+		ON CONFLICT DO NOTHING`, userID, outs, ins, outAccts, inAccts, days, amounts, currencies, inAmounts, inCurrencies, confs, reasons)
 	if err != nil {
 		return 0, fmt.Errorf("detect transfers: store pairs: %w", err)
 	}

@@ -42,6 +42,7 @@ func TestDetectRowTextAsStored(t *testing.T) {
 		{domain.Transaction{Summary: "Payment THANK You"}, "payment thank you"},
 		{domain.Transaction{Summary: "Xfer", OriginalDescription: &orig, MerchantName: &merchant}, "xfer ach transfer to savings bank"},
 		{domain.Transaction{Summary: "Xfer", MerchantName: &empty}, "xfer "},
+		{domain.Transaction{Summary: "ÜBERWEISUNG an", OriginalDescription: &orig}, "überweisung an ach transfer to savings"},
 		{domain.Transaction{}, ""},
 	} {
 		day := domain.DateOf(dayZero)

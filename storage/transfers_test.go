@@ -246,3 +246,35 @@ func TestTransferCrowdedAmountsStayUnpaired(t *testing.T) {
 		}
 	}
 }
+
+// TestFreeCandidatesLeaveOutPairedAndRejected holds the window search's
+// check of its candidates: a pair with a row already in a transfer, or
+// that the user rejected (either way round), is left out; the others
+// stay, in order.
+func TestFreeCandidatesLeaveOutPairedAndRejected(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	ctx := context.Background()
+	user := f.User("pro", false).ID
+	id := func() uuid.UUID { return uuid.New() }
+	paired, partner, rejOut, rejIn := id(), id(), id(), id()
+	if _, err := pool.Exec(ctx, `INSERT INTO transfers (user_id, outflow_transaction_id, inflow_transaction_id, outflow_account_id,
+			inflow_account_id, date, amount, currency, inflow_amount, inflow_currency, confidence, source)
+		VALUES ($1, $2, $3, $4, $5, DATE '2000-01-01' + 100, 10, 'USD', 10, 'USD', 1, 'user')`,
+		user, paired, partner, id(), id()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO transfer_rejections (user_id, outflow_transaction_id, inflow_transaction_id)
+		VALUES ($1, $2, $3)`, user, rejOut, rejIn); err != nil {
+		t.Fatal(err)
+	}
+	a, b, c, d := id(), id(), id(), id()
+	pairs := [][2]uuid.UUID{{a, b}, {paired, c}, {c, partner}, {rejOut, rejIn}, {rejIn, rejOut}, {c, d}, {rejOut, d}}
+	got, err := storage.FreeCandidatePairs(ctx, pool, user, pairs, 98, 102)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][2]uuid.UUID{{a, b}, {c, d}, {rejOut, d}}; !slices.Equal(got, want) {
+		t.Fatalf("kept %v, want %v", got, want)
+	}
+}

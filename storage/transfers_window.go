@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -235,15 +236,20 @@ func byAmount(rows []detectRow) map[amountKey][]detectRow {
 // them. Cross-currency candidates come from candidatePairs. It also
 // returns the same-currency pairs' rows as scoring sees them, so that
 // they are not read again.
-func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, cross bool, mem *sessionRows) ([][2]uuid.UUID, map[[16]byte]bool, map[[16]byte]*transferSide, error) {
-	pool := &rowPool{parts: []map[amountKey][]detectRow{byAmount(rows)}}
+func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, cross bool, mem *sessionRows, pre *windowMatch) ([][2]uuid.UUID, map[[16]byte]bool, map[[16]byte]*transferSide, error) {
+	if pre == nil {
+		pre = &windowMatch{}
+		pre.run(rows, mem)
+	} else {
+		pre.wait()
+	}
+	pool := &rowPool{parts: []map[amountKey][]detectRow{pre.batch}, mem: mem}
 	days := windowDays(rows, 2*maxTransferLagDays)
 	var dbDays, otherDays []int64
 	switch {
 	case mem == nil:
 		dbDays = days
 	default:
-		pool.mem = mem
 		for _, d := range days {
 			if mem.evicted[d] {
 				dbDays = append(dbDays, d)
@@ -260,42 +266,52 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pool.parts = append(pool.parts, byAmount(append(stored, others...)))
+	if read := append(stored, others...); len(read) > 0 {
+		db := byAmount(read)
+		pool.parts = append(pool.parts, db)
+		pre.add(rows, &rowPool{parts: []map[amountKey][]detectRow{db}})
+	}
 	inBatch := make(map[[16]byte]bool, len(rows))
 	for _, w := range rows {
 		inBatch[w.id] = true
 	}
-	var cs, xs []uuid.UUID
-	gaps := map[[2]uuid.UUID]int64{}
-	found := map[[16]byte]detectRow{}
-	var outside []detectRow
-	seen := map[[16]byte]bool{}
-	for _, c := range rows {
-		for _, x := range pool.match(c) {
-			cs, xs = append(cs, c.id), append(xs, x.id)
-			gaps[[2]uuid.UUID{c.id, x.id}] = abs64(x.day - c.day)
-			found[c.id], found[x.id] = c, x
-			if !inBatch[x.id] && !seen[x.id] {
-				seen[x.id] = true
-				outside = append(outside, x)
+	var cands []windowPair
+	// found holds every row of a pair, pointing into rows, pre.found and
+	// the matches below (none of which changes from here on).
+	found := map[[16]byte]*detectRow{}
+	var outside []*detectRow
+	for i := range rows {
+		c := &rows[i]
+		for j := range pre.found[i] {
+			x := &pre.found[i][j]
+			cands = append(cands, windowPair{c.id, x.id, abs64(x.day - c.day)})
+			found[c.id] = c
+			if _, ok := found[x.id]; !ok {
+				found[x.id] = x
+				if !inBatch[x.id] {
+					outside = append(outside, x)
+				}
 			}
 		}
 	}
 	// The candidates' own candidates decide whether a candidate fits a
 	// batch row better than any other.
 	for _, x := range outside {
-		for _, y := range pool.match(x) {
-			cs, xs = append(cs, x.id), append(xs, y.id)
-			gaps[[2]uuid.UUID{x.id, y.id}] = abs64(y.day - x.day)
-			found[y.id] = y
+		ys := pool.match(*x)
+		for j := range ys {
+			y := &ys[j]
+			cands = append(cands, windowPair{x.id, y.id, abs64(y.day - x.day)})
+			if _, ok := found[y.id]; !ok {
+				found[y.id] = y
+			}
 		}
 	}
 	lo, hi := slices.Min(days), slices.Max(days)
-	pairs, err := freeCandidates(ctx, tx, userID, cs, xs, lo, hi)
+	cands, err = freeCandidates(ctx, tx, userID, cands, lo, hi)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pairs, crowded := boundCandidates(pairs, gaps)
+	pairs, crowded := boundCandidates(cands)
 	sides, err := windowSides(ctx, tx, userID, pairs, found)
 	if err != nil {
 		return nil, nil, nil, err
@@ -310,9 +326,66 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	return pairs, crowded, sides, nil
 }
 
+// windowMatch is the in-memory half of a large batch's window search:
+// each row's same-currency candidates among the batch itself and the rows
+// the session copied before. A fresh batch's is found while the batch is
+// copied in (startWindowMatch), so that the search adds little to the
+// batch's time.
+type windowMatch struct {
+	done chan struct{}
+	// batch is the batch's rows by amount; found[i] are the candidates of
+	// the batch's row i.
+	batch map[amountKey][]detectRow
+	found [][]detectRow
+}
+
+// startWindowMatch matches rows against themselves and mem (may be nil)
+// in a goroutine of its own, once ready is closed (nil: at once).
+// Caveat: neither rows nor mem may change until wait returns.
+func startWindowMatch(rows []detectRow, mem *sessionRows, ready <-chan struct{}) *windowMatch {
+	m := &windowMatch{done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		if ready != nil {
+			<-ready
+		}
+		m.run(rows, mem)
+	}()
+	return m
+}
+
+// run matches rows against themselves and mem.
+func (m *windowMatch) run(rows []detectRow, mem *sessionRows) {
+	m.batch = byAmount(rows)
+	pool := &rowPool{parts: []map[amountKey][]detectRow{m.batch}, mem: mem}
+	m.found = make([][]detectRow, len(rows))
+	for i := range rows {
+		m.found[i] = pool.match(rows[i])
+	}
+}
+
+// add adds each row's candidates in more that it has not found yet.
+func (m *windowMatch) add(rows []detectRow, more *rowPool) {
+	for i := range rows {
+		for _, x := range more.match(rows[i]) {
+			if !isIn(m.found[i], nil, x.id) {
+				m.found[i] = append(m.found[i], x)
+			}
+		}
+	}
+}
+
+// wait returns once the match is done; there is nothing to wait for
+// when m is nil or was run in place.
+func (m *windowMatch) wait() {
+	if m != nil && m.done != nil {
+		<-m.done
+	}
+}
+
 // windowSides are the rows of pairs as scoring sees them, from the rows
 // matched and the user's accounts.
-func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID, found map[[16]byte]detectRow) (map[[16]byte]*transferSide, error) {
+func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID, found map[[16]byte]*detectRow) (map[[16]byte]*transferSide, error) {
 	if len(pairs) == 0 {
 		return nil, nil
 	}
@@ -348,7 +421,7 @@ func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uu
 // crossCandidates are the cross-currency candidates of the batch's rows
 // whose description says transfer, and of the batch's candidates outside
 // it.
-func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, outside []detectRow) ([][2]uuid.UUID, error) {
+func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, outside []*detectRow) ([][2]uuid.UUID, error) {
 	var says []detectRow
 	for _, r := range rows {
 		if saysTransfer(r.lowerText()) {
@@ -444,14 +517,21 @@ func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days 
 	return out, nil
 }
 
-// freeCandidates keeps the pairs (cs[i], xs[i]) whose rows are both
-// unpaired and that the user did not reject. The rows are dated within
-// [from, to] (days since 2000-01-01): the transfers whose outflow is
-// dated within a transfer's window of that range are read once (on
+// windowPair is a candidate pair of the window search: a row, its
+// candidate, and how many days apart they are dated.
+type windowPair struct {
+	c, x uuid.UUID
+	gap  int64
+}
+
+// freeCandidates keeps the pairs whose rows are both unpaired and that
+// the user did not reject. The rows are dated within [from, to] (days
+// since 2000-01-01): the transfers whose outflow is dated within a
+// transfer's window of that range are read once (on
 // transfers_user_date_idx) and the pairs checked against them in memory;
 // rejections are checked in SQL, and only when the user has any.
-func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cs, xs []uuid.UUID, from, to int64) ([][2]uuid.UUID, error) {
-	if len(cs) == 0 {
+func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []windowPair, from, to int64) ([]windowPair, error) {
+	if len(cands) == 0 {
 		return nil, nil
 	}
 	rows, err := tx.Query(ctx, `
@@ -469,70 +549,62 @@ func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cs, xs []u
 	}); err != nil {
 		return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
 	}
-	var fc, fx []uuid.UUID
-	for i := range cs {
-		if !paired[cs[i]] && !paired[xs[i]] {
-			fc, fx = append(fc, cs[i]), append(fx, xs[i])
-		}
-	}
+	free := slices.DeleteFunc(cands, func(p windowPair) bool { return paired[p.c] || paired[p.x] })
 	var any bool
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transfer_rejections WHERE user_id = $1)`, userID).Scan(&any); err != nil {
 		return nil, fmt.Errorf("detect transfers: rejections: %w", err)
 	}
-	if !any {
-		out := make([][2]uuid.UUID, len(fc))
-		for i := range fc {
-			out[i] = [2]uuid.UUID{fc[i], fx[i]}
-		}
-		return out, nil
+	if !any || len(free) == 0 {
+		return free, nil
+	}
+	cs, xs := make([]uuid.UUID, len(free)), make([]uuid.UUID, len(free))
+	for i, p := range free {
+		cs[i], xs[i] = p.c, p.x
 	}
 	rows, err = tx.Query(ctx, `
-		SELECT p.c, p.x FROM unnest($2::uuid[], $3::uuid[]) AS p(c, x)
-		WHERE NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
+		SELECT p.i FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS p(c, x, i)
+		WHERE EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
 				AND ((r.outflow_transaction_id = p.c AND r.inflow_transaction_id = p.x)
-					OR (r.outflow_transaction_id = p.x AND r.inflow_transaction_id = p.c)))`, userID, fc, fx)
+					OR (r.outflow_transaction_id = p.x AND r.inflow_transaction_id = p.c)))`, userID, cs, xs)
 	if err != nil {
 		return nil, fmt.Errorf("detect transfers: check candidates: %w", err)
 	}
-	pairs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]uuid.UUID, error) {
-		var p [2]uuid.UUID
-		return p, r.Scan(&p[0], &p[1])
-	})
+	rejected, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
 		return nil, fmt.Errorf("detect transfers: check candidates: %w", err)
 	}
-	return pairs, nil
+	for _, i := range rejected {
+		free[i-1].c = uuid.Nil // ordinality counts from 1
+	}
+	return slices.DeleteFunc(free, func(p windowPair) bool { return p.c == uuid.Nil }), nil
 }
 
 // boundCandidates keeps, per row, its maxTransferCandidates candidates
-// closest in date (then by id), and returns the rows that had more:
-// crowded, as candidatePairs reports them.
-// gaps holds each pair's days apart.
-func boundCandidates(pairs [][2]uuid.UUID, gaps map[[2]uuid.UUID]int64) ([][2]uuid.UUID, map[[16]byte]bool) {
-	slices.SortFunc(pairs, func(a, b [2]uuid.UUID) int {
-		if c := slices.Compare(a[0][:], b[0][:]); c != 0 {
+// closest in date (then by id), as pairs, and returns the rows that had
+// more: crowded, as candidatePairs reports them.
+func boundCandidates(cands []windowPair) ([][2]uuid.UUID, map[[16]byte]bool) {
+	slices.SortFunc(cands, func(a, b windowPair) int {
+		if c := bytes.Compare(a.c[:], b.c[:]); c != 0 {
 			return c
 		}
-		ga, gb := gaps[a], gaps[b]
-		if ga != gb {
-			return int(ga - gb)
+		if a.gap != b.gap {
+			return int(a.gap - b.gap)
 		}
-		return slices.Compare(a[1][:], b[1][:])
+		return bytes.Compare(a.x[:], b.x[:])
 	})
 	crowded := map[[16]byte]bool{}
-	var out [][2]uuid.UUID
-	var prev uuid.UUID
+	out := make([][2]uuid.UUID, 0, len(cands))
 	n := 0
-	for i, p := range pairs {
-		if i == 0 || p[0] != prev {
-			n, prev = 0, p[0]
+	for i, p := range cands {
+		if i == 0 || p.c != cands[i-1].c {
+			n = 0
 		}
 		n++
 		if n > maxTransferCandidates {
-			crowded[p[0]] = true
+			crowded[p.c] = true
 			continue
 		}
-		out = append(out, p)
+		out = append(out, [2]uuid.UUID{p.c, p.x})
 	}
 	return out, crowded
 }
