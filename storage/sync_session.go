@@ -259,6 +259,15 @@ func (ss *SyncSession) noteCopied() {
 	}
 }
 
+// forgetCopied stops keeping copied rows for the rest of the run: a batch
+// removes rows (some may be kept) or is stored page by page (its rows are
+// not kept). Later batches' window searches read their days from the
+// database instead.
+func (ss *SyncSession) forgetCopied() {
+	ss.waitNoted()
+	ss.copiedBefore = nil
+}
+
 // waitNoted returns once the committed batches' rows are in copiedBefore.
 func (ss *SyncSession) waitNoted() {
 	if ss.noted != nil {
@@ -301,11 +310,14 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transaction
 		pending = append(pending, pagePending...)
 	}
 	if len(rows) >= ss.windowFrom {
-		inIndexOrder(rows)
+		inDateOrder(rows)
 	}
 	ids, err := newTransactionIDs(len(rows))
 	if err != nil {
 		return false, err
+	}
+	if len(removed) > 0 {
+		ss.forgetCopied() // the rows kept may be among those it removes
 	}
 	copied := freshDetectRows(rows, ids)
 	if !ss.opts.SkipTransfers && len(copied) >= ss.windowFrom {
@@ -323,16 +335,16 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transaction
 	return true, ss.runRules(ctx, tx, ids)
 }
 
-// inIndexOrder sorts a large fresh batch's rows by date, then absolute
-// amount, the order of transactions_transfer_match_idx's keys (and the
-// date order of the listings' indexes): copied in that order, a day's
-// rows reach each index in key order, and most inserts land on the leaf
-// the one before landed on. Which of a day's rows is copied first has no
-// meaning (a listing orders them by id, which is given after the sort).
-func inIndexOrder(rows []domain.Transaction) {
+// inDateOrder sorts a large fresh batch's rows by date, keeping the
+// provider's order within a day: copied in that order, each day's rows
+// reach the indexes keyed by date first (transactions_transfer_match_idx,
+// the listings') together, on the same few leaves. A day's rows keep
+// their order, and so their ids' (given after the sort), which is how a
+// listing orders them.
+func inDateOrder(rows []domain.Transaction) {
 	type key struct {
-		day, amount int64
-		at          int
+		day int64
+		at  int
 	}
 	keys := make([]key, len(rows))
 	for i := range rows {
@@ -340,12 +352,9 @@ func inIndexOrder(rows []domain.Transaction) {
 		if d := rows[i].Day(); d != nil {
 			k.day = int64(d.Sub(dayZero).Hours() / 24)
 		}
-		k.amount = abs64(tenThousandths(rows[i].Amount.Decimal()))
 		keys[i] = k
 	}
-	slices.SortStableFunc(keys, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.day, b.day), cmp.Compare(a.amount, b.amount))
-	})
+	slices.SortStableFunc(keys, func(a, b key) int { return cmp.Compare(a.day, b.day) })
 	sorted := make([]domain.Transaction, len(rows))
 	for i, k := range keys {
 		sorted[i] = rows[k.at]
@@ -453,6 +462,7 @@ func (ss *SyncSession) transfers(ctx context.Context, tx pgx.Tx) error {
 // page holds as long as no page before it wrote anything; from the first
 // that does, each later page compares its own again, as page by page.
 func (ss *SyncSession) storePages(ctx context.Context, tx pgx.Tx, w *transactionWriter, batch []storedPage) error {
+	ss.forgetCopied()
 	if ss.fresh || ss.relinking || len(batch) < 2 {
 		for i := range batch {
 			if err := ss.storePage(ctx, tx, w, &batch[i]); err != nil {

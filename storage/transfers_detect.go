@@ -358,7 +358,8 @@ func transferWordsPattern() string {
 
 // candidatePairsSQL: $1 user; the rows as arrays: $2 ids, $3 accounts,
 // $4 amounts in ten-thousandths, $5 currencies, $6 dates in days since
-// 2000-01-01, $7 texts; $8 the same-currency window in days either side,
+// 2000-01-01, $7 texts; $8 the same-currency window in days either side
+// (typed only: windowDates writes the window's days from the constant),
 // $9 the cross-currency window, $10 the transfer words, $11 the most
 // same-currency candidates read per row. Each result is a row's id, the
 // candidate's, and whether it is a same-currency one. The same-currency

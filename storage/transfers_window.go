@@ -237,11 +237,10 @@ func byAmount(rows []detectRow) map[amountKey][]detectRow {
 // returns the same-currency pairs' rows as scoring sees them, so that
 // they are not read again.
 func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, cross bool, mem *sessionRows, pre *windowMatch) ([][2]uuid.UUID, map[[16]byte]bool, map[[16]byte]*transferSide, error) {
-	if pre == nil {
+	pre.wait()
+	if pre == nil || len(pre.found) != len(rows) {
 		pre = &windowMatch{}
 		pre.run(rows, mem)
-	} else {
-		pre.wait()
 	}
 	pool := &rowPool{parts: []map[amountKey][]detectRow{pre.batch}, mem: mem}
 	days := windowDays(rows, 2*maxTransferLagDays)
@@ -367,9 +366,23 @@ func (m *windowMatch) run(rows []detectRow, mem *sessionRows) {
 // add adds each row's candidates in more that it has not found yet.
 func (m *windowMatch) add(rows []detectRow, more *rowPool) {
 	for i := range rows {
-		for _, x := range more.match(rows[i]) {
-			if !isIn(m.found[i], nil, x.id) {
+		xs := more.match(rows[i])
+		if len(xs) == 0 {
+			continue
+		}
+		var seen map[[16]byte]bool
+		if len(m.found[i]) > 16 {
+			seen = make(map[[16]byte]bool, len(m.found[i])+len(xs))
+			for _, f := range m.found[i] {
+				seen[f.id] = true
+			}
+		}
+		for _, x := range xs {
+			if !isIn(m.found[i], seen, x.id) {
 				m.found[i] = append(m.found[i], x)
+				if seen != nil {
+					seen[x.id] = true
+				}
 			}
 		}
 	}
