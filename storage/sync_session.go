@@ -350,7 +350,7 @@ func inDateOrder(rows []domain.Transaction) {
 	for i := range rows {
 		k := key{at: i, day: math.MinInt64}
 		if d := rows[i].Day(); d != nil {
-			k.day = int64(d.Sub(dayZero).Hours() / 24)
+			k.day = daysSinceZero(*d)
 		}
 		keys[i] = k
 	}

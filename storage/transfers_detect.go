@@ -145,6 +145,11 @@ func writeLower(b *strings.Builder, s string) {
 // dayZero is the date detectRow and transferSide count days from.
 var dayZero = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// daysSinceZero is d in days since dayZero.
+func daysSinceZero(d domain.Date) int64 {
+	return int64(d.Sub(dayZero).Hours() / 24)
+}
+
 // freshDetectRows are rows just copied in (with their new ids, in order)
 // as detection reads them: a fresh batch's rows are not read back.
 func freshDetectRows(txs []domain.Transaction, ids []uuid.UUID) []detectRow {
@@ -156,7 +161,7 @@ func freshDetectRows(txs []domain.Transaction, ids []uuid.UUID) []detectRow {
 			continue
 		}
 		out = append(out, detectRow{id: ids[i], accountID: t.AccountID,
-			minor: tenThousandths(t.Amount.Decimal()), day: int64(d.Sub(dayZero).Hours() / 24),
+			minor: tenThousandths(t.Amount.Decimal()), day: daysSinceZero(*d),
 			currency: t.Currency, summary: t.Summary, original: t.OriginalDescription, merchant: t.MerchantName})
 	}
 	return out
@@ -326,7 +331,7 @@ func candidatePairs(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []det
 		ids[i], accts[i], minors[i], days[i], currencies[i], texts[i] = r.id, r.accountID, r.minor, r.day, r.currency, r.lowerText()
 	}
 	res, err := tx.Query(ctx, candidatePairsSQL(cross, same), userID, ids, accts, minors, currencies, days, texts,
-		maxTransferLagDays, maxCrossCurrencyDays, transferWordsPattern(), maxTransferCandidates+1)
+		maxCrossCurrencyDays, transferWordsPattern(), maxTransferCandidates+1)
 	if err != nil {
 		return nil, nil, fmt.Errorf("detect transfers: candidates: %w", err)
 	}
@@ -358,10 +363,9 @@ func transferWordsPattern() string {
 
 // candidatePairsSQL: $1 user; the rows as arrays: $2 ids, $3 accounts,
 // $4 amounts in ten-thousandths, $5 currencies, $6 dates in days since
-// 2000-01-01, $7 texts; $8 the same-currency window in days either side
-// (typed only: windowDates writes the window's days from the constant),
-// $9 the cross-currency window, $10 the transfer words, $11 the most
-// same-currency candidates read per row. Each result is a row's id, the
+// 2000-01-01, $7 texts; $8 the cross-currency window in days either
+// side, $9 the transfer words, $10 the most same-currency candidates read
+// per row (the same-currency window's days are written out: windowDates). Each result is a row's id, the
 // candidate's, and whether it is a same-currency one. The same-currency
 // search (when same) reads transactions_transfer_match_idx at one exact
 // key (user, date, hash of the amount) per day of the row's window
@@ -389,22 +393,22 @@ JOIN LATERAL (
 		AND x.currency = c.currency AND x.account_id <> c.account_id AND sign(x.amount) = -sign(c.amount)
 		AND `+free+`
 		AND `+rejected+`
-	LIMIT $11
-) x ON $8::int IS NOT NULL AND $9::int IS NOT NULL AND $10::text IS NOT NULL`)
+	LIMIT $10
+) x ON $8::int IS NOT NULL AND $9::text IS NOT NULL`)
 	}
 	if cross {
 		parts = append(parts, `
 SELECT c.id, x.id, false FROM c
 JOIN accounts a ON a.user_id = $1 AND a.currency <> c.currency AND a.id <> c.account_id
 JOIN transactions x ON x.account_id = a.id AND x.user_id = $1
-	AND x.tx_date BETWEEN c.tx_date - $9::int AND c.tx_date + $9::int
-WHERE c.text ~ $10 AND x.status <> 'deleted' AND x.currency <> c.currency AND sign(x.amount) = -sign(c.amount)
+	AND x.tx_date BETWEEN c.tx_date - $8::int AND c.tx_date + $8::int
+WHERE c.text ~ $9 AND x.status <> 'deleted' AND x.currency <> c.currency AND sign(x.amount) = -sign(c.amount)
 	AND `+free+`
-	AND `+rejected+` AND $11::int IS NOT NULL AND $8::int IS NOT NULL`)
+	AND `+rejected+` AND $10::int IS NOT NULL`)
 	}
 	return `
 WITH c AS (
-	SELECT c.id, c.account_id, c.minor / 10000::numeric AS amount, c.currency, c.day, DATE '2000-01-01' + c.day::int AS tx_date, c.text
+	SELECT c.id, c.account_id, c.minor / 10000::numeric AS amount, c.currency, DATE '2000-01-01' + c.day::int AS tx_date, c.text
 	FROM unnest($2::uuid[], $3::uuid[], $4::int8[], $5::text[], $6::int8[], $7::text[])
 		AS c(id, account_id, minor, currency, day, text)
 )` + strings.Join(parts, "\nUNION ALL")
@@ -531,14 +535,7 @@ func insertDetected(ctx context.Context, tx pgx.Tx, userID uuid.UUID, chosen []t
 
 // joinReasons joins reasons with commas (no reason contains one).
 func joinReasons(rs []string) string {
-	out := ""
-	for i, r := range rs {
-		if i > 0 {
-			out += ","
-		}
-		out += r
-	}
-	return out
+	return strings.Join(rs, ",")
 }
 
 // carryTransfers moves transfers and rejections from pending transactions

@@ -169,20 +169,10 @@ type rowPool struct {
 // same currency: the opposite amount, another account, dated within
 // maxTransferLagDays; each once.
 func (p *rowPool) match(r detectRow) []detectRow {
-	var out []detectRow
-	var seen map[[16]byte]bool
+	var out rowSet
 	consider := func(x detectRow) {
-		if x.accountID == r.accountID || abs64(x.day-r.day) > maxTransferLagDays || x.currency != r.currency || isIn(out, seen, x.id) {
-			return
-		}
-		out = append(out, x)
-		if len(out) > 16 && seen == nil {
-			seen = make(map[[16]byte]bool, 2*len(out))
-			for _, o := range out {
-				seen[o.id] = true
-			}
-		} else if seen != nil {
-			seen[x.id] = true
+		if x.accountID != r.accountID && abs64(x.day-r.day) <= maxTransferLagDays && x.currency == r.currency {
+			out.add(x)
 		}
 	}
 	counterpartKeys(&r, func(k amountKey) {
@@ -195,21 +185,37 @@ func (p *rowPool) match(r detectRow) []detectRow {
 			p.mem.each(k, consider)
 		}
 	})
-	return out
+	return out.rows
 }
 
-// isIn reports whether id is among rows: in seen when it is not nil (it
-// then holds every row's id), else by a walk of the few rows.
-func isIn(rows []detectRow, seen map[[16]byte]bool, id uuid.UUID) bool {
-	if seen != nil {
-		return seen[id]
-	}
-	for i := range rows {
-		if rows[i].id == id {
-			return true
+// rowSet is rows, each once: a few are checked by a walk, more than
+// sixteen through a set of their ids.
+type rowSet struct {
+	rows []detectRow
+	ids  map[[16]byte]bool
+}
+
+// add adds x unless a row with its id is in s already.
+func (s *rowSet) add(x detectRow) {
+	if s.ids != nil {
+		if s.ids[x.id] {
+			return
+		}
+		s.ids[x.id] = true
+	} else {
+		for i := range s.rows {
+			if s.rows[i].id == x.id {
+				return
+			}
 		}
 	}
-	return false
+	s.rows = append(s.rows, x)
+	if len(s.rows) > 16 && s.ids == nil {
+		s.ids = make(map[[16]byte]bool, 2*len(s.rows))
+		for _, r := range s.rows {
+			s.ids[r.id] = true
+		}
+	}
 }
 
 // byAmount indexes rows by amount.
@@ -281,10 +287,12 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	var outside []*detectRow
 	for i := range rows {
 		c := &rows[i]
+		if len(pre.found[i]) > 0 {
+			found[c.id] = c
+		}
 		for j := range pre.found[i] {
 			x := &pre.found[i][j]
 			cands = append(cands, windowPair{c.id, x.id, abs64(x.day - c.day)})
-			found[c.id] = c
 			if _, ok := found[x.id]; !ok {
 				found[x.id] = x
 				if !inBatch[x.id] {
@@ -370,21 +378,14 @@ func (m *windowMatch) add(rows []detectRow, more *rowPool) {
 		if len(xs) == 0 {
 			continue
 		}
-		var seen map[[16]byte]bool
-		if len(m.found[i]) > 16 {
-			seen = make(map[[16]byte]bool, len(m.found[i])+len(xs))
-			for _, f := range m.found[i] {
-				seen[f.id] = true
-			}
+		var set rowSet
+		for _, x := range m.found[i] {
+			set.add(x)
 		}
 		for _, x := range xs {
-			if !isIn(m.found[i], seen, x.id) {
-				m.found[i] = append(m.found[i], x)
-				if seen != nil {
-					seen[x.id] = true
-				}
-			}
+			set.add(x)
 		}
+		m.found[i] = set.rows
 	}
 }
 
