@@ -88,6 +88,9 @@ type SyncSession struct {
 	// reads copiedBefore waits for it first.
 	matching *windowMatch
 	noted    chan struct{}
+	// copiedKept is set when the batch's window match notes its copied
+	// rows in copiedBefore itself (noteCopied then has nothing to do).
+	copiedKept bool
 	// today is the date ApplyAccounts stored balances for, and the last day
 	// Close derives; firstSync is set when the run began as its
 	// connection's first sync (every account's balances are derived).
@@ -194,7 +197,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 	defer ss.stopMatching()
 	err = ss.store.inTx(ctx, func(tx pgx.Tx) error {
 		ss.stopMatching()
-		ss.written, ss.copied = ss.written[:0], nil // copied rows may be kept by copiedBefore
+		ss.written, ss.copied, ss.copiedKept = ss.written[:0], nil, false // copied rows may be kept by copiedBefore
 		w := newTransactionWriter(tx, ss.conn)
 		defer func() { changes = w.Changes() }()
 		stored, err := ss.storeFresh(ctx, tx, w, batch)
@@ -219,6 +222,10 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 		return saveCursor(ctx, tx, ss.conn.ID, last.Next, last.Last, ss.sealed)
 	})
 	if err != nil {
+		ss.stopMatching()
+		if ss.copiedKept {
+			ss.forgetCopied() // it holds the rows of a batch not stored
+		}
 		return SyncResult{}, err
 	}
 	ss.stopMatching()
@@ -246,7 +253,7 @@ func (ss *SyncSession) noteCopied() {
 	case !ss.fresh:
 		ss.waitNoted()
 		ss.copiedBefore = nil
-	case ss.copiedBefore != nil && len(ss.copied) > 0:
+	case ss.copiedBefore != nil && len(ss.copied) > 0 && !ss.copiedKept:
 		before, mem, rows, done := ss.noted, ss.copiedBefore, ss.copied, make(chan struct{})
 		go func() {
 			defer close(done)
@@ -319,13 +326,21 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transaction
 	if len(removed) > 0 {
 		ss.forgetCopied() // the rows kept may be among those it removes
 	}
-	copied := freshDetectRows(rows, ids)
-	if !ss.opts.SkipTransfers && len(copied) >= ss.windowFrom {
-		ss.matching = startWindowMatch(copied, ss.copiedBefore, ss.noted)
+	var copied []detectRow
+	if !ss.opts.SkipTransfers {
+		copied = freshDetectRows(rows, ids)
+	}
+	if len(copied) > 0 && len(copied) >= ss.windowFrom {
+		// The match notes the rows for later batches as it goes.
+		ss.copiedKept = ss.copiedBefore != nil
+		ss.matching = startWindowMatch(copied, ss.copiedBefore, ss.copiedKept, ss.noted)
 	}
 	ok, err := ss.insertFresh(ctx, tx, w, rows, ids, removed)
 	if err != nil || !ok {
 		ss.stopMatching()
+		if ss.copiedKept {
+			ss.forgetCopied() // it holds rows not stored
+		}
 		return false, err
 	}
 	if err := notePendingSeen(ctx, tx, ss.conn.ID, pending); err != nil {

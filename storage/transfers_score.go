@@ -1,8 +1,8 @@
 package storage
 
 import (
-	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -167,9 +167,9 @@ func dateReason(gap int64) string {
 	case gap == 0:
 		return "same_day"
 	case gap < 0:
-		return fmt.Sprintf("inflow_%d_days_before", -gap)
+		return "inflow_" + strconv.FormatInt(-gap, 10) + "_days_before"
 	}
-	return fmt.Sprintf("dates_%d_days_apart", gap)
+	return "dates_" + strconv.FormatInt(gap, 10) + "_days_apart"
 }
 
 // transferEdge is a scored candidate pair.

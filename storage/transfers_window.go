@@ -37,15 +37,10 @@ const _ = uint(matchSpanDays - (2*maxTransferLagDays + 1))
 // falls in: a row's other side lies in the one or two spans its window
 // touches (maxTransferLagDays either side), so a common amount's rows
 // elsewhere in the history are never walked. Caveat: the currency is not
-// in the key (two integers hash faster than a string); rowPool.match
+// in the key (two integers hash faster than a string); matchRows
 // checks it.
 type amountKey struct {
 	minor, span int64
-}
-
-// keyOf is w's amountKey.
-func keyOf(w *detectRow) amountKey {
-	return amountKey{w.minor, w.day >> spanShift}
 }
 
 // counterpartKeys calls fn with the keys r's other side can have.
@@ -55,20 +50,22 @@ func counterpartKeys(r *detectRow, fn func(amountKey)) {
 	}
 }
 
-// sessionRows are the rows a first sync's session copied in and
-// committed, by amount: the other sides a later batch's rows can have in
-// the connection's own accounts, without reading them back. They sit in a
-// ring of at most maxSessionRows rows, each linked to the previous row of
-// its amount and span, so that noting a row costs one map write whatever
-// the amounts, and the oldest rows are overwritten first. A span's map
-// goes whole once none of its rows is held: no map ever deletes a key one
-// by one (a map that does slows every later look-up of a missing key).
-// Caveat: the days of rows overwritten are evicted (read from the
-// database when a window covers them). A resumed first sync (the
-// connection had rows before the session, which only the database holds)
-// keeps none.
+// sessionRows are rows by amount and span: a first sync's session keeps
+// the rows it copied in (those of the batch being matched included), the
+// other sides a later batch's rows can have in the connection's own
+// accounts, without reading them back; a batch's window search also keeps
+// the rows it reads from the database in one. The rows sit in a ring of at
+// most maxSessionRows, held by pointer (into the slices added, which must
+// not change), each linked to the previous row of its amount and span, so
+// that noting a row costs one map write whatever the amounts, and the
+// oldest rows are overwritten first. A span's map goes whole once none of
+// its rows is held: no map ever deletes a key one by one (a map that does
+// slows every later look-up of a missing key). Caveat: the days of rows
+// overwritten are evicted (read from the database when a window covers
+// them). A resumed first sync (the connection had rows before the
+// session, which only the database holds) keeps none.
 type sessionRows struct {
-	ring []detectRow
+	ring []*detectRow
 	// prev[i] is the number of the row noted before ring[i] with its
 	// amount and span, -1 for none; a row's number counts every row
 	// noted, and row k sits in ring[k % maxSessionRows] while it is held.
@@ -89,8 +86,8 @@ type heldSpan struct {
 	held   int
 }
 
-// add notes a committed batch's rows, overwriting the oldest past
-// maxSessionRows.
+// add notes rows, overwriting the oldest past maxSessionRows. Caveat: rows
+// are held by pointer; the slice must not change while they are held.
 func (m *sessionRows) add(rows []detectRow) {
 	if m.spans == nil {
 		m.spans, m.evicted, m.lastEvicted = map[int64]*heldSpan{}, map[int64]bool{}, -1<<62
@@ -102,9 +99,9 @@ func (m *sessionRows) add(rows []detectRow) {
 		slot := int(m.noted % maxSessionRows)
 		if m.noted >= maxSessionRows {
 			m.drop(slot)
-			m.ring[slot], m.prev[slot] = *w, -1
+			m.ring[slot], m.prev[slot] = w, -1
 		} else {
-			m.ring, m.prev = append(m.ring, *w), append(m.prev, -1)
+			m.ring, m.prev = append(m.ring, w), append(m.prev, -1)
 		}
 		if s := w.day >> spanShift; s != span || sp == nil || sp.held == 0 {
 			span, sp = s, m.span(s)
@@ -122,7 +119,7 @@ func (m *sessionRows) add(rows []detectRow) {
 func (m *sessionRows) span(s int64) *heldSpan {
 	sp := m.spans[s]
 	if sp == nil {
-		sp = &heldSpan{newest: map[int64]int64{}}
+		sp = &heldSpan{newest: make(map[int64]int64, 1024)}
 		m.spans[s] = sp
 	}
 	return sp
@@ -131,7 +128,7 @@ func (m *sessionRows) span(s int64) *heldSpan {
 // drop lets the row in slot go: its day is evicted, and its span's map
 // goes with the span's last row held.
 func (m *sessionRows) drop(slot int) {
-	old := &m.ring[slot]
+	old := m.ring[slot]
 	if old.day != m.lastEvicted {
 		m.evicted[old.day], m.lastEvicted = true, old.day
 	}
@@ -144,7 +141,7 @@ func (m *sessionRows) drop(slot int) {
 }
 
 // each calls fn with the held rows of amount k, newest first.
-func (m *sessionRows) each(k amountKey, fn func(detectRow)) {
+func (m *sessionRows) each(k amountKey, fn func(*detectRow)) {
 	sp := m.spans[k.span]
 	if sp == nil {
 		return
@@ -157,32 +154,21 @@ func (m *sessionRows) each(k amountKey, fn func(detectRow)) {
 	}
 }
 
-// rowPool is where windowCandidates looks a row's candidates up: the
-// batch and the rows read from the database, by amount, and the
-// session's committed rows (mem, may be nil).
-type rowPool struct {
-	parts []map[amountKey][]detectRow
-	mem   *sessionRows
-}
-
-// match returns the rows of the pool that could be r's other side in the
+// matchRows returns the rows of pools that could be r's other side in the
 // same currency: the opposite amount, another account, dated within
-// maxTransferLagDays; each once.
-func (p *rowPool) match(r detectRow) []detectRow {
+// maxTransferLagDays; each once (a row may be in two pools).
+func matchRows(r *detectRow, pools ...*sessionRows) []*detectRow {
 	var out rowSet
-	consider := func(x detectRow) {
+	consider := func(x *detectRow) {
 		if x.accountID != r.accountID && abs64(x.day-r.day) <= maxTransferLagDays && x.currency == r.currency {
 			out.add(x)
 		}
 	}
-	counterpartKeys(&r, func(k amountKey) {
-		for _, part := range p.parts {
-			for _, x := range part[k] {
-				consider(x)
+	counterpartKeys(r, func(k amountKey) {
+		for _, p := range pools {
+			if p != nil {
+				p.each(k, consider)
 			}
-		}
-		if p.mem != nil {
-			p.mem.each(k, consider)
 		}
 	})
 	return out.rows
@@ -191,20 +177,20 @@ func (p *rowPool) match(r detectRow) []detectRow {
 // rowSet is rows, each once: a few are checked by a walk, more than
 // sixteen through a set of their ids.
 type rowSet struct {
-	rows []detectRow
+	rows []*detectRow
 	ids  map[[16]byte]bool
 }
 
 // add adds x unless a row with its id is in s already.
-func (s *rowSet) add(x detectRow) {
+func (s *rowSet) add(x *detectRow) {
 	if s.ids != nil {
 		if s.ids[x.id] {
 			return
 		}
 		s.ids[x.id] = true
 	} else {
-		for i := range s.rows {
-			if s.rows[i].id == x.id {
+		for _, r := range s.rows {
+			if r.id == x.id {
 				return
 			}
 		}
@@ -216,16 +202,6 @@ func (s *rowSet) add(x detectRow) {
 			s.ids[r.id] = true
 		}
 	}
-}
-
-// byAmount indexes rows by amount.
-func byAmount(rows []detectRow) map[amountKey][]detectRow {
-	out := make(map[amountKey][]detectRow, len(rows))
-	for _, w := range rows {
-		k := keyOf(&w)
-		out[k] = append(out[k], w)
-	}
-	return out
 }
 
 // windowCandidates is candidatePairs for a large batch (a first sync's
@@ -241,14 +217,14 @@ func byAmount(rows []detectRow) map[amountKey][]detectRow {
 // (unpaired, not rejected) and bounded per row as candidatePairs bounds
 // them. Cross-currency candidates come from candidatePairs. It also
 // returns the same-currency pairs' rows as scoring sees them, so that
-// they are not read again.
+// they are not read again. pre is the batch's in-memory match (nil, or a
+// match of other rows: found here).
 func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, cross bool, mem *sessionRows, pre *windowMatch) ([][2]uuid.UUID, map[[16]byte]bool, map[[16]byte]*transferSide, error) {
 	pre.wait()
 	if pre == nil || len(pre.found) != len(rows) {
 		pre = &windowMatch{}
-		pre.run(rows, mem)
+		pre.run(rows, mem, false)
 	}
-	pool := &rowPool{parts: []map[amountKey][]detectRow{pre.batch}, mem: mem}
 	days := windowDays(rows, 2*maxTransferLagDays)
 	var dbDays, otherDays []int64
 	switch {
@@ -271,42 +247,40 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	pools := pre.pools
 	if read := append(stored, others...); len(read) > 0 {
-		db := byAmount(read)
-		pool.parts = append(pool.parts, db)
-		pre.add(rows, &rowPool{parts: []map[amountKey][]detectRow{db}})
-	}
-	inBatch := make(map[[16]byte]bool, len(rows))
-	for _, w := range rows {
-		inBatch[w.id] = true
+		db := &sessionRows{}
+		db.add(read)
+		pools = append(slices.Clip(pools), db)
+		pre.add(rows, db)
 	}
 	var cands []windowPair
-	// found holds every row of a pair, pointing into rows, pre.found and
-	// the matches below (none of which changes from here on).
+	// found holds every row of a pair, pointing into rows, the pools and
+	// the matches below (none of which changes from here on). The batch's
+	// rows with a candidate go first: matching is symmetric, so a
+	// candidate in the batch has one (its row) and is found by then, and
+	// a candidate not found by then lies outside the batch.
 	found := map[[16]byte]*detectRow{}
+	for i := range rows {
+		if len(pre.found[i]) > 0 {
+			found[rows[i].id] = &rows[i]
+		}
+	}
 	var outside []*detectRow
 	for i := range rows {
 		c := &rows[i]
-		if len(pre.found[i]) > 0 {
-			found[c.id] = c
-		}
-		for j := range pre.found[i] {
-			x := &pre.found[i][j]
+		for _, x := range pre.found[i] {
 			cands = append(cands, windowPair{c.id, x.id, abs64(x.day - c.day)})
 			if _, ok := found[x.id]; !ok {
 				found[x.id] = x
-				if !inBatch[x.id] {
-					outside = append(outside, x)
-				}
+				outside = append(outside, x)
 			}
 		}
 	}
 	// The candidates' own candidates decide whether a candidate fits a
 	// batch row better than any other.
 	for _, x := range outside {
-		ys := pool.match(*x)
-		for j := range ys {
-			y := &ys[j]
+		for _, y := range matchRows(x, pools...) {
 			cands = append(cands, windowPair{x.id, y.id, abs64(y.day - x.day)})
 			if _, ok := found[y.id]; !ok {
 				found[y.id] = y
@@ -340,41 +314,50 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 // batch's time.
 type windowMatch struct {
 	done chan struct{}
-	// batch is the batch's rows by amount; found[i] are the candidates of
-	// the batch's row i.
-	batch map[amountKey][]detectRow
-	found [][]detectRow
+	// pools hold the batch's rows and those it was matched against;
+	// found[i] are the candidates of the batch's row i.
+	pools []*sessionRows
+	found [][]*detectRow
 }
 
 // startWindowMatch matches rows against themselves and mem (may be nil)
-// in a goroutine of its own, once ready is closed (nil: at once).
+// in a goroutine of its own, once ready is closed (nil: at once). When
+// keep is set, the rows are noted in mem (not nil) for later batches;
+// should the batch not be stored after all, mem must be let go.
 // Caveat: neither rows nor mem may change until wait returns.
-func startWindowMatch(rows []detectRow, mem *sessionRows, ready <-chan struct{}) *windowMatch {
+func startWindowMatch(rows []detectRow, mem *sessionRows, keep bool, ready <-chan struct{}) *windowMatch {
 	m := &windowMatch{done: make(chan struct{})}
 	go func() {
 		defer close(m.done)
 		if ready != nil {
 			<-ready
 		}
-		m.run(rows, mem)
+		m.run(rows, mem, keep)
 	}()
 	return m
 }
 
-// run matches rows against themselves and mem.
-func (m *windowMatch) run(rows []detectRow, mem *sessionRows) {
-	m.batch = byAmount(rows)
-	pool := &rowPool{parts: []map[amountKey][]detectRow{m.batch}, mem: mem}
-	m.found = make([][]detectRow, len(rows))
+// run matches rows against themselves and mem: noted in mem when keep is
+// set, else in a pool of their own.
+func (m *windowMatch) run(rows []detectRow, mem *sessionRows, keep bool) {
+	if keep {
+		mem.add(rows)
+		m.pools = []*sessionRows{mem}
+	} else {
+		own := &sessionRows{}
+		own.add(rows)
+		m.pools = []*sessionRows{own, mem}
+	}
+	m.found = make([][]*detectRow, len(rows))
 	for i := range rows {
-		m.found[i] = pool.match(rows[i])
+		m.found[i] = matchRows(&rows[i], m.pools...)
 	}
 }
 
 // add adds each row's candidates in more that it has not found yet.
-func (m *windowMatch) add(rows []detectRow, more *rowPool) {
+func (m *windowMatch) add(rows []detectRow, more *sessionRows) {
 	for i := range rows {
-		xs := more.match(rows[i])
+		xs := matchRows(&rows[i], more)
 		if len(xs) == 0 {
 			continue
 		}

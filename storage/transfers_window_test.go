@@ -57,15 +57,20 @@ func TestSessionRowsLetOldestBatchesGo(t *testing.T) {
 	}
 	for k, ids := range want {
 		var got []uuid.UUID
-		m.each(k, func(r detectRow) { got = append(got, r.id) })
+		m.each(k, func(r *detectRow) { got = append(got, r.id) })
 		if !slices.Equal(got, ids) {
 			t.Fatalf("amount %v: %d rows held, want %d (or not in order)", k, len(got), len(ids))
 		}
 	}
-	m.each(amountKey{-1, 0}, func(r detectRow) { t.Fatalf("row %v held for an amount never noted", r.id) })
+	m.each(amountKey{-1, 0}, func(r *detectRow) { t.Fatalf("row %v held for an amount never noted", r.id) })
 	for b := range batches {
 		if gone := b < batches-len(kept); m.evicted[int64(b)] != gone {
 			t.Fatalf("day %d evicted %v, want %v", b, m.evicted[int64(b)], gone)
 		}
 	}
+}
+
+// keyOf is w's amountKey.
+func keyOf(w *detectRow) amountKey {
+	return amountKey{w.minor, w.day >> spanShift}
 }
