@@ -109,7 +109,7 @@ func (ss *SyncSession) SetWindowFrom(n int) { ss.windowFrom = n }
 
 // InsertNewRows is InsertNew with new ids, which it returns.
 func (w *transactionWriter) InsertNewRows(ctx context.Context, txs []domain.Transaction) ([]uuid.UUID, bool, error) {
-	ids, err := newTransactionIDs(len(txs))
+	ids, err := newOrderedIDs(len(txs))
 	if err != nil {
 		return nil, false, err
 	}

@@ -319,7 +319,7 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transaction
 	if len(rows) >= ss.windowFrom {
 		inDateOrder(rows)
 	}
-	ids, err := newTransactionIDs(len(rows))
+	ids, err := newOrderedIDs(len(rows))
 	if err != nil {
 		return false, err
 	}
@@ -557,7 +557,7 @@ func (ss *SyncSession) afterPage(ctx context.Context, tx pgx.Tx, w *transactionW
 // stored row on).
 func (ss *SyncSession) write(ctx context.Context, tx pgx.Tx, w *transactionWriter, rows []domain.Transaction, removed []string) ([]uuid.UUID, error) {
 	if ss.fresh {
-		ids, err := newTransactionIDs(len(rows))
+		ids, err := newOrderedIDs(len(rows))
 		if err != nil {
 			return nil, err
 		}

@@ -232,7 +232,7 @@ func (w *transactionWriter) merge(ctx context.Context, txs []domain.Transaction,
 	}
 	w.staged++
 	w.writes++
-	ids, err := newTransactionIDs(len(txs))
+	ids, err := newOrderedIDs(len(txs))
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +348,7 @@ func locate(starts []int, i int) (page, index int) {
 }
 
 // InsertNew copies transactions none of which the connection has stored
-// yet straight into the table, with ids (newTransactionIDs; one per
+// yet straight into the table, with ids (newOrderedIDs; one per
 // transaction). If one of them is stored after all (or txs names a
 // provider id twice), nothing is written and ok is false: the caller then
 // upserts them.
@@ -538,7 +538,7 @@ WHERE (t.account_id, t.status, t.summary, t.amount, t.currency, t.authorized_dat
 RETURNING t.id, t.pending_provider_id, t.xmax = 0`
 
 // copy copies txs into table (transactions, or the staging table with
-// page number page) with binary COPY, with ids (newTransactionIDs). A row
+// page number page) with binary COPY, with ids (newOrderedIDs). A row
 // that turns out to exist keeps its own id.
 // Version 7 ids make the primary key index grow at its right edge instead
 // of at random places, which makes bulk inserts markedly cheaper. hashes
@@ -563,14 +563,14 @@ func (w *transactionWriter) copy(ctx context.Context, tx pgx.Tx, table string, t
 	return err
 }
 
-// newTransactionIDs returns n new transaction ids (version 7: in time
-// order, so that a batch's inserts land together in the primary key).
-func newTransactionIDs(n int) ([]uuid.UUID, error) {
+// newOrderedIDs returns n new row ids (version 7: in time order, so that
+// a batch's inserts land together in the primary key).
+func newOrderedIDs(n int) ([]uuid.UUID, error) {
 	ids := make([]uuid.UUID, n)
 	for i := range ids {
 		id, err := uuid.NewV7()
 		if err != nil {
-			return nil, fmt.Errorf("new transaction id: %w", err)
+			return nil, fmt.Errorf("new id: %w", err)
 		}
 		ids[i] = id
 	}

@@ -237,7 +237,7 @@ func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectR
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	cross, err := userHasCurrencies(ctx, tx, userID)
+	accts, err := loadUserAccounts(ctx, tx, userID)
 	if err != nil {
 		return 0, err
 	}
@@ -249,9 +249,9 @@ func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectR
 	var crowded map[[16]byte]bool
 	var known map[[16]byte]*transferSide
 	if window != nil {
-		pairs, crowded, known, err = windowCandidates(ctx, tx, userID, window.connID, rows, cross, window.mem, window.pre)
+		pairs, crowded, known, err = windowCandidates(ctx, tx, userID, window.connID, rows, accts, window.mem, window.pre)
 	} else {
-		pairs, crowded, err = probeCandidates(ctx, tx, userID, rows, cross, want)
+		pairs, crowded, err = probeCandidates(ctx, tx, userID, rows, accts.cross, want)
 	}
 	if err != nil || len(pairs) == 0 {
 		return 0, err
@@ -292,14 +292,55 @@ func probeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []de
 	return append(pairs, more...), crowded, nil
 }
 
-// userHasCurrencies reports whether the user's accounts are in more than
-// one currency: only then is there a cross-currency candidate to look for.
-func userHasCurrencies(ctx context.Context, tx pgx.Tx, userID uuid.UUID) (bool, error) {
-	var cross bool
-	if err := tx.QueryRow(ctx, `SELECT count(DISTINCT currency) > 1 FROM accounts WHERE user_id = $1`, userID).Scan(&cross); err != nil {
-		return false, fmt.Errorf("detect transfers: currencies: %w", err)
+// userAccounts are the user's accounts as one detection pass reads them,
+// once: their names and masks (scoring), whether they are in more than one
+// currency (only then is there a cross-currency candidate to look for) and
+// their connections (which accounts lie outside a connection).
+type userAccounts struct {
+	byID  map[[16]byte]accountFacts
+	cross bool
+}
+
+// accountFacts is what detection reads of an account.
+type accountFacts struct {
+	name, mask string
+	// conn is the account's connection (invalid: a manual account).
+	conn uuid.NullUUID
+}
+
+// loadUserAccounts reads the user's accounts.
+func loadUserAccounts(ctx context.Context, tx pgx.Tx, userID uuid.UUID) (*userAccounts, error) {
+	rows, err := tx.Query(ctx, `SELECT id, name, COALESCE(mask, ''), currency, bank_connection_id FROM accounts WHERE user_id = $1`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("detect transfers: accounts: %w", err)
 	}
-	return cross, nil
+	out := &userAccounts{byID: map[[16]byte]accountFacts{}}
+	var id uuid.UUID
+	var f accountFacts
+	var currency, first string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &f.name, &f.mask, &currency, &f.conn}, func() error {
+		out.byID[id] = f
+		if first == "" {
+			first = currency
+		}
+		out.cross = out.cross || currency != first
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("detect transfers: accounts: %w", err)
+	}
+	return out, nil
+}
+
+// outside returns the accounts outside connection conn (manual ones
+// included).
+func (a *userAccounts) outside(conn uuid.UUID) []uuid.UUID {
+	var out []uuid.UUID
+	for id, f := range a.byID {
+		if !f.conn.Valid || f.conn.UUID != conn {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // maxTransferCandidates is the most same-currency candidates a row
@@ -502,13 +543,19 @@ func loadTransferSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []u
 
 // insertDetected stores the chosen pairs as detected transfers, from the
 // sides as scoring read them (each amount in ten-thousandths, as the
-// column's scale stores it: exact), and returns how many it stored. A
-// pair whose row was paired meanwhile is skipped (ON CONFLICT).
+// column's scale stores it: exact), with ids in time order
+// (newOrderedIDs: a batch's pairs land together in the primary key), and
+// returns how many it stored. A pair whose row was paired meanwhile is
+// skipped (ON CONFLICT).
 func insertDetected(ctx context.Context, tx pgx.Tx, userID uuid.UUID, chosen []transferEdge) (int, error) {
 	if len(chosen) == 0 {
 		return 0, nil
 	}
 	n := len(chosen)
+	ids, err := newOrderedIDs(n)
+	if err != nil {
+		return 0, fmt.Errorf("detect transfers: %w", err)
+	}
 	outs, ins, outAccts, inAccts := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
 	days, amounts, inAmounts := make([]int64, n), make([]int64, n), make([]int64, n)
 	currencies, inCurrencies := make([]string, n), make([]string, n)
@@ -520,13 +567,14 @@ func insertDetected(ctx context.Context, tx pgx.Tx, userID uuid.UUID, chosen []t
 		confs[i], reasons[i] = e.score.confidence, joinReasons(e.score.reasons)
 	}
 	tag, err := tx.Exec(ctx, `
-		INSERT INTO transfers (user_id, outflow_transaction_id, inflow_transaction_id, outflow_account_id,
+		INSERT INTO transfers (id, user_id, outflow_transaction_id, inflow_transaction_id, outflow_account_id,
 			inflow_account_id, date, amount, currency, inflow_amount, inflow_currency, confidence, source, reasons)
-		SELECT $1, c.out_id, c.in_id, c.out_acct, c.in_acct, DATE '2000-01-01' + c.day::int, c.amount * 0.0001, c.currency,
+		SELECT c.id, $1, c.out_id, c.in_id, c.out_acct, c.in_acct, DATE '2000-01-01' + c.day::int, c.amount * 0.0001, c.currency,
 			c.in_amount * 0.0001, c.in_currency, c.conf, 'detected', string_to_array(c.reasons, ',')
 		FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::int8[], $7::int8[], $8::text[], $9::int8[], $10::text[],
-			$11::float8[], $12::text[]) AS c(out_id, in_id, out_acct, in_acct, day, amount, currency, in_amount, in_currency, conf, reasons)
-		ON CONFLICT DO NOTHING`, userID, outs, ins, outAccts, inAccts, days, amounts, currencies, inAmounts, inCurrencies, confs, reasons)
+			$11::float8[], $12::text[], $13::uuid[])
+			AS c(out_id, in_id, out_acct, in_acct, day, amount, currency, in_amount, in_currency, conf, reasons, id)
+		ON CONFLICT DO NOTHING`, userID, outs, ins, outAccts, inAccts, days, amounts, currencies, inAmounts, inCurrencies, confs, reasons, ids)
 	if err != nil {
 		return 0, fmt.Errorf("detect transfers: store pairs: %w", err)
 	}

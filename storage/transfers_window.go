@@ -219,7 +219,7 @@ func (s *rowSet) add(x *detectRow) {
 // returns the same-currency pairs' rows as scoring sees them, so that
 // they are not read again. pre is the batch's in-memory match (nil, or a
 // match of other rows: found here).
-func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, cross bool, mem *sessionRows, pre *windowMatch) ([][2]uuid.UUID, map[[16]byte]bool, map[[16]byte]*transferSide, error) {
+func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, accts *userAccounts, mem *sessionRows, pre *windowMatch) ([][2]uuid.UUID, map[[16]byte]bool, map[[16]byte]*transferSide, error) {
 	pre.wait()
 	if pre == nil || len(pre.found) != len(rows) {
 		pre = &windowMatch{}
@@ -239,13 +239,15 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 			}
 		}
 	}
-	stored, err := readWindow(ctx, tx, userID, uuid.Nil, dbDays)
+	stored, err := readWindow(ctx, tx, userID, nil, dbDays)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	others, err := readWindow(ctx, tx, userID, connID, otherDays)
-	if err != nil {
-		return nil, nil, nil, err
+	var others []detectRow
+	if outside := accts.outside(connID); len(outside) > 0 {
+		if others, err = readWindow(ctx, tx, userID, outside, otherDays); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	pools := pre.pools
 	if read := append(stored, others...); len(read) > 0 {
@@ -293,11 +295,8 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 		return nil, nil, nil, err
 	}
 	pairs, crowded := boundCandidates(cands)
-	sides, err := windowSides(ctx, tx, userID, pairs, found)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if cross {
+	sides := windowSides(pairs, found, accts)
+	if accts.cross {
 		more, err := crossCandidates(ctx, tx, userID, rows, outside)
 		if err != nil {
 			return nil, nil, nil, err
@@ -382,23 +381,9 @@ func (m *windowMatch) wait() {
 
 // windowSides are the rows of pairs as scoring sees them, from the rows
 // matched and the user's accounts.
-func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID, found map[[16]byte]*detectRow) (map[[16]byte]*transferSide, error) {
+func windowSides(pairs [][2]uuid.UUID, found map[[16]byte]*detectRow, accts *userAccounts) map[[16]byte]*transferSide {
 	if len(pairs) == 0 {
-		return nil, nil
-	}
-	rows, err := tx.Query(ctx, `SELECT id, name, COALESCE(mask, '') FROM accounts WHERE user_id = $1`, userID)
-	if err != nil {
-		return nil, fmt.Errorf("detect transfers: accounts: %w", err)
-	}
-	type names struct{ name, mask string }
-	accts := map[[16]byte]names{}
-	var id uuid.UUID
-	var n names
-	if _, err := pgx.ForEachRow(rows, []any{&id, &n.name, &n.mask}, func() error {
-		accts[id] = n
 		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("detect transfers: accounts: %w", err)
 	}
 	sides := make(map[[16]byte]*transferSide, 2*len(pairs))
 	for _, p := range pairs {
@@ -407,12 +392,12 @@ func windowSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uu
 			if !ok || sides[id] != nil {
 				continue
 			}
-			a := accts[w.accountID]
+			a := accts.byID[w.accountID]
 			sides[id] = &transferSide{id: w.id, accountID: w.accountID, minor: w.minor, currency: w.currency, day: w.day,
 				text: w.lowerText(), accountName: a.name, accountMask: a.mask}
 		}
 	}
-	return sides, nil
+	return sides
 }
 
 // crossCandidates are the cross-currency candidates of the batch's rows
@@ -459,11 +444,10 @@ func windowDays(rows []detectRow, lag int64) []int64 {
 }
 
 // readWindow reads the user's live, non-zero rows dated on days (days
-// since 2000-01-01), a lateral range per day; when notConn is not nil,
-// only those of accounts outside that connection (manual accounts
-// included), a range of transactions_account_order_idx per account and
-// day.
-func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days []int64) ([]detectRow, error) {
+// since 2000-01-01), a lateral range per day; when accts is not nil,
+// only those of accts, a range of transactions_account_order_idx per
+// account and day.
+func readWindow(ctx context.Context, tx pgx.Tx, userID uuid.UUID, accts []uuid.UUID, days []int64) ([]detectRow, error) {
 	if len(days) == 0 {
 		return nil, nil
 	}
@@ -477,15 +461,7 @@ func readWindow(ctx context.Context, tx pgx.Tx, userID, notConn uuid.UUID, days 
 			OFFSET 0
 		) x`
 	args := []any{userID, days}
-	if notConn != uuid.Nil {
-		var accts []uuid.UUID
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(id), '{}') FROM accounts
-			WHERE user_id = $1 AND bank_connection_id IS DISTINCT FROM $2`, userID, notConn).Scan(&accts); err != nil {
-			return nil, fmt.Errorf("detect transfers: other accounts: %w", err)
-		}
-		if len(accts) == 0 {
-			return nil, nil
-		}
+	if accts != nil {
 		q = `
 		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency, x.text
 		FROM unnest($3::uuid[]) AS a(id) CROSS JOIN unnest($2::int8[]) AS d(day)
