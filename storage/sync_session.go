@@ -74,18 +74,20 @@ type SyncSession struct {
 	// copied in fresh, as detection reads them.
 	written []uuid.UUID
 	copied  []detectRow
-	// copiedBefore are the rows earlier batches of a fresh run copied in,
-	// which detection matches later batches against; windowFrom is the
-	// batch size from which it does so (windowDetectRows).
+	// copiedBefore are the rows the batches of a fresh run copied in
+	// (the current one's too, once its window match noted them), which
+	// detection matches later batches against; windowFrom is the batch
+	// size from which it does so (windowDetectRows).
 	copiedBefore *sessionRows
 	windowFrom   int
 	// matching is the current batch's in-memory window match, started
-	// while its rows are copied in (nil when there is none); every batch
-	// waits for it before it returns, so that copiedBefore does not
-	// change under it. noted is closed once the last committed batch's
-	// rows are in copiedBefore (nil: nothing pending): they are noted
-	// while the next batch is fetched and copied in, and everything that
-	// reads copiedBefore waits for it first.
+	// while its rows are copied in (nil when there is none), which notes
+	// the batch in copiedBefore as it starts; every batch waits for it
+	// before it returns, and nothing else changes copiedBefore meanwhile.
+	// noted is closed once a committed small batch's rows are in
+	// copiedBefore (nil: nothing pending): they are noted while the next
+	// batch is fetched and copied in, and everything that reads
+	// copiedBefore waits for it first.
 	matching *windowMatch
 	noted    chan struct{}
 	// copiedKept is set when the batch's window match notes its copied
@@ -267,9 +269,9 @@ func (ss *SyncSession) noteCopied() {
 }
 
 // forgetCopied stops keeping copied rows for the rest of the run: a batch
-// removes rows (some may be kept) or is stored page by page (its rows are
-// not kept). Later batches' window searches read their days from the
-// database instead.
+// removes rows (some may be kept), is stored page by page (its rows are
+// not kept), or fails after its window match kept its rows. Later
+// batches' window searches read their days from the database instead.
 func (ss *SyncSession) forgetCopied() {
 	ss.waitNoted()
 	ss.copiedBefore = nil

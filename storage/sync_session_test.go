@@ -318,3 +318,53 @@ func TestBatchComparisonSeesWhatEarlierPagesWrote(t *testing.T) {
 		t.Fatalf("p4 removed: changes %+v", got)
 	}
 }
+
+// TestWindowMatchOfABatchNotCopied runs a fresh session's window search on
+// a batch whose copy meets a stored row: the rows its match kept are let
+// go, the batch is upserted instead, and its inflow pairs with the stored
+// outflow by the ids both rows are stored under.
+func TestWindowMatchOfABatchNotCopied(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
+	s.SetWindowFrom(1)
+	if _, err := s.ApplyAccounts(ctx, "", []domain.ReportedAccount{
+		{ProviderAccountID: "chk", Name: "Checking", Currency: "USD", BalancesUnknown: true},
+		{ProviderAccountID: "sav", Name: "Savings", Currency: "USD", BalancesUnknown: true},
+	}, domain.DateOf(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	day := domain.DateOf(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
+	next := domain.DateOf(time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC))
+	row := func(pid, acct, amount string, d domain.Date) domain.ReportedTransaction {
+		return domain.ReportedTransaction{ProviderID: pid, ProviderAccountID: acct, Status: domain.TxPosted,
+			Summary: "Transfer", Amount: domain.MustMoney(amount), Currency: "USD", PostedDate: &d}
+	}
+	if _, err := s.ApplyBatch(ctx, []domain.ReportedPage{{Upserts: []domain.ReportedTransaction{
+		row("out", "chk", "-250.00", day), row("coffee", "chk", "-4.50", day)}}}); err != nil {
+		t.Fatal(err)
+	}
+	// "coffee" again: the copy fails, and the batch is upserted.
+	res, err := s.ApplyBatch(ctx, []domain.ReportedPage{{Upserts: []domain.ReportedTransaction{
+		row("coffee", "chk", "-4.50", day), row("in", "sav", "250.00", next)}, Done: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changes.Added != 1 {
+		t.Fatalf("second batch: changes %+v, want the inflow added", res.Changes)
+	}
+	var pairs, stored int
+	if err := e.f.Pool.QueryRow(ctx, `
+		SELECT count(*), count(o.id) + count(i.id) FROM transfers tr
+		LEFT JOIN transactions o ON o.id = tr.outflow_transaction_id AND o.provider_id = 'out'
+		LEFT JOIN transactions i ON i.id = tr.inflow_transaction_id AND i.provider_id = 'in'
+		WHERE tr.user_id = $1`, e.conn.UserID).Scan(&pairs, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if pairs != 1 || stored != 2 {
+		t.Fatalf("%d transfers naming %d stored sides of out>in, want 1 naming 2", pairs, stored)
+	}
+	if n := e.count(t, `true`); n != 3 {
+		t.Fatalf("%d rows stored, want 3", n)
+	}
+}

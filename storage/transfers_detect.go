@@ -51,8 +51,9 @@ func detectTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID, changed [
 // detectSynced pairs a sync batch's rows: copied (rows copied in fresh,
 // as copied) and written (rows upserted, read as stored). A batch of at
 // least windowFrom copied rows (and no other) is searched by window, with
-// the rows the session copied before (mem) and the batch's in-memory
-// match when it was started while the batch was copied (pre, may be nil).
+// the rows the session copied (mem: those before the batch, and the
+// batch's once its match noted them) and the batch's in-memory match when
+// it was started while the batch was copied (pre, may be nil).
 func detectSynced(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, copied []detectRow, written []uuid.UUID, windowFrom int, mem *sessionRows, pre *windowMatch) error {
 	if err := lockUserTransfers(ctx, tx, conn.UserID); err != nil {
 		return err

@@ -212,13 +212,15 @@ func (s *rowSet) add(x *detectRow) {
 // window's days that the session does not hold (its evicted days; every
 // day when mem is nil), else only those of the user's accounts
 // outside the connection. For a user whose only rows are the session's,
-// no row is read; otherwise one narrow read per row in the window, never a
-// look-up per row of the batch. The pairs found are then checked
+// no row is read unless the session let rows of the window's days go;
+// otherwise one narrow read per row in the window, never a look-up per
+// row of the batch. The pairs found are then checked
 // (unpaired, not rejected) and bounded per row as candidatePairs bounds
 // them. Cross-currency candidates come from candidatePairs. It also
 // returns the same-currency pairs' rows as scoring sees them, so that
 // they are not read again. pre is the batch's in-memory match (nil, or a
-// match of other rows: found here).
+// match of other rows: found here); mem may hold the batch itself (the
+// match notes it there).
 func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, accts *userAccounts, mem *sessionRows, pre *windowMatch) ([][2]uuid.UUID, map[[16]byte]bool, map[[16]byte]*transferSide, error) {
 	pre.wait()
 	if pre == nil || len(pre.found) != len(rows) {
@@ -231,8 +233,10 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	case mem == nil:
 		dbDays = days
 	default:
+		// A day some pool let rows of go (the session's older rows, or a
+		// batch longer than a pool holds) is read whole.
 		for _, d := range days {
-			if mem.evicted[d] {
+			if slices.ContainsFunc(pre.pools, func(p *sessionRows) bool { return p != nil && p.evicted[d] }) {
 				dbDays = append(dbDays, d)
 			} else {
 				otherDays = append(otherDays, d)
@@ -323,7 +327,8 @@ type windowMatch struct {
 // in a goroutine of its own, once ready is closed (nil: at once). When
 // keep is set, the rows are noted in mem (not nil) for later batches;
 // should the batch not be stored after all, mem must be let go.
-// Caveat: neither rows nor mem may change until wait returns.
+// Caveat: mem may not change until wait returns, nor rows while mem (or
+// the match) holds them.
 func startWindowMatch(rows []detectRow, mem *sessionRows, keep bool, ready <-chan struct{}) *windowMatch {
 	m := &windowMatch{done: make(chan struct{})}
 	go func() {
