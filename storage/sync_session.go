@@ -196,9 +196,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 		return SyncResult{}, err
 	}
 	var changes RowChanges
-	defer ss.stopMatching()
 	err = ss.store.inTx(ctx, func(tx pgx.Tx) error {
-		ss.stopMatching()
 		ss.written, ss.copied, ss.copiedKept = ss.written[:0], nil, false // copied rows may be kept by copiedBefore
 		w := newTransactionWriter(tx, ss.conn)
 		defer func() { changes = w.Changes() }()
@@ -223,14 +221,13 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 		last := batch[len(batch)-1]
 		return saveCursor(ctx, tx, ss.conn.ID, last.Next, last.Last, ss.sealed)
 	})
+	ss.stopMatching()
 	if err != nil {
-		ss.stopMatching()
 		if ss.copiedKept {
 			ss.forgetCopied() // it holds the rows of a batch not stored
 		}
 		return SyncResult{}, err
 	}
-	ss.stopMatching()
 	ss.noteCopied()
 	if changes.Added+changes.Modified > 0 {
 		ss.noteBalanceChanges(batch)
@@ -253,8 +250,7 @@ func (ss *SyncSession) stopMatching() {
 func (ss *SyncSession) noteCopied() {
 	switch {
 	case !ss.fresh:
-		ss.waitNoted()
-		ss.copiedBefore = nil
+		ss.forgetCopied()
 	case ss.copiedBefore != nil && len(ss.copied) > 0 && !ss.copiedKept:
 		before, mem, rows, done := ss.noted, ss.copiedBefore, ss.copied, make(chan struct{})
 		go func() {
@@ -339,10 +335,9 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transaction
 	}
 	ok, err := ss.insertFresh(ctx, tx, w, rows, ids, removed)
 	if err != nil || !ok {
+		// The rows the match kept are let go by storePages, or on the
+		// error by ApplyBatch.
 		ss.stopMatching()
-		if ss.copiedKept {
-			ss.forgetCopied() // it holds rows not stored
-		}
 		return false, err
 	}
 	if err := notePendingSeen(ctx, tx, ss.conn.ID, pending); err != nil {

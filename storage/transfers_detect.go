@@ -257,7 +257,7 @@ func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectR
 	if err != nil || len(pairs) == 0 {
 		return 0, err
 	}
-	edges, err := scoredEdges(ctx, tx, userID, pairs, known)
+	edges, err := scoredEdges(ctx, tx, userID, pairs, known, accts)
 	if err != nil {
 		return 0, err
 	}
@@ -468,8 +468,9 @@ func windowDates(day string, lag int) string {
 }
 
 // scoredEdges loads both sides of each distinct pair and scores it.
-// Sides already known (known, may be nil) are not read again.
-func scoredEdges(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID, known map[[16]byte]*transferSide) ([]transferEdge, error) {
+// Sides already known (known, may be nil) are not read again; the others
+// take their account's name and mask from accts.
+func scoredEdges(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uuid.UUID, known map[[16]byte]*transferSide, accts *userAccounts) ([]transferEdge, error) {
 	var ids []uuid.UUID
 	seen := map[[16]byte]bool{}
 	for _, p := range pairs {
@@ -482,7 +483,7 @@ func scoredEdges(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uu
 	}
 	sides := known
 	if len(ids) > 0 {
-		loaded, err := loadTransferSides(ctx, tx, userID, ids)
+		loaded, err := loadTransferSides(ctx, tx, userID, ids, accts)
 		if err != nil {
 			return nil, err
 		}
@@ -516,23 +517,27 @@ func scoredEdges(ctx context.Context, tx pgx.Tx, userID uuid.UUID, pairs [][2]uu
 
 // loadTransferSides reads the rows ids as scoring sees them: a primary-key
 // look-up per id (a lateral probe, whatever the statistics of a table a
-// sync is filling say).
-func loadTransferSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid.UUID) (map[[16]byte]*transferSide, error) {
+// sync is filling say), each with its account's name and mask from
+// accts (the pass read the user's accounts once).
+func loadTransferSides(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid.UUID, accts *userAccounts) (map[[16]byte]*transferSide, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT t.id, t.account_id, (t.amount * 10000)::bigint, t.currency, (t.tx_date - DATE '2000-01-01')::bigint,
-			lower(concat_ws(' ', t.summary, t.original_description, t.merchant_name)), a.name, COALESCE(a.mask, '')
+			lower(concat_ws(' ', t.summary, t.original_description, t.merchant_name))
 		FROM unnest($2::uuid[]) AS i(id)
-		CROSS JOIN LATERAL (SELECT t.* FROM transactions t WHERE t.id = i.id AND t.user_id = $1 LIMIT 1) t
-		JOIN accounts a ON a.id = t.account_id AND a.user_id = t.user_id`, userID, ids)
+		CROSS JOIN LATERAL (SELECT t.* FROM transactions t WHERE t.id = i.id AND t.user_id = $1 LIMIT 1) t`, userID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("detect transfers: load rows: %w", err)
 	}
 	out := make(map[[16]byte]*transferSide, len(ids))
 	var s transferSide
 	var id, acct uuid.UUID
-	_, err = pgx.ForEachRow(rows, []any{&id, &acct, &s.minor, &s.currency, &s.day, &s.text, &s.accountName, &s.accountMask}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &acct, &s.minor, &s.currency, &s.day, &s.text}, func() error {
+		a, ok := accts.byID[acct]
+		if !ok {
+			return nil // the account went meanwhile: no side to score
+		}
 		side := s
-		side.id, side.accountID = id, acct
+		side.id, side.accountID, side.accountName, side.accountMask = id, acct, a.name, a.mask
 		out[id] = &side
 		return nil
 	})
