@@ -85,26 +85,8 @@ var (
 	UpsertAccounts          = upsertAccounts
 )
 
-// DetectTransfersWindow is DetectTransfers with a first sync's candidate
-// search (windowCandidates), for the test that compares the two.
-func (s *Store) DetectTransfersWindow(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (int, error) {
-	var n int
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockUserTransfers(ctx, tx, userID); err != nil {
-			return err
-		}
-		rows, err := loadDetectRows(ctx, tx, userID, ids)
-		if err != nil {
-			return err
-		}
-		n, err = detectRows(ctx, tx, userID, rows, &windowSearch{})
-		return err
-	})
-	return n, err
-}
-
-// SetWindowFrom sets from how many copied rows a batch's detection is
-// searched by window, so that tests of small scenarios exercise it.
+// SetWindowFrom sets from how many copied rows a batch is matched against
+// the rows its session keeps, so that tests of small scenarios exercise it.
 func (ss *SyncSession) SetWindowFrom(n int) { ss.windowFrom = n }
 
 // InsertNewRows is InsertNew with new ids, which it returns.

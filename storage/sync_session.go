@@ -349,8 +349,8 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transaction
 
 // inDateOrder sorts a large fresh batch's rows by date, keeping the
 // provider's order within a day: copied in that order, each day's rows
-// reach the indexes keyed by date first (transactions_transfer_match_idx,
-// the listings') together, on the same few leaves. A day's rows keep
+// reach the listings' indexes, keyed by date after the user or account,
+// together, on the same few leaves. A day's rows keep
 // their order, and so their ids' (given after the sort), which is how a
 // listing orders them.
 func inDateOrder(rows []domain.Transaction) {

@@ -50,10 +50,11 @@ func detectTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID, changed [
 
 // detectSynced pairs a sync batch's rows: copied (rows copied in fresh,
 // as copied) and written (rows upserted, read as stored). A batch of at
-// least windowFrom copied rows (and no other) is searched by window, with
-// the rows the session copied (mem: those before the batch, and the
-// batch's once its match noted them) and the batch's in-memory match when
-// it was started while the batch was copied (pre, may be nil).
+// least windowFrom copied rows (and no other) is matched against the rows
+// the session copied (mem: those before the batch, and the batch's once
+// its match noted them), with the batch's in-memory match when it was
+// started while the batch was copied (pre, may be nil); any other batch
+// reads its window's rows from the database.
 func detectSynced(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, copied []detectRow, written []uuid.UUID, windowFrom int, mem *sessionRows, pre *windowMatch) error {
 	if err := lockUserTransfers(ctx, tx, conn.UserID); err != nil {
 		return err
@@ -218,10 +219,12 @@ func loadDetectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid
 	return out, nil
 }
 
-// windowSearch selects windowCandidates for a batch: the connection whose
-// session copied it, the rows the session copied before (nil: read
-// them from the database), and the batch's in-memory match when it was
-// started already (nil: found in place).
+// windowSearch is where windowCandidates finds a batch's rows' other
+// sides besides the database: the connection whose session copied the
+// batch, the rows the session copied before (nil: read every day of the
+// window from the database), and the batch's in-memory match when it was
+// started already (nil: found in place). The zero value reads the
+// database only.
 type windowSearch struct {
 	connID uuid.UUID
 	mem    *sessionRows
@@ -229,14 +232,17 @@ type windowSearch struct {
 }
 
 // detectRows pairs rows with their counterparts and stores the pairs
-// chosen. Candidates come from candidatePairs, or windowCandidates when
-// window is set; the candidates' own candidates decide whether a
+// chosen. Candidates come from windowCandidates (window nil: from the
+// database alone); the candidates' own candidates decide whether a
 // candidate fits one row better than any other; scoring and the choice
 // are scoreTransfer and chooseTransfers. Caveat: the caller holds
 // lockUserTransfers.
 func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, window *windowSearch) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
+	}
+	if window == nil {
+		window = &windowSearch{}
 	}
 	accts, err := loadUserAccounts(ctx, tx, userID)
 	if err != nil {
@@ -246,14 +252,7 @@ func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectR
 	for _, r := range rows {
 		want[r.id] = true
 	}
-	var pairs [][2]uuid.UUID
-	var crowded map[[16]byte]bool
-	var known map[[16]byte]*transferSide
-	if window != nil {
-		pairs, crowded, known, err = windowCandidates(ctx, tx, userID, window.connID, rows, accts, window.mem, window.pre)
-	} else {
-		pairs, crowded, err = probeCandidates(ctx, tx, userID, rows, accts.cross, want)
-	}
+	pairs, crowded, known, err := windowCandidates(ctx, tx, userID, window.connID, rows, accts, window.mem, window.pre)
 	if err != nil || len(pairs) == 0 {
 		return 0, err
 	}
@@ -262,35 +261,6 @@ func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectR
 		return 0, err
 	}
 	return insertDetected(ctx, tx, userID, chooseTransfers(edges, want, crowded))
-}
-
-// probeCandidates is candidatePairs for rows and then for their
-// candidates outside rows.
-func probeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, cross bool, want map[[16]byte]bool) ([][2]uuid.UUID, map[[16]byte]bool, error) {
-	pairs, crowded, err := candidatePairs(ctx, tx, userID, rows, cross, true)
-	if err != nil || len(pairs) == 0 {
-		return nil, nil, err
-	}
-	var others []uuid.UUID
-	seen := map[[16]byte]bool{}
-	for _, p := range pairs {
-		if !want[p[1]] && !seen[p[1]] {
-			seen[p[1]] = true
-			others = append(others, p[1])
-		}
-	}
-	otherRows, err := loadDetectRows(ctx, tx, userID, others)
-	if err != nil {
-		return nil, nil, err
-	}
-	more, crowdedMore, err := candidatePairs(ctx, tx, userID, otherRows, cross, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	for id := range crowdedMore {
-		crowded[id] = true
-	}
-	return append(pairs, more...), crowded, nil
 }
 
 // userAccounts are the user's accounts as one detection pass reads them,
@@ -352,19 +322,13 @@ func (a *userAccounts) outside(conn uuid.UUID) []uuid.UUID {
 // per row constant however many equal amounts a history holds.
 const maxTransferCandidates = 8
 
-// candidatePairs returns, for each of rows, the live, unpaired rows of
-// the user's other accounts that could be its other side: (when same)
-// the opposite sign, the same absolute amount and currency within the
-// date window, and (when cross, for a row whose description says
-// transfer) a row of an account in another currency within the
-// cross-currency window. Pairs the user rejected are left out. It also
-// returns the rows that are crowded (more than maxTransferCandidates
-// same-currency candidates; only the first of them are returned), which
-// must not pair.
-func candidatePairs(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, cross, same bool) ([][2]uuid.UUID, map[[16]byte]bool, error) {
-	crowded := map[[16]byte]bool{}
-	if len(rows) == 0 || (!cross && !same) {
-		return nil, crowded, nil
+// crossPairs returns, for each of rows whose description says transfer,
+// the live, unpaired rows of the user's accounts in another currency with
+// the opposite sign dated within maxCrossCurrencyDays, as pairs (the
+// row's id first). Pairs the user rejected are left out.
+func crossPairs(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow) ([][2]uuid.UUID, error) {
+	if len(rows) == 0 {
+		return nil, nil
 	}
 	ids, accts := make([]uuid.UUID, len(rows)), make([]uuid.UUID, len(rows))
 	minors, days := make([]int64, len(rows)), make([]int64, len(rows))
@@ -372,30 +336,19 @@ func candidatePairs(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []det
 	for i, r := range rows {
 		ids[i], accts[i], minors[i], days[i], currencies[i], texts[i] = r.id, r.accountID, r.minor, r.day, r.currency, r.lowerText()
 	}
-	res, err := tx.Query(ctx, candidatePairsSQL(cross, same), userID, ids, accts, minors, currencies, days, texts,
-		maxCrossCurrencyDays, transferWordsPattern(), maxTransferCandidates+1)
+	res, err := tx.Query(ctx, crossPairsSQL, userID, ids, accts, minors, currencies, days, texts,
+		maxCrossCurrencyDays, transferWordsPattern())
 	if err != nil {
-		return nil, nil, fmt.Errorf("detect transfers: candidates: %w", err)
+		return nil, fmt.Errorf("detect transfers: cross-currency candidates: %w", err)
 	}
-	var pairs [][2]uuid.UUID
-	perRow := map[[16]byte]int{}
-	var p [2]uuid.UUID
-	var isSame bool
-	_, err = pgx.ForEachRow(res, []any{&p[0], &p[1], &isSame}, func() error {
-		if isSame {
-			perRow[p[0]]++
-			if perRow[p[0]] > maxTransferCandidates {
-				crowded[p[0]] = true
-				return nil
-			}
-		}
-		pairs = append(pairs, p)
-		return nil
+	pairs, err := pgx.CollectRows(res, func(row pgx.CollectableRow) ([2]uuid.UUID, error) {
+		var p [2]uuid.UUID
+		return p, row.Scan(&p[0], &p[1])
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("detect transfers: candidates: %w", err)
+		return nil, fmt.Errorf("detect transfers: cross-currency candidates: %w", err)
 	}
-	return pairs, crowded, nil
+	return pairs, nil
 }
 
 // transferWordsPattern is transferWords as a POSIX regular expression.
@@ -403,69 +356,29 @@ func transferWordsPattern() string {
 	return strings.Join(transferWords, "|")
 }
 
-// candidatePairsSQL: $1 user; the rows as arrays: $2 ids, $3 accounts,
-// $4 amounts in ten-thousandths, $5 currencies, $6 dates in days since
-// 2000-01-01, $7 texts; $8 the cross-currency window in days either
-// side, $9 the transfer words, $10 the most same-currency candidates read
-// per row (the same-currency window's days are written out: windowDates). Each result is a row's id, the
-// candidate's, and whether it is a same-currency one. The same-currency
-// search (when same) reads transactions_transfer_match_idx at one exact
-// key (user, date, hash of the amount) per day of the row's window
-// (windowDates), the hash written exactly as the index's expression:
-// the search for the few rows an incremental sync or an edit writes
-// (windowCandidates serves a first sync's batches). The cross-currency
-// one (when cross) reads, for a row whose description says transfer, the
+// crossPairsSQL: $1 user; the rows as arrays: $2 ids, $3 accounts, $4
+// amounts in ten-thousandths, $5 currencies, $6 dates in days since
+// 2000-01-01, $7 texts; $8 the cross-currency window in days either side,
+// $9 the transfer words. For a row whose text says transfer, it reads the
 // window of each of the user's accounts in another currency on
-// transactions_account_order_idx.
-func candidatePairsSQL(cross, same bool) string {
-	free := `NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = x.id)
-		AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = x.id)`
-	rejected := `NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
-			AND ((r.outflow_transaction_id = c.id AND r.inflow_transaction_id = x.id)
-				OR (r.outflow_transaction_id = x.id AND r.inflow_transaction_id = c.id)))`
-	var parts []string
-	if same {
-		parts = append(parts, `
-SELECT c.id, x.id, true FROM c
-JOIN LATERAL (
-	SELECT x.id FROM transactions x
-	WHERE x.user_id = $1 AND x.status <> 'deleted'
-		AND x.tx_date = ANY (`+windowDates("c.tx_date", maxTransferLagDays)+`)
-		AND hash_numeric(abs(x.amount)) = hash_numeric(abs(c.amount)) AND abs(x.amount) = abs(c.amount)
-		AND x.currency = c.currency AND x.account_id <> c.account_id AND sign(x.amount) = -sign(c.amount)
-		AND `+free+`
-		AND `+rejected+`
-	LIMIT $10
-) x ON $8::int IS NOT NULL AND $9::text IS NOT NULL`)
-	}
-	if cross {
-		parts = append(parts, `
-SELECT c.id, x.id, false FROM c
+// transactions_account_order_idx; each result is the row's id and the
+// candidate's.
+const crossPairsSQL = `
+WITH c AS (
+	SELECT c.id, c.account_id, sign(c.minor)::numeric AS sign, c.currency, DATE '2000-01-01' + c.day::int AS tx_date, c.text
+	FROM unnest($2::uuid[], $3::uuid[], $4::int8[], $5::text[], $6::int8[], $7::text[])
+		AS c(id, account_id, minor, currency, day, text)
+)
+SELECT c.id, x.id FROM c
 JOIN accounts a ON a.user_id = $1 AND a.currency <> c.currency AND a.id <> c.account_id
 JOIN transactions x ON x.account_id = a.id AND x.user_id = $1
 	AND x.tx_date BETWEEN c.tx_date - $8::int AND c.tx_date + $8::int
-WHERE c.text ~ $9 AND x.status <> 'deleted' AND x.currency <> c.currency AND sign(x.amount) = -sign(c.amount)
-	AND `+free+`
-	AND `+rejected+` AND $10::int IS NOT NULL`)
-	}
-	return `
-WITH c AS (
-	SELECT c.id, c.account_id, c.minor / 10000::numeric AS amount, c.currency, DATE '2000-01-01' + c.day::int AS tx_date, c.text
-	FROM unnest($2::uuid[], $3::uuid[], $4::int8[], $5::text[], $6::int8[], $7::text[])
-		AS c(id, account_id, minor, currency, day, text)
-)` + strings.Join(parts, "\nUNION ALL")
-}
-
-// windowDates is an SQL array of the dates within lag days of the date
-// expression day, written out, so that an index on dates takes each as
-// an exact key.
-func windowDates(day string, lag int) string {
-	parts := make([]string, 0, 2*lag+1)
-	for d := -lag; d <= lag; d++ {
-		parts = append(parts, fmt.Sprintf("%s + %d", day, d))
-	}
-	return "ARRAY[" + strings.Join(parts, ", ") + "]"
-}
+WHERE c.text ~ $9 AND x.status <> 'deleted' AND x.currency <> c.currency AND sign(x.amount) = -c.sign
+	AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = x.id)
+	AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = x.id)
+	AND NOT EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
+		AND ((r.outflow_transaction_id = c.id AND r.inflow_transaction_id = x.id)
+			OR (r.outflow_transaction_id = x.id AND r.inflow_transaction_id = c.id)))`
 
 // scoredEdges loads both sides of each distinct pair and scores it.
 // Sides already known (known, may be nil) are not read again; the others

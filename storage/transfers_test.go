@@ -210,7 +210,7 @@ func TestCreateTransferChecks(t *testing.T) {
 // TestTransferCrowdedAmountsStayUnpaired: a dozen equal outflows and a
 // dozen equal inflows of two accounts on one day pair none (each row has
 // more candidates than detection reads, and none stands out), while a
-// transfer beside them pairs, by either candidate search.
+// transfer beside them pairs.
 func TestTransferCrowdedAmountsStayUnpaired(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
 	f := storagetest.NewFixtures(t, pool)
@@ -230,20 +230,18 @@ func TestTransferCrowdedAmountsStayUnpaired(t *testing.T) {
 			simkit.ScenarioTransaction{ID: fmt.Sprintf("out-%d", i), Account: "chk", Amount: -2500, Currency: "USD", Day: 5, Description: "GROCERY"},
 			simkit.ScenarioTransaction{ID: fmt.Sprintf("in-%d", i), Account: "sav", Amount: 2500, Currency: "USD", Day: 5, Description: "DEPOSIT"})
 	}
-	for _, detect := range []func(context.Context, uuid.UUID, []uuid.UUID) (int, error){f.St.DetectTransfers, f.St.DetectTransfersWindow} {
-		su := newScenarioUser(t, f, smallScenario(txs...))
-		su.opts.SkipTransfers = true
-		su.sync(t, func(*simkit.ScenarioTransaction) bool { return true }, nil, false)
-		var all []uuid.UUID
-		if err := pool.QueryRow(ctx, `SELECT array_agg(id) FROM transactions WHERE user_id = $1`, su.user).Scan(&all); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := detect(ctx, su.user, all); err != nil {
-			t.Fatal(err)
-		}
-		if got := su.pairs(t); !slices.Equal(got, []string{"x-out>x-in"}) {
-			t.Fatalf("pairs %v, want only x-out>x-in", got)
-		}
+	su := newScenarioUser(t, f, smallScenario(txs...))
+	su.opts.SkipTransfers = true
+	su.sync(t, func(*simkit.ScenarioTransaction) bool { return true }, nil, false)
+	var all []uuid.UUID
+	if err := pool.QueryRow(ctx, `SELECT array_agg(id) FROM transactions WHERE user_id = $1`, su.user).Scan(&all); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.St.DetectTransfers(ctx, su.user, all); err != nil {
+		t.Fatal(err)
+	}
+	if got := su.pairs(t); !slices.Equal(got, []string{"x-out>x-in"}) {
+		t.Fatalf("pairs %v, want only x-out>x-in", got)
 	}
 }
 

@@ -260,48 +260,10 @@ func countIn(got []string, want map[string]bool) int {
 	return n
 }
 
-// TestTransferWindowSearchMatchesLookups checks a first sync's candidate
-// search (the window's rows read once and matched in memory) against the
-// per-row look-ups: the same scenarios, stored without detection, then
-// detected over every row by each, give the same pairs.
-func TestTransferWindowSearchMatchesLookups(t *testing.T) {
-	pool, _ := storagetest.NewDB(t)
-	f := storagetest.NewFixtures(t, pool)
-	ctx := context.Background()
-	total := 0
-	for p := range 8 {
-		var got [2][]string
-		for k, detect := range []func(context.Context, uuid.UUID, []uuid.UUID) (int, error){f.St.DetectTransfers, f.St.DetectTransfersWindow} {
-			su := newScenarioUser(t, f, simkit.NewTransferScenario(truthSeed, p))
-			su.opts.SkipTransfers = true
-			su.firstSyncs(t)
-			if n := len(su.pairs(t)); n != 0 {
-				t.Fatalf("person %d: %d pairs stored with detection off", p, n)
-			}
-			var all []uuid.UUID
-			if err := pool.QueryRow(ctx, `SELECT array_agg(id) FROM transactions WHERE user_id = $1`, su.user).Scan(&all); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := detect(ctx, su.user, all); err != nil {
-				t.Fatal(err)
-			}
-			got[k] = su.pairs(t)
-		}
-		if !slices.Equal(got[0], got[1]) {
-			t.Errorf("person %d: look-ups paired %v, the window search %v", p, got[0], got[1])
-		}
-		total += len(got[0])
-	}
-	if total < 50 {
-		t.Fatalf("only %d pairs found over 8 people", total)
-	}
-	t.Logf("%d pairs, the same by both searches", total)
-}
-
 // TestTransferWindowSearchInSyncs stores the same scenarios through sync
-// sessions twice, once with every fresh batch searched by window (the
-// session's earlier rows in memory, the other connections' rows read) and
-// once row by row: the pairs are the same.
+// sessions twice, once with every fresh batch matched against the rows its
+// session keeps (the other connections' rows read) and once with each
+// batch's window read from the database: the pairs are the same.
 func TestTransferWindowSearchInSyncs(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
 	f := storagetest.NewFixtures(t, pool)
@@ -315,7 +277,7 @@ func TestTransferWindowSearchInSyncs(t *testing.T) {
 			got[k] = su.pairs(t)
 		}
 		if !slices.Equal(got[0], got[1]) {
-			t.Errorf("person %d: look-ups paired %v, the window search %v", p, got[0], got[1])
+			t.Errorf("person %d: windows read paired %v, windows kept %v", p, got[0], got[1])
 		}
 		total += len(got[0])
 	}

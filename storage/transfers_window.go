@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// windowDetectRows is from how many rows a sync batch's same-currency
-// candidates are found by windowCandidates rather than looked up row by
-// row (candidatePairsSQL).
+// windowDetectRows is from how many copied rows a first sync's batch is
+// matched against the rows its session keeps (smaller batches read their
+// window from the database).
 const windowDetectRows = 1000
 
 // maxSessionRows is the most copied rows a first sync's session keeps in
@@ -55,7 +55,7 @@ func counterpartKeys(r *detectRow, fn func(amountKey)) {
 // other sides a later batch's rows can have in the connection's own
 // accounts, without reading them back; a batch's window search also keeps
 // the rows it reads from the database in one. The rows sit in a ring of at
-// most maxSessionRows, held by pointer (into the slices added, which must
+// most limit rows, held by pointer (into the slices added, which must
 // not change), each linked to the previous row of its amount and span, so
 // that noting a row costs one map write whatever the amounts, and the
 // oldest rows are overwritten first. A span's map goes whole once none of
@@ -65,10 +65,12 @@ func counterpartKeys(r *detectRow, fn func(amountKey)) {
 // them). A resumed first sync (the connection had rows before the
 // session, which only the database holds) keeps none.
 type sessionRows struct {
-	ring []*detectRow
+	// limit is the most rows held (0: maxSessionRows).
+	limit int64
+	ring  []*detectRow
 	// prev[i] is the number of the row noted before ring[i] with its
 	// amount and span, -1 for none; a row's number counts every row
-	// noted, and row k sits in ring[k % maxSessionRows] while it is held.
+	// noted, and row k sits in ring[k % limit] while it is held.
 	prev  []int64
 	spans map[int64]*heldSpan
 	noted int64
@@ -86,18 +88,21 @@ type heldSpan struct {
 	held   int
 }
 
-// add notes rows, overwriting the oldest past maxSessionRows. Caveat: rows
+// add notes rows, overwriting the oldest past the limit. Caveat: rows
 // are held by pointer; the slice must not change while they are held.
 func (m *sessionRows) add(rows []detectRow) {
 	if m.spans == nil {
 		m.spans, m.evicted, m.lastEvicted = map[int64]*heldSpan{}, map[int64]bool{}, -1<<62
 	}
+	if m.limit == 0 {
+		m.limit = maxSessionRows
+	}
 	var sp *heldSpan
 	span := int64(-1 << 62)
 	for i := range rows {
 		w := &rows[i]
-		slot := int(m.noted % maxSessionRows)
-		if m.noted >= maxSessionRows {
+		slot := int(m.noted % m.limit)
+		if m.noted >= m.limit {
 			m.drop(slot)
 			m.ring[slot], m.prev[slot] = w, -1
 		} else {
@@ -148,7 +153,7 @@ func (m *sessionRows) each(k amountKey, fn func(*detectRow)) {
 	}
 	n, ok := sp.newest[k.minor]
 	for ok && n >= m.noted-int64(len(m.ring)) {
-		slot := int(n % maxSessionRows)
+		slot := int(n % m.limit)
 		fn(m.ring[slot])
 		n = m.prev[slot]
 	}
@@ -204,23 +209,23 @@ func (s *rowSet) add(x *detectRow) {
 	}
 }
 
-// windowCandidates is candidatePairs for a large batch (a first sync's
-// thousands of new rows, which cover a few weeks): each row's candidates,
-// and its candidates' own, are matched by amount in memory, among the
-// batch, the rows the session copied before (mem: nil reads them from the
-// database) and the rows read from the database: the user's rows on the
+// windowCandidates returns the candidate pairs of rows (a batch's new
+// and changed rows): each row's same-currency candidates (the opposite
+// amount in another of the user's accounts, dated within
+// maxTransferLagDays), and its candidates' own, matched by amount in
+// memory among the batch, the rows the session copied before (mem, may be
+// nil) and the rows read from the database: the user's rows on the
 // window's days that the session does not hold (its evicted days; every
-// day when mem is nil), else only those of the user's accounts
-// outside the connection. For a user whose only rows are the session's,
-// no row is read unless the session let rows of the window's days go;
-// otherwise one narrow read per row in the window, never a look-up per
-// row of the batch. The pairs found are then checked
-// (unpaired, not rejected) and bounded per row as candidatePairs bounds
-// them. Cross-currency candidates come from candidatePairs. It also
-// returns the same-currency pairs' rows as scoring sees them, so that
-// they are not read again. pre is the batch's in-memory match (nil, or a
-// match of other rows: found here); mem may hold the batch itself (the
-// match notes it there).
+// day when mem is nil), else only those of the user's accounts outside the
+// connection. One read per account or day of the window, never a look-up
+// per row; its cost grows with the rows on those days, not with the
+// history. The pairs found are then checked (unpaired, not rejected) and
+// bounded per row (boundCandidates: the rows with more are crowded).
+// Cross-currency candidates come from crossPairs. It also returns the
+// same-currency pairs' rows as scoring sees them, so that they are not
+// read again. pre is the batch's in-memory match (nil, or a match of
+// other rows: found here); mem may hold the batch itself (the match notes
+// it there).
 func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, rows []detectRow, accts *userAccounts, mem *sessionRows, pre *windowMatch) ([][2]uuid.UUID, map[[16]byte]bool, map[[16]byte]*transferSide, error) {
 	pre.wait()
 	if pre == nil || len(pre.found) != len(rows) {
@@ -255,7 +260,7 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	}
 	pools := pre.pools
 	if read := append(stored, others...); len(read) > 0 {
-		db := &sessionRows{}
+		db := &sessionRows{limit: int64(len(read))} // all of them: nothing to read again
 		db.add(read)
 		pools = append(slices.Clip(pools), db)
 		pre.add(rows, db)
@@ -423,8 +428,7 @@ func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []de
 	if err != nil {
 		return nil, err
 	}
-	pairs, _, err := candidatePairs(ctx, tx, userID, append(says, more...), true, false)
-	return pairs, err
+	return crossPairs(ctx, tx, userID, append(says, more...))
 }
 
 // windowDays returns the days within lag of a row's date, in order:
@@ -559,7 +563,7 @@ func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []wi
 
 // boundCandidates keeps, per row, its maxTransferCandidates candidates
 // closest in date (then by id), as pairs, and returns the rows that had
-// more: crowded, as candidatePairs reports them.
+// more: crowded, which must not pair.
 func boundCandidates(cands []windowPair) ([][2]uuid.UUID, map[[16]byte]bool) {
 	slices.SortFunc(cands, func(a, b windowPair) int {
 		if c := bytes.Compare(a.c[:], b.c[:]); c != 0 {

@@ -129,10 +129,10 @@ func (e *benchEnv) live(id string) bool {
 // BenchmarkSyncFirstPlaidTransfers measures what transfer detection costs
 // a first sync: first syncs of the same Plaid history with detection on
 // and off, alternating (on, off, then off, on, ...), each in a database of
-// its own, vacuumed and checkpointed after it (untimed). Off is the Syncer's benchmark knob and, in that database, no
-// transactions_transfer_match_idx (only detection's look-ups need it), so
-// the difference is all that detection costs, its index's upkeep included.
-// It reports the median of each and their ratio; FINSYNC_BENCH_SYNC_ROUNDS
+// its own, vacuumed and checkpointed after it (untimed). Off is the
+// Syncer's benchmark knob; detection has no index of its own (its reads
+// use the listings' indexes), so the difference is all that detection
+// costs. It reports the median of each and their ratio; FINSYNC_BENCH_SYNC_ROUNDS
 // sets the rounds (default 2).
 func BenchmarkSyncFirstPlaidTransfers(b *testing.B) {
 	size := benchSize(b)
@@ -160,11 +160,6 @@ func firstSyncOnce(b *testing.B, size int, skip bool) (time.Duration, int64, int
 	b.Helper()
 	e := newBenchEnv(b)
 	e.syncer.SkipTransfers = skip
-	if skip {
-		if _, err := e.pool.Exec(context.Background(), `DROP INDEX transactions_transfer_match_idx`); err != nil {
-			b.Fatal(err)
-		}
-	}
 	c := e.connect("plaid", fmt.Sprintf("first-%v", skip), size, 365)
 	b.StartTimer()
 	d, n := e.sync(c)
