@@ -10,6 +10,7 @@
 DROP INDEX CONCURRENTLY IF EXISTS transactions_transfer_match_idx;
 
 -- +goose Down
+DROP INDEX CONCURRENTLY IF EXISTS transactions_transfer_match_idx;
 CREATE INDEX CONCURRENTLY IF NOT EXISTS transactions_transfer_match_idx
     ON transactions (user_id, tx_date, hash_numeric(abs(amount)))
     WHERE status <> 'deleted';

@@ -103,16 +103,16 @@ func (w *transactionWriter) InsertNewRows(ctx context.Context, txs []domain.Tran
 }
 
 // FreeCandidatePairs is freeCandidates in a transaction of its own: the
-// pairs (row, candidate), dated within [from, to] days since 2000-01-01,
-// whose rows are unpaired and that the user did not reject.
-func FreeCandidatePairs(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, pairs [][2]uuid.UUID, from, to int64) ([][2]uuid.UUID, error) {
+// pairs (row, candidate) whose rows are unpaired and that the user did not
+// reject.
+func FreeCandidatePairs(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, pairs [][2]uuid.UUID) ([][2]uuid.UUID, error) {
 	cands := make([]windowPair, len(pairs))
 	for i, p := range pairs {
 		cands[i] = windowPair{c: p[0], x: p[1]}
 	}
 	var out [][2]uuid.UUID
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		free, err := freeCandidates(ctx, tx, userID, cands, from, to)
+		free, err := freeCandidates(ctx, tx, userID, cands)
 		for _, p := range free {
 			out = append(out, [2]uuid.UUID{p.c, p.x})
 		}

@@ -75,8 +75,8 @@ func detectSynced(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, co
 // transfers, so that two syncs of the user's connections writing the two
 // sides of a transfer at once detect it in turn (the second sees the
 // first's committed row) instead of both missing it. It also turns JIT
-// compilation off for the rest of tx: detection's statements are many
-// short index look-ups whose estimated cost can cross the JIT threshold
+// compilation off for the rest of tx: detection's statements are short
+// index ranges and probes whose estimated cost can cross the JIT threshold
 // on a large batch, and compiling them costs more than running them.
 func lockUserTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('transfers:' || $1::text, 0)), set_config('jit', 'off', true)`, userID); err != nil {
@@ -318,8 +318,9 @@ func (a *userAccounts) outside(conn uuid.UUID) []uuid.UUID {
 // considers: a row with more (a common amount among many equal rows in
 // the user's other accounts within the window) is crowded and stays
 // unpaired, since no candidate among so many can beat the others by the
-// margin on the evidence scoring weighs. The bound keeps detection's cost
-// per row constant however many equal amounts a history holds.
+// margin on the evidence scoring weighs. The bound keeps the pairs scored
+// per row constant; the rows matched in memory still grow with the equal
+// amounts in the window.
 const maxTransferCandidates = 8
 
 // crossPairs returns, for each of rows whose description says transfer,

@@ -268,11 +268,69 @@ func TestFreeCandidatesLeaveOutPairedAndRejected(t *testing.T) {
 	}
 	a, b, c, d := id(), id(), id(), id()
 	pairs := [][2]uuid.UUID{{a, b}, {paired, c}, {c, partner}, {rejOut, rejIn}, {rejIn, rejOut}, {c, d}, {rejOut, d}}
-	got, err := storage.FreeCandidatePairs(ctx, pool, user, pairs, 98, 102)
+	got, err := storage.FreeCandidatePairs(ctx, pool, user, pairs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := [][2]uuid.UUID{{a, b}, {c, d}, {rejOut, d}}; !slices.Equal(got, want) {
 		t.Fatalf("kept %v, want %v", got, want)
+	}
+}
+
+// TestTransferPairedFarApartIsNotACandidate: a row the user paired by hand
+// with a row a month away is no candidate of a later row, however far from
+// its window the pair's date lies; the later row pairs with the one free
+// candidate left.
+func TestTransferPairedFarApartIsNotACandidate(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	ctx := context.Background()
+	su := newScenarioUser(t, f, smallScenario(
+		simkit.ScenarioTransaction{ID: "o", Account: "chk", Amount: -10000, Currency: "USD", Day: 1, Description: "CHECK 12"},
+		simkit.ScenarioTransaction{ID: "i", Account: "sav", Amount: 10000, Currency: "USD", Day: 30, Description: "DEPOSIT"},
+		simkit.ScenarioTransaction{ID: "n", Account: "chk2", Amount: -10000, Currency: "USD", Day: 30, Description: "WIRE"},
+		simkit.ScenarioTransaction{ID: "i2", Account: "sav", Amount: 10000, Currency: "USD", Day: 31, Description: "DEPOSIT"},
+	))
+	su.opts.SkipTransfers = true
+	su.sync(t, func(*simkit.ScenarioTransaction) bool { return true }, nil, false)
+	if _, err := f.St.CreateTransfer(ctx, storage.Scope{UserID: su.user}, su.txID(t, "o"), su.txID(t, "i")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.St.DetectTransfers(ctx, su.user, []uuid.UUID{su.txID(t, "n"), su.txID(t, "i2")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := su.pairs(t), []string{"n>i2", "o>i"}; !slices.Equal(got, want) {
+		t.Fatalf("pairs %v, want %v", got, want)
+	}
+}
+
+// TestTransferCrossCandidateWeighsItsOwnCandidates: an inflow that two
+// equal outflows of its own currency fit alike stays unpaired when a later
+// sync brings a cross-currency outflow that names its account: that
+// outflow fits it by less than the margin over the two it already had.
+func TestTransferCrossCandidateWeighsItsOwnCandidates(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	su := newScenarioUser(t, f, simkit.TransferScenario{
+		Accounts: []simkit.ScenarioAccount{
+			{Key: "chk", Connection: 0, Name: "Checking", Mask: "1111", Type: "depository", Subtype: "checking", Currency: "USD"},
+			{Key: "eur", Connection: 1, Name: "Euro Main", Mask: "4444", Type: "depository", Subtype: "checking", Currency: "EUR"},
+			{Key: "eur2", Connection: 1, Name: "Euro Two", Mask: "5555", Type: "depository", Subtype: "savings", Currency: "EUR"},
+			{Key: "eur3", Connection: 1, Name: "Euro Three", Mask: "6666", Type: "depository", Subtype: "savings", Currency: "EUR"},
+		},
+		Transactions: []simkit.ScenarioTransaction{
+			{ID: "x", Account: "eur", Amount: 10000, Currency: "EUR", Day: 10, Description: "TRANSFER FROM 1111"},
+			{ID: "y1", Account: "eur2", Amount: -10000, Currency: "EUR", Day: 10, Description: "TRANSFER TO 4444"},
+			{ID: "y2", Account: "eur3", Amount: -10000, Currency: "EUR", Day: 10, Description: "TRANSFER TO 4444"},
+			{ID: "c", Account: "chk", Amount: -11000, Currency: "USD", Day: 10, Description: "TRANSFER TO 4444"},
+		},
+	})
+	su.sync(t, func(x *simkit.ScenarioTransaction) bool { return x.ID != "c" }, nil, false)
+	if got := su.pairs(t); len(got) != 0 {
+		t.Fatalf("after the first sync: pairs %v, want none (x fits y1 and y2 alike)", got)
+	}
+	su.sync(t, func(x *simkit.ScenarioTransaction) bool { return x.ID == "c" }, nil, false)
+	if got := su.pairs(t); len(got) != 0 {
+		t.Fatalf("after c's sync: pairs %v, want none", got)
 	}
 }

@@ -232,7 +232,14 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 		pre = &windowMatch{}
 		pre.run(rows, mem, false)
 	}
-	days := windowDays(rows, 2*maxTransferLagDays)
+	// A row's candidates lie within maxTransferLagDays of it, and theirs
+	// within as many again; a cross-currency candidate lies within
+	// maxCrossCurrencyDays, and its own candidates a lag further.
+	lag := int64(2 * maxTransferLagDays)
+	if accts.cross {
+		lag += maxCrossCurrencyDays
+	}
+	days := windowDays(rows, lag)
 	var dbDays, otherDays []int64
 	switch {
 	case mem == nil:
@@ -298,21 +305,21 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 			}
 		}
 	}
-	lo, hi := slices.Min(days), slices.Max(days)
-	cands, err = freeCandidates(ctx, tx, userID, cands, lo, hi)
+	var cross [][2]uuid.UUID
+	if accts.cross {
+		var more []windowPair
+		if cross, more, err = crossCandidates(ctx, tx, userID, rows, outside, found, pools); err != nil {
+			return nil, nil, nil, err
+		}
+		cands = append(cands, more...)
+	}
+	cands, err = freeCandidates(ctx, tx, userID, cands)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	pairs, crowded := boundCandidates(cands)
 	sides := windowSides(pairs, found, accts)
-	if accts.cross {
-		more, err := crossCandidates(ctx, tx, userID, rows, outside)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		pairs = append(pairs, more...)
-	}
-	return pairs, crowded, sides, nil
+	return append(pairs, cross...), crowded, sides, nil
 }
 
 // windowMatch is the in-memory half of a large batch's window search:
@@ -412,8 +419,12 @@ func windowSides(pairs [][2]uuid.UUID, found map[[16]byte]*detectRow, accts *use
 
 // crossCandidates are the cross-currency candidates of the batch's rows
 // whose description says transfer, and of the batch's candidates outside
-// it.
-func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, outside []*detectRow) ([][2]uuid.UUID, error) {
+// it (found holds every row seen so far). A cross-currency candidate not
+// seen yet is weighed against its own candidates as any other candidate
+// is: its same-currency ones among pools (returned as window pairs, to be
+// checked and bounded with the others, and noted in found) and its
+// cross-currency ones (among the pairs returned).
+func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, outside []*detectRow, found map[[16]byte]*detectRow, pools []*sessionRows) ([][2]uuid.UUID, []windowPair, error) {
 	var says []detectRow
 	for _, r := range rows {
 		if saysTransfer(r.lowerText()) {
@@ -426,9 +437,38 @@ func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []de
 	}
 	more, err := loadDetectRows(ctx, tx, userID, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return crossPairs(ctx, tx, userID, append(says, more...))
+	pairs, err := crossPairs(ctx, tx, userID, append(says, more...))
+	if err != nil || len(pairs) == 0 {
+		return pairs, nil, err
+	}
+	var newIDs []uuid.UUID
+	for _, p := range pairs {
+		if _, ok := found[p[1]]; !ok && !slices.Contains(newIDs, p[1]) {
+			newIDs = append(newIDs, p[1])
+		}
+	}
+	xs, err := loadDetectRows(ctx, tx, userID, newIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cands []windowPair
+	for i := range xs {
+		x := &xs[i]
+		found[x.id] = x
+		for _, y := range matchRows(x, pools...) {
+			cands = append(cands, windowPair{x.id, y.id, abs64(y.day - x.day)})
+			if _, ok := found[y.id]; !ok {
+				found[y.id] = y
+			}
+		}
+	}
+	theirs, err := crossPairs(ctx, tx, userID, xs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(pairs, theirs...), cands, nil
 }
 
 // windowDays returns the days within lag of a row's date, in order:
@@ -507,26 +547,36 @@ type windowPair struct {
 }
 
 // freeCandidates keeps the pairs whose rows are both unpaired and that
-// the user did not reject. The rows are dated within [from, to] (days
-// since 2000-01-01): the transfers whose outflow is dated within a
-// transfer's window of that range are read once (on
-// transfers_user_date_idx) and the pairs checked against them in memory;
-// rejections are checked in SQL, and only when the user has any.
-func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []windowPair, from, to int64) ([]windowPair, error) {
+// the user did not reject. Whether a row is paired is looked up by its id
+// (two unique-index probes per distinct row: a pair made by hand may be
+// dated anywhere); rejections are checked in SQL, and only when the user
+// has any.
+func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []windowPair) ([]windowPair, error) {
 	if len(cands) == 0 {
 		return nil, nil
 	}
+	seen := make(map[[16]byte]bool, 2*len(cands))
+	ids := make([]uuid.UUID, 0, 2*len(cands))
+	for _, p := range cands {
+		for _, id := range [2]uuid.UUID{p.c, p.x} {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
 	rows, err := tx.Query(ctx, `
-		SELECT outflow_transaction_id, inflow_transaction_id FROM transfers
-		WHERE user_id = $1 AND date BETWEEN DATE '2000-01-01' + $2::int AND DATE '2000-01-01' + $3::int`,
-		userID, from-maxTransferLagDays-maxTransferLeadDays, to+maxTransferLagDays+maxTransferLeadDays)
+		SELECT i.id FROM unnest($2::uuid[]) AS i(id)
+		WHERE EXISTS (SELECT 1 FROM transfers t WHERE t.outflow_transaction_id = i.id AND t.user_id = $1)
+			OR EXISTS (SELECT 1 FROM transfers t WHERE t.inflow_transaction_id = i.id AND t.user_id = $1)`,
+		userID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
 	}
 	paired := map[[16]byte]bool{}
-	var a, b uuid.UUID
-	if _, err := pgx.ForEachRow(rows, []any{&a, &b}, func() error {
-		paired[a], paired[b] = true, true
+	var a uuid.UUID
+	if _, err := pgx.ForEachRow(rows, []any{&a}, func() error {
+		paired[a] = true
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
