@@ -266,7 +266,12 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 		}
 	}
 	pools := pre.pools
+	check := pairedCheck{from: slices.Min(days), to: slices.Max(days)}
+	if mem != nil {
+		check.byID = map[[16]byte]bool{}
+	}
 	if read := append(stored, others...); len(read) > 0 {
+		check.lookUp(read)
 		db := &sessionRows{limit: int64(len(read))} // all of them: nothing to read again
 		db.add(read)
 		pools = append(slices.Clip(pools), db)
@@ -308,12 +313,12 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	var cross [][2]uuid.UUID
 	if accts.cross {
 		var more []windowPair
-		if cross, more, err = crossCandidates(ctx, tx, userID, rows, outside, found, pools); err != nil {
+		if cross, more, err = crossCandidates(ctx, tx, userID, rows, outside, found, pools, &check); err != nil {
 			return nil, nil, nil, err
 		}
 		cands = append(cands, more...)
 	}
-	cands, err = freeCandidates(ctx, tx, userID, cands)
+	cands, err = freeCandidates(ctx, tx, userID, cands, check)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -423,8 +428,9 @@ func windowSides(pairs [][2]uuid.UUID, found map[[16]byte]*detectRow, accts *use
 // seen yet is weighed against its own candidates as any other candidate
 // is: its same-currency ones among pools (returned as window pairs, to be
 // checked and bounded with the others, and noted in found) and its
-// cross-currency ones (among the pairs returned).
-func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, outside []*detectRow, found map[[16]byte]*detectRow, pools []*sessionRows) ([][2]uuid.UUID, []windowPair, error) {
+// cross-currency ones (among the pairs returned). The rows it reads are
+// noted in check, to be looked up by id.
+func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, outside []*detectRow, found map[[16]byte]*detectRow, pools []*sessionRows, check *pairedCheck) ([][2]uuid.UUID, []windowPair, error) {
 	var says []detectRow
 	for _, r := range rows {
 		if saysTransfer(r.lowerText()) {
@@ -453,6 +459,7 @@ func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []de
 	if err != nil {
 		return nil, nil, err
 	}
+	check.lookUp(xs)
 	var cands []windowPair
 	for i := range xs {
 		x := &xs[i]
@@ -546,40 +553,84 @@ type windowPair struct {
 	gap  int64
 }
 
+// pairedCheck is how freeCandidates tells which rows are paired: by
+// their ids, or, for the rows a first sync's session copied in, by the
+// pairs dated near the window.
+type pairedCheck struct {
+	// from and to bound the window's days (days since 2000-01-01).
+	from, to int64
+	// byID are the rows looked up by id; nil: every row is.
+	byID map[[16]byte]bool
+}
+
+// lookUp notes rows to be looked up by id (every row is when byID is nil).
+func (c *pairedCheck) lookUp(rows []detectRow) {
+	if c.byID == nil {
+		return
+	}
+	for i := range rows {
+		c.byID[rows[i].id] = true
+	}
+}
+
 // freeCandidates keeps the pairs whose rows are both unpaired and that
-// the user did not reject. Whether a row is paired is looked up by its id
-// (two unique-index probes per distinct row: a pair made by hand may be
-// dated anywhere); rejections are checked in SQL, and only when the user
-// has any.
-func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []windowPair) ([]windowPair, error) {
+// the user did not reject. A row is looked up by its id (two unique-index
+// probes: a pair made by hand may be dated anywhere), except, when
+// check.byID is set, a row a first sync's session copied in: those are
+// checked against the pairs whose outflow is dated within a transfer's
+// window of the window's days, read once (on transfers_user_date_idx),
+// which is what detection dates their pairs by. Caveat: a pair made by
+// hand between two batches of a first sync, dated away from a later
+// batch's window, is not seen there: its row stays a candidate, and a pair
+// that would take it is skipped on insert (ON CONFLICT), so detection may
+// miss a pair there but never stores a wrong one. Rejections are checked
+// in SQL, and only when the user has any.
+func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []windowPair, check pairedCheck) ([]windowPair, error) {
 	if len(cands) == 0 {
 		return nil, nil
 	}
+	paired := map[[16]byte]bool{}
+	var a, b uuid.UUID
+	if check.byID != nil {
+		rows, err := tx.Query(ctx, `
+			SELECT outflow_transaction_id, inflow_transaction_id FROM transfers
+			WHERE user_id = $1 AND date BETWEEN DATE '2000-01-01' + $2::int AND DATE '2000-01-01' + $3::int`,
+			userID, check.from-maxTransferLagDays-maxTransferLeadDays, check.to+maxTransferLagDays+maxTransferLeadDays)
+		if err != nil {
+			return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
+		}
+		if _, err := pgx.ForEachRow(rows, []any{&a, &b}, func() error {
+			paired[a], paired[b] = true, true
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
+		}
+	}
 	seen := make(map[[16]byte]bool, 2*len(cands))
-	ids := make([]uuid.UUID, 0, 2*len(cands))
+	var ids []uuid.UUID
 	for _, p := range cands {
 		for _, id := range [2]uuid.UUID{p.c, p.x} {
-			if !seen[id] {
+			if !seen[id] && (check.byID == nil || check.byID[id]) {
 				seen[id] = true
 				ids = append(ids, id)
 			}
 		}
 	}
-	rows, err := tx.Query(ctx, `
-		SELECT i.id FROM unnest($2::uuid[]) AS i(id)
-		WHERE EXISTS (SELECT 1 FROM transfers t WHERE t.outflow_transaction_id = i.id AND t.user_id = $1)
-			OR EXISTS (SELECT 1 FROM transfers t WHERE t.inflow_transaction_id = i.id AND t.user_id = $1)`,
-		userID, ids)
-	if err != nil {
-		return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
-	}
-	paired := map[[16]byte]bool{}
-	var a uuid.UUID
-	if _, err := pgx.ForEachRow(rows, []any{&a}, func() error {
-		paired[a] = true
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
+	if len(ids) > 0 {
+		rows, err := tx.Query(ctx, `
+			SELECT i.id FROM unnest($2::uuid[]) AS i(id)
+			WHERE EXISTS (SELECT 1 FROM transfers t WHERE t.outflow_transaction_id = i.id AND t.user_id = $1)
+				OR EXISTS (SELECT 1 FROM transfers t WHERE t.inflow_transaction_id = i.id AND t.user_id = $1)`,
+			userID, ids)
+		if err != nil {
+			return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
+		}
+		if _, err := pgx.ForEachRow(rows, []any{&a}, func() error {
+			paired[a] = true
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
+		}
 	}
 	free := slices.DeleteFunc(cands, func(p windowPair) bool { return paired[p.c] || paired[p.x] })
 	var any bool
@@ -593,7 +644,7 @@ func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []wi
 	for i, p := range free {
 		cs[i], xs[i] = p.c, p.x
 	}
-	rows, err = tx.Query(ctx, `
+	rows, err := tx.Query(ctx, `
 		SELECT p.i FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS p(c, x, i)
 		WHERE EXISTS (SELECT 1 FROM transfer_rejections r WHERE r.user_id = $1
 				AND ((r.outflow_transaction_id = p.c AND r.inflow_transaction_id = p.x)
