@@ -334,3 +334,39 @@ func TestTransferCrossCandidateWeighsItsOwnCandidates(t *testing.T) {
 		t.Fatalf("after c's sync: pairs %v, want none", got)
 	}
 }
+
+// TestTransferCrossCandidateFoundAsACandidatesCandidate: the same as
+// TestTransferCrossCandidateWeighsItsOwnCandidates, but the inflow x is
+// first met as the candidate of a candidate (r2's candidate o, four days
+// from it) in the batch that brings the cross-currency outflow r: it is
+// still weighed against its own candidates, and stays unpaired.
+func TestTransferCrossCandidateFoundAsACandidatesCandidate(t *testing.T) {
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	su := newScenarioUser(t, f, simkit.TransferScenario{
+		Accounts: []simkit.ScenarioAccount{
+			{Key: "chk", Connection: 0, Name: "Checking", Mask: "1111", Type: "depository", Subtype: "checking", Currency: "USD"},
+			{Key: "eur4", Connection: 0, Name: "Euro Four", Mask: "7777", Type: "depository", Subtype: "checking", Currency: "EUR"},
+			{Key: "eur", Connection: 1, Name: "Euro Main", Mask: "4444", Type: "depository", Subtype: "checking", Currency: "EUR"},
+			{Key: "eur2", Connection: 1, Name: "Euro Two", Mask: "5555", Type: "depository", Subtype: "savings", Currency: "EUR"},
+			{Key: "eur3", Connection: 1, Name: "Euro Three", Mask: "6666", Type: "depository", Subtype: "savings", Currency: "EUR"},
+		},
+		Transactions: []simkit.ScenarioTransaction{
+			{ID: "o", Account: "eur2", Amount: -10000, Currency: "EUR", Day: 3, Description: "CARD"},
+			{ID: "x", Account: "eur", Amount: 10000, Currency: "EUR", Day: 8, Description: "TRANSFER FROM 1111"},
+			{ID: "o2", Account: "eur2", Amount: -10000, Currency: "EUR", Day: 8, Description: "TRANSFER TO 4444"},
+			{ID: "o3", Account: "eur3", Amount: -10000, Currency: "EUR", Day: 8, Description: "TRANSFER TO 4444"},
+			{ID: "r2", Account: "eur4", Amount: 10000, Currency: "EUR", Day: 0, Description: "DEPOSIT"},
+			{ID: "r", Account: "chk", Amount: -11000, Currency: "USD", Day: 9, Description: "TRANSFER TO 4444"},
+		},
+	})
+	later := func(x *simkit.ScenarioTransaction) bool { return x.ID == "r" || x.ID == "r2" }
+	su.sync(t, func(x *simkit.ScenarioTransaction) bool { return !later(x) }, nil, false)
+	if got := su.pairs(t); len(got) != 0 {
+		t.Fatalf("after the first sync: pairs %v, want none (x fits o2 and o3 alike)", got)
+	}
+	su.sync(t, later, nil, false)
+	if got := su.pairs(t); len(got) != 0 {
+		t.Fatalf("after r's sync: pairs %v, want none", got)
+	}
+}

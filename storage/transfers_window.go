@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/google/uuid"
@@ -233,13 +234,9 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 		pre.run(rows, mem, false)
 	}
 	// A row's candidates lie within maxTransferLagDays of it, and theirs
-	// within as many again; a cross-currency candidate lies within
-	// maxCrossCurrencyDays, and its own candidates a lag further.
-	lag := int64(2 * maxTransferLagDays)
-	if accts.cross {
-		lag += maxCrossCurrencyDays
-	}
-	days := windowDays(rows, lag)
+	// within as many again; a row's cross-currency candidate lies within
+	// maxCrossCurrencyDays (fewer), and its own candidates a lag further.
+	days := windowDays(rows, 2*maxTransferLagDays)
 	var dbDays, otherDays []int64
 	switch {
 	case mem == nil:
@@ -449,9 +446,21 @@ func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []de
 	if err != nil || len(pairs) == 0 {
 		return pairs, nil, err
 	}
+	// The batch's rows and the candidates outside it have had their own
+	// candidates listed; a batch row's cross-currency candidate that is
+	// neither (whether found already or not) has its own listed here.
+	batch := make(map[[16]byte]bool, len(rows))
+	for i := range rows {
+		batch[rows[i].id] = true
+	}
+	weighed := maps.Clone(batch)
+	for _, x := range outside {
+		weighed[x.id] = true
+	}
 	var newIDs []uuid.UUID
 	for _, p := range pairs {
-		if _, ok := found[p[1]]; !ok && !slices.Contains(newIDs, p[1]) {
+		if batch[p[0]] && !weighed[p[1]] {
+			weighed[p[1]] = true
 			newIDs = append(newIDs, p[1])
 		}
 	}
@@ -578,13 +587,14 @@ func (c *pairedCheck) lookUp(rows []detectRow) {
 // probes: a pair made by hand may be dated anywhere), except, when
 // check.byID is set, a row a first sync's session copied in: those are
 // checked against the pairs whose outflow is dated within a transfer's
-// window of the window's days, read once (on transfers_user_date_idx),
-// which is what detection dates their pairs by. Caveat: a pair made by
-// hand between two batches of a first sync, dated away from a later
-// batch's window, is not seen there: its row stays a candidate, and a pair
-// that would take it is skipped on insert (ON CONFLICT), so detection may
-// miss a pair there but never stores a wrong one. Rejections are checked
-// in SQL, and only when the user has any.
+// window of the window's days, read once (on transfers_user_date_idx): a
+// pair detection makes is dated by its outflow, within a transfer's window
+// of either side. Caveat: a pair dated further from its row (made by hand,
+// or a pending side's pair carried to a posted row dated days later)
+// while a first sync runs is not seen there: its row stays a candidate,
+// and a pair that would take it is skipped on insert (ON CONFLICT), so
+// detection may miss a pair there but never stores a wrong one.
+// Rejections are checked in SQL, and only when the user has any.
 func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []windowPair, check pairedCheck) ([]windowPair, error) {
 	if len(cands) == 0 {
 		return nil, nil
