@@ -312,12 +312,7 @@ func TestTransferCrossCandidateWeighsItsOwnCandidates(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
 	f := storagetest.NewFixtures(t, pool)
 	su := newScenarioUser(t, f, simkit.TransferScenario{
-		Accounts: []simkit.ScenarioAccount{
-			{Key: "chk", Connection: 0, Name: "Checking", Mask: "1111", Type: "depository", Subtype: "checking", Currency: "USD"},
-			{Key: "eur", Connection: 1, Name: "Euro Main", Mask: "4444", Type: "depository", Subtype: "checking", Currency: "EUR"},
-			{Key: "eur2", Connection: 1, Name: "Euro Two", Mask: "5555", Type: "depository", Subtype: "savings", Currency: "EUR"},
-			{Key: "eur3", Connection: 1, Name: "Euro Three", Mask: "6666", Type: "depository", Subtype: "savings", Currency: "EUR"},
-		},
+		Accounts: crossAccounts(),
 		Transactions: []simkit.ScenarioTransaction{
 			{ID: "x", Account: "eur", Amount: 10000, Currency: "EUR", Day: 10, Description: "TRANSFER FROM 1111"},
 			{ID: "y1", Account: "eur2", Amount: -10000, Currency: "EUR", Day: 10, Description: "TRANSFER TO 4444"},
@@ -344,13 +339,8 @@ func TestTransferCrossCandidateFoundAsACandidatesCandidate(t *testing.T) {
 	pool, _ := storagetest.NewDB(t)
 	f := storagetest.NewFixtures(t, pool)
 	su := newScenarioUser(t, f, simkit.TransferScenario{
-		Accounts: []simkit.ScenarioAccount{
-			{Key: "chk", Connection: 0, Name: "Checking", Mask: "1111", Type: "depository", Subtype: "checking", Currency: "USD"},
-			{Key: "eur4", Connection: 0, Name: "Euro Four", Mask: "7777", Type: "depository", Subtype: "checking", Currency: "EUR"},
-			{Key: "eur", Connection: 1, Name: "Euro Main", Mask: "4444", Type: "depository", Subtype: "checking", Currency: "EUR"},
-			{Key: "eur2", Connection: 1, Name: "Euro Two", Mask: "5555", Type: "depository", Subtype: "savings", Currency: "EUR"},
-			{Key: "eur3", Connection: 1, Name: "Euro Three", Mask: "6666", Type: "depository", Subtype: "savings", Currency: "EUR"},
-		},
+		Accounts: append(crossAccounts(),
+			simkit.ScenarioAccount{Key: "eur4", Connection: 0, Name: "Euro Four", Mask: "7777", Type: "depository", Subtype: "checking", Currency: "EUR"}),
 		Transactions: []simkit.ScenarioTransaction{
 			{ID: "o", Account: "eur2", Amount: -10000, Currency: "EUR", Day: 3, Description: "CARD"},
 			{ID: "x", Account: "eur", Amount: 10000, Currency: "EUR", Day: 8, Description: "TRANSFER FROM 1111"},
@@ -368,5 +358,17 @@ func TestTransferCrossCandidateFoundAsACandidatesCandidate(t *testing.T) {
 	su.sync(t, later, nil, false)
 	if got := su.pairs(t); len(got) != 0 {
 		t.Fatalf("after r's sync: pairs %v, want none", got)
+	}
+}
+
+// crossAccounts are a user's USD checking account (mask 1111, connection
+// 0) and three EUR accounts of another connection: "eur" (mask 4444),
+// "eur2" and "eur3".
+func crossAccounts() []simkit.ScenarioAccount {
+	return []simkit.ScenarioAccount{
+		{Key: "chk", Connection: 0, Name: "Checking", Mask: "1111", Type: "depository", Subtype: "checking", Currency: "USD"},
+		{Key: "eur", Connection: 1, Name: "Euro Main", Mask: "4444", Type: "depository", Subtype: "checking", Currency: "EUR"},
+		{Key: "eur2", Connection: 1, Name: "Euro Two", Mask: "5555", Type: "depository", Subtype: "savings", Currency: "EUR"},
+		{Key: "eur3", Connection: 1, Name: "Euro Three", Mask: "6666", Type: "depository", Subtype: "savings", Currency: "EUR"},
 	}
 }
