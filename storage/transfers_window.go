@@ -300,12 +300,7 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	// The candidates' own candidates decide whether a candidate fits a
 	// batch row better than any other.
 	for _, x := range outside {
-		for _, y := range matchRows(x, pools...) {
-			cands = append(cands, windowPair{x.id, y.id, abs64(y.day - x.day)})
-			if _, ok := found[y.id]; !ok {
-				found[y.id] = y
-			}
-		}
+		cands = append(cands, ownCandidates(x, pools, found)...)
 	}
 	var cross [][2]uuid.UUID
 	if accts.cross {
@@ -434,15 +429,10 @@ func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []de
 			says = append(says, r)
 		}
 	}
-	ids := make([]uuid.UUID, len(outside))
-	for i, x := range outside {
-		ids[i] = x.id
+	for _, x := range outside {
+		says = append(says, *x) // as matched, not read again; crossPairs keeps those that say transfer
 	}
-	more, err := loadDetectRows(ctx, tx, userID, ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	pairs, err := crossPairs(ctx, tx, userID, append(says, more...))
+	pairs, err := crossPairs(ctx, tx, userID, says)
 	if err != nil || len(pairs) == 0 {
 		return pairs, nil, err
 	}
@@ -471,20 +461,28 @@ func crossCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []de
 	check.lookUp(xs)
 	var cands []windowPair
 	for i := range xs {
-		x := &xs[i]
-		found[x.id] = x
-		for _, y := range matchRows(x, pools...) {
-			cands = append(cands, windowPair{x.id, y.id, abs64(y.day - x.day)})
-			if _, ok := found[y.id]; !ok {
-				found[y.id] = y
-			}
-		}
+		found[xs[i].id] = &xs[i]
+		cands = append(cands, ownCandidates(&xs[i], pools, found)...)
 	}
 	theirs, err := crossPairs(ctx, tx, userID, xs)
 	if err != nil {
 		return nil, nil, err
 	}
 	return append(pairs, theirs...), cands, nil
+}
+
+// ownCandidates are x's same-currency candidates among pools, as window
+// pairs (x first); each candidate not in found yet is noted there.
+func ownCandidates(x *detectRow, pools []*sessionRows, found map[[16]byte]*detectRow) []windowPair {
+	ys := matchRows(x, pools...)
+	out := make([]windowPair, 0, len(ys))
+	for _, y := range ys {
+		out = append(out, windowPair{x.id, y.id, abs64(y.day - x.day)})
+		if _, ok := found[y.id]; !ok {
+			found[y.id] = y
+		}
+	}
+	return out
 }
 
 // windowDays returns the days within lag of a row's date, in order:
