@@ -105,6 +105,12 @@ type SyncSession struct {
 	// statsErr is the first refresh that failed after its batch committed.
 	stats    statsRefresh
 	statsErr error
+	// storedPending are the provider ids of the pending rows the run
+	// stored, kept only when the connection had no transaction when the
+	// run began (nil otherwise): no other row of the connection can then
+	// be the pending row a posted one replaces, so carrying its transfers
+	// looks up these alone (transactionWriter.pendingStored).
+	storedPending map[string]struct{}
 	// ruled, when set (tests), sees the rows each rules run is given.
 	ruled func([]uuid.UUID)
 }
@@ -133,6 +139,9 @@ func (s *Store) OpenSyncSession(target SyncTarget, opts SyncSessionOptions) *Syn
 		firstSync: target.FirstSync(), stats: newStatsRefresh(s, target.HasTransactions)}
 	if ss.fresh && !target.HasTransactions {
 		ss.copiedBefore = &sessionRows{}
+	}
+	if !target.HasTransactions {
+		ss.storedPending = map[string]struct{}{}
 	}
 	return ss
 }
@@ -199,6 +208,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 	err = ss.store.inTx(ctx, func(tx pgx.Tx) error {
 		ss.written, ss.copied, ss.copiedKept = ss.written[:0], nil, false // copied rows may be kept by copiedBefore
 		w := newTransactionWriter(tx, ss.conn)
+		w.pendingStored = ss.storedPending
 		defer func() { changes = w.Changes() }()
 		stored, err := ss.storeFresh(ctx, tx, w, batch)
 		if err != nil {
@@ -428,6 +438,9 @@ func (ss *SyncSession) rows(ctx context.Context, tx pgx.Tx, page *storedPage) ([
 		}
 		if t.Status == domain.TxPending {
 			keepPending = append(keepPending, t.ProviderID)
+			if ss.storedPending != nil {
+				ss.storedPending[t.ProviderID] = struct{}{}
+			}
 		}
 	}
 	return page.Upserts, keepPending, nil

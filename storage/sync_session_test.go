@@ -368,3 +368,60 @@ func TestWindowMatchOfABatchNotCopied(t *testing.T) {
 		t.Fatalf("%d rows stored, want 3", n)
 	}
 }
+
+// TestFreshRunCarriesAPendingPairToItsPostedRow pairs a pending outflow in
+// a connection's first batch and posts it in the same run's next batch
+// (the pending row removed, the posted one naming it): the pair moves to
+// the posted row although the run looks up only the pending rows it stored
+// itself. A posted row naming a pending row the run never received is
+// stored with nothing to carry.
+func TestFreshRunCarriesAPendingPairToItsPostedRow(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
+	if _, err := s.ApplyAccounts(ctx, "", []domain.ReportedAccount{
+		{ProviderAccountID: "chk", Name: "Checking", Currency: "USD", BalancesUnknown: true},
+		{ProviderAccountID: "sav", Name: "Savings", Currency: "USD", BalancesUnknown: true},
+	}, domain.DateOf(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	day := domain.DateOf(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
+	next := domain.DateOf(time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC))
+	row := func(pid, acct, amount, status string, d domain.Date) domain.ReportedTransaction {
+		r := domain.ReportedTransaction{ProviderID: pid, ProviderAccountID: acct, Status: status,
+			Summary: "Transfer", Amount: domain.MustMoney(amount), Currency: "USD"}
+		if status == domain.TxPending {
+			r.AuthorizedDate = &d
+		} else {
+			r.PostedDate = &d
+		}
+		return r
+	}
+	if _, err := s.ApplyBatch(ctx, []domain.ReportedPage{{Upserts: []domain.ReportedTransaction{
+		row("p1", "chk", "-250.00", domain.TxPending, day), row("in", "sav", "250.00", domain.TxPosted, next)}}}); err != nil {
+		t.Fatal(err)
+	}
+	pair := func() (transfer uuid.UUID, outflow string) {
+		t.Helper()
+		if err := e.f.Pool.QueryRow(ctx, `SELECT tr.id, o.provider_id FROM transfers tr
+			JOIN transactions o ON o.id = tr.outflow_transaction_id WHERE tr.user_id = $1`, e.conn.UserID).Scan(&transfer, &outflow); err != nil {
+			t.Fatalf("the one transfer: %v", err)
+		}
+		return transfer, outflow
+	}
+	before, out := pair()
+	if out != "p1" {
+		t.Fatalf("first batch paired %s, want the pending p1", out)
+	}
+	posted := row("t1", "chk", "-250.00", domain.TxPosted, next)
+	posted.PendingProviderID = new("p1")
+	stray := row("t2", "chk", "-9.99", domain.TxPosted, next)
+	stray.PendingProviderID = new("never-received")
+	if _, err := s.ApplyBatch(ctx, []domain.ReportedPage{{Upserts: []domain.ReportedTransaction{posted, stray},
+		Removed: []string{"p1"}, Done: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if after, out := pair(); after != before || out != "t1" {
+		t.Fatalf("after posting: transfer %s from %s, want %s from t1", after, out, before)
+	}
+}

@@ -59,6 +59,11 @@ type transactionWriter struct {
 	// the connection has a user's category: without one there is nothing
 	// to carry from a pending transaction to the posted one.
 	userCategories *bool
+	// pendingStored, when not nil, holds every provider id under which
+	// the connection has a pending row stored (a run that began on a
+	// connection with none keeps them: SyncSession.storedPending); only
+	// posted rows naming one of them can carry a transfer. Nil: unknown.
+	pendingStored map[string]struct{}
 	// changes counts the rows this writer added, modified and removed.
 	changes RowChanges
 	// writes counts the statements that wrote to transactions in this

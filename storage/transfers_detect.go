@@ -511,7 +511,11 @@ func joinReasons(rs []string) string {
 // pending transaction, pendingIDs the provider ids they name (as
 // carryUserCategories). One indexed look-up finds whether any named
 // pending row is paired or rejected at all; only then are rows moved.
+// When the writer knows every pending row the connection has stored
+// (pendingStored), only rows naming one of them are looked up: a first
+// sync's posted rows mostly name pending rows it never received.
 func (w *transactionWriter) carryTransfers(ctx context.Context, ids []uuid.UUID, pendingIDs []string) error {
+	ids, pendingIDs = w.namingStoredPending(ids, pendingIDs)
 	if len(ids) == 0 {
 		return nil
 	}
@@ -544,6 +548,23 @@ func (w *transactionWriter) carryTransfers(ctx context.Context, ids []uuid.UUID,
 		}
 	}
 	return nil
+}
+
+// namingStoredPending keeps the rows (ids, with the pending provider ids
+// they name) whose pending row may be stored: all of them unless the
+// writer knows the connection's stored pending rows (pendingStored).
+func (w *transactionWriter) namingStoredPending(ids []uuid.UUID, pendingIDs []string) ([]uuid.UUID, []string) {
+	if w.pendingStored == nil {
+		return ids, pendingIDs
+	}
+	var keptIDs []uuid.UUID
+	var keptPending []string
+	for i, pid := range pendingIDs {
+		if _, ok := w.pendingStored[pid]; ok {
+			keptIDs, keptPending = append(keptIDs, ids[i]), append(keptPending, pid)
+		}
+	}
+	return keptIDs, keptPending
 }
 
 // carryTransfersSQL moves side's transfers ($1 user; $2 posted rows, $3
