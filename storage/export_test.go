@@ -120,3 +120,10 @@ func FreeCandidatePairs(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUI
 	})
 	return out, err
 }
+
+// KeepsCopied reports whether the session still holds the rows its fresh
+// batches copied in, for the window searches of later batches.
+func (ss *SyncSession) KeepsCopied() bool {
+	ss.waitNoted()
+	return ss.copiedBefore != nil
+}

@@ -331,8 +331,17 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transaction
 	if err != nil {
 		return false, err
 	}
-	if len(removed) > 0 {
-		ss.forgetCopied() // the rows kept may be among those it removes
+	if len(removed) > 0 && ss.copiedBefore != nil {
+		// The rows kept may be among those it removes: only then are
+		// they let go. A first sync's removals mostly name rows it never
+		// stored (a transaction cancelled before the first sync).
+		stored, err := anyStored(ctx, tx, ss.conn.ID, removed)
+		if err != nil {
+			return false, err
+		}
+		if stored {
+			ss.forgetCopied()
+		}
 	}
 	var copied []detectRow
 	if !ss.opts.SkipTransfers {

@@ -425,3 +425,57 @@ func TestFreshRunCarriesAPendingPairToItsPostedRow(t *testing.T) {
 		t.Fatalf("after posting: transfer %s from %s, want %s from t1", after, out, before)
 	}
 }
+
+// TestFreshRunKeepsItsRowsPastRemovalsOfRowsNeverStored: a first sync's
+// batch that removes a transaction the run never stored (one cancelled
+// before the first sync) still has its rows copied and the run keeps
+// them for later batches' window searches; a batch that removes a row
+// the run stored lets them go, and the removed row pairs with nothing.
+func TestFreshRunKeepsItsRowsPastRemovalsOfRowsNeverStored(t *testing.T) {
+	e := newWriterEnv(t)
+	ctx := context.Background()
+	s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
+	s.SetWindowFrom(1)
+	if _, err := s.ApplyAccounts(ctx, "", []domain.ReportedAccount{
+		{ProviderAccountID: "chk", Name: "Checking", Currency: "USD", BalancesUnknown: true},
+		{ProviderAccountID: "sav", Name: "Savings", Currency: "USD", BalancesUnknown: true},
+	}, domain.DateOf(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	day := domain.DateOf(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
+	row := func(pid, acct, amount string) domain.ReportedTransaction {
+		return domain.ReportedTransaction{ProviderID: pid, ProviderAccountID: acct, Status: domain.TxPosted,
+			Summary: "Transfer", Amount: domain.MustMoney(amount), Currency: "USD", PostedDate: &day}
+	}
+	batch := func(removed []string, rows ...domain.ReportedTransaction) storage.SyncResult {
+		t.Helper()
+		res, err := s.ApplyBatch(ctx, []domain.ReportedPage{{Upserts: rows, Removed: removed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	batch(nil, row("out1", "chk", "-250.00"), row("out2", "chk", "-75.00"))
+	if res := batch([]string{"cancelled-before"}, row("coffee", "chk", "-4.50")); res.Changes.Added != 1 || res.Changes.Removed != 0 {
+		t.Fatalf("batch removing a row never stored: %+v", res.Changes)
+	}
+	if !s.KeepsCopied() {
+		t.Fatal("the run let its rows go for a removal of a row it never stored")
+	}
+	if res := batch([]string{"out2"}, row("in1", "sav", "250.00")); res.Changes.Removed != 1 {
+		t.Fatalf("batch removing out2: %+v", res.Changes)
+	}
+	if s.KeepsCopied() {
+		t.Fatal("the run kept its rows after a batch removed one of them")
+	}
+	batch(nil, row("in2", "sav", "75.00"))
+	var pairs []string
+	if err := e.f.Pool.QueryRow(ctx, `SELECT coalesce(array_agg(o.provider_id || '>' || i.provider_id ORDER BY o.provider_id), '{}') FROM transfers tr
+		JOIN transactions o ON o.id = tr.outflow_transaction_id JOIN transactions i ON i.id = tr.inflow_transaction_id
+		WHERE tr.user_id = $1`, e.conn.UserID).Scan(&pairs); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(pairs, []string{"out1>in1"}) {
+		t.Fatalf("pairs %v, want only out1>in1 (out2 is removed)", pairs)
+	}
+}

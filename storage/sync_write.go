@@ -131,6 +131,19 @@ func markTransactionsDeleted(ctx context.Context, tx pgx.Tx, connectionID uuid.U
 	return tag.RowsAffected(), nil
 }
 
+// anyStored reports whether any of providerIDs is a stored transaction of
+// the connection not marked deleted, one look-up in the unique index each.
+func anyStored(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, providerIDs []string) (bool, error) {
+	var found bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM unnest($2::text[]) AS r(pid)
+		WHERE (SELECT o.status FROM transactions o WHERE o.bank_connection_id = $1 AND o.provider_id = r.pid) <> 'deleted')`,
+		connectionID, providerIDs).Scan(&found)
+	if err != nil {
+		return false, fmt.Errorf("look up removed transactions: %w", err)
+	}
+	return found, nil
+}
+
 // replacePending marks as deleted every stored pending transaction of the
 // accounts that the sync under way has not listed as pending on any page
 // stored so far (notePendingSeen: the provider's complete pending set once

@@ -324,7 +324,8 @@ func BenchmarkSyncResyncMercuryWholeWindow(b *testing.B) {
 	const days = 90
 	e := newBenchEnv(b, mercury.WithHistoryDays(days+10), mercury.WithOverlapDays(days+10))
 	c := e.connect("mercury", "resync", size, days)
-	e.sync(c)
+	first, n := e.sync(c)
+	b.Logf("untimed first sync: %v (%.0f tx/s)", first, float64(n)/first.Seconds())
 	e.settle()
 	stored := e.stored(c)
 	e.tracer.report(b)
