@@ -324,16 +324,9 @@ func TestBatchComparisonSeesWhatEarlierPagesWrote(t *testing.T) {
 // go, the batch is upserted instead, and its inflow pairs with the stored
 // outflow by the ids both rows are stored under.
 func TestWindowMatchOfABatchNotCopied(t *testing.T) {
-	e := newWriterEnv(t)
+	e, s := newTransferSession(t)
 	ctx := context.Background()
-	s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
 	s.SetWindowFrom(1)
-	if _, err := s.ApplyAccounts(ctx, "", []domain.ReportedAccount{
-		{ProviderAccountID: "chk", Name: "Checking", Currency: "USD", BalancesUnknown: true},
-		{ProviderAccountID: "sav", Name: "Savings", Currency: "USD", BalancesUnknown: true},
-	}, domain.DateOf(time.Now())); err != nil {
-		t.Fatal(err)
-	}
 	day := domain.DateOf(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
 	next := domain.DateOf(time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC))
 	row := func(pid, acct, amount string, d domain.Date) domain.ReportedTransaction {
@@ -376,15 +369,8 @@ func TestWindowMatchOfABatchNotCopied(t *testing.T) {
 // itself. A posted row naming a pending row the run never received is
 // stored with nothing to carry.
 func TestFreshRunCarriesAPendingPairToItsPostedRow(t *testing.T) {
-	e := newWriterEnv(t)
+	e, s := newTransferSession(t)
 	ctx := context.Background()
-	s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
-	if _, err := s.ApplyAccounts(ctx, "", []domain.ReportedAccount{
-		{ProviderAccountID: "chk", Name: "Checking", Currency: "USD", BalancesUnknown: true},
-		{ProviderAccountID: "sav", Name: "Savings", Currency: "USD", BalancesUnknown: true},
-	}, domain.DateOf(time.Now())); err != nil {
-		t.Fatal(err)
-	}
 	day := domain.DateOf(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
 	next := domain.DateOf(time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC))
 	row := func(pid, acct, amount, status string, d domain.Date) domain.ReportedTransaction {
@@ -432,16 +418,9 @@ func TestFreshRunCarriesAPendingPairToItsPostedRow(t *testing.T) {
 // them for later batches' window searches; a batch that removes a row
 // the run stored lets them go, and the removed row pairs with nothing.
 func TestFreshRunKeepsItsRowsPastRemovalsOfRowsNeverStored(t *testing.T) {
-	e := newWriterEnv(t)
+	e, s := newTransferSession(t)
 	ctx := context.Background()
-	s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
 	s.SetWindowFrom(1)
-	if _, err := s.ApplyAccounts(ctx, "", []domain.ReportedAccount{
-		{ProviderAccountID: "chk", Name: "Checking", Currency: "USD", BalancesUnknown: true},
-		{ProviderAccountID: "sav", Name: "Savings", Currency: "USD", BalancesUnknown: true},
-	}, domain.DateOf(time.Now())); err != nil {
-		t.Fatal(err)
-	}
 	day := domain.DateOf(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
 	row := func(pid, acct, amount string) domain.ReportedTransaction {
 		return domain.ReportedTransaction{ProviderID: pid, ProviderAccountID: acct, Status: domain.TxPosted,
@@ -478,4 +457,20 @@ func TestFreshRunKeepsItsRowsPastRemovalsOfRowsNeverStored(t *testing.T) {
 	if !slices.Equal(pairs, []string{"out1>in1"}) {
 		t.Fatalf("pairs %v, want only out1>in1 (out2 is removed)", pairs)
 	}
+}
+
+// newTransferSession opens a first sync's session on a connection with no
+// rows and stores its two accounts, "chk" (checking) and "sav" (savings),
+// both in USD.
+func newTransferSession(t *testing.T) (*writerEnv, *storage.SyncSession) {
+	t.Helper()
+	e := newWriterEnv(t)
+	s := e.f.St.OpenSyncSession(storage.SyncTarget{Connection: e.conn}, storage.SyncSessionOptions{})
+	if _, err := s.ApplyAccounts(context.Background(), "", []domain.ReportedAccount{
+		{ProviderAccountID: "chk", Name: "Checking", Currency: "USD", BalancesUnknown: true},
+		{ProviderAccountID: "sav", Name: "Savings", Currency: "USD", BalancesUnknown: true},
+	}, domain.DateOf(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	return e, s
 }
