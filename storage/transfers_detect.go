@@ -553,6 +553,10 @@ func (w *transactionWriter) carryTransfers(ctx context.Context, ids []uuid.UUID,
 // namingStoredPending keeps the rows (ids, with the pending provider ids
 // they name) whose pending row may be stored: all of them unless the
 // writer knows the connection's stored pending rows (pendingStored).
+// Caveat: with pendingStored known, a row the run stored as posted and a
+// later row names as its pending one carries nothing; no provider names a
+// posted row so (Plaid, the one that names pending rows, gives them ids of
+// their own).
 func (w *transactionWriter) namingStoredPending(ids []uuid.UUID, pendingIDs []string) ([]uuid.UUID, []string) {
 	if w.pendingStored == nil {
 		return ids, pendingIDs
