@@ -334,7 +334,9 @@ func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transaction
 	if len(removed) > 0 && ss.copiedBefore != nil {
 		// The rows kept may be among those it removes: only then are
 		// they let go. A first sync's removals mostly name rows it never
-		// stored (a transaction cancelled before the first sync).
+		// stored (a transaction cancelled before the first sync). They
+		// are looked up here, and marked deleted only after the copy: a
+		// posted row of the batch may carry a removed pending row's pair.
 		stored, err := anyStored(ctx, tx, ss.conn.ID, removed)
 		if err != nil {
 			return false, err

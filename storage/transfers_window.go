@@ -597,48 +597,9 @@ func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []wi
 	if len(cands) == 0 {
 		return nil, nil
 	}
-	paired := map[[16]byte]bool{}
-	var a, b uuid.UUID
-	if check.byID != nil {
-		rows, err := tx.Query(ctx, `
-			SELECT outflow_transaction_id, inflow_transaction_id FROM transfers
-			WHERE user_id = $1 AND date BETWEEN DATE '2000-01-01' + $2::int AND DATE '2000-01-01' + $3::int`,
-			userID, check.from-maxTransferLagDays-maxTransferLeadDays, check.to+maxTransferLagDays+maxTransferLeadDays)
-		if err != nil {
-			return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
-		}
-		if _, err := pgx.ForEachRow(rows, []any{&a, &b}, func() error {
-			paired[a], paired[b] = true, true
-			return nil
-		}); err != nil {
-			return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
-		}
-	}
-	seen := make(map[[16]byte]bool, 2*len(cands))
-	var ids []uuid.UUID
-	for _, p := range cands {
-		for _, id := range [2]uuid.UUID{p.c, p.x} {
-			if !seen[id] && (check.byID == nil || check.byID[id]) {
-				seen[id] = true
-				ids = append(ids, id)
-			}
-		}
-	}
-	if len(ids) > 0 {
-		rows, err := tx.Query(ctx, `
-			SELECT i.id FROM unnest($2::uuid[]) AS i(id)
-			WHERE EXISTS (SELECT 1 FROM transfers t WHERE t.outflow_transaction_id = i.id AND t.user_id = $1)
-				OR EXISTS (SELECT 1 FROM transfers t WHERE t.inflow_transaction_id = i.id AND t.user_id = $1)`,
-			userID, ids)
-		if err != nil {
-			return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
-		}
-		if _, err := pgx.ForEachRow(rows, []any{&a}, func() error {
-			paired[a] = true
-			return nil
-		}); err != nil {
-			return nil, fmt.Errorf("detect transfers: paired rows: %w", err)
-		}
+	paired, err := pairedRows(ctx, tx, userID, cands, check)
+	if err != nil {
+		return nil, err
 	}
 	free := slices.DeleteFunc(cands, func(p windowPair) bool { return paired[p.c] || paired[p.x] })
 	var any bool
@@ -668,6 +629,55 @@ func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []wi
 		free[i-1].c = uuid.Nil // ordinality counts from 1
 	}
 	return slices.DeleteFunc(free, func(p windowPair) bool { return p.c == uuid.Nil }), nil
+}
+
+// pairedRows returns which rows of cands are paired, as check says to
+// tell (freeCandidates).
+func pairedRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []windowPair, check pairedCheck) (map[[16]byte]bool, error) {
+	paired := map[[16]byte]bool{}
+	if check.byID != nil {
+		if err := notePaired(ctx, tx, paired, `
+			SELECT unnest(ARRAY[outflow_transaction_id, inflow_transaction_id]) FROM transfers
+			WHERE user_id = $1 AND date BETWEEN DATE '2000-01-01' + $2::int AND DATE '2000-01-01' + $3::int`,
+			userID, check.from-maxTransferLagDays-maxTransferLeadDays, check.to+maxTransferLagDays+maxTransferLeadDays); err != nil {
+			return nil, err
+		}
+	}
+	seen := make(map[[16]byte]bool, 2*len(cands))
+	var ids []uuid.UUID
+	for _, p := range cands {
+		for _, id := range [2]uuid.UUID{p.c, p.x} {
+			if !seen[id] && (check.byID == nil || check.byID[id]) {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return paired, nil
+	}
+	err := notePaired(ctx, tx, paired, `
+		SELECT i.id FROM unnest($2::uuid[]) AS i(id)
+		WHERE EXISTS (SELECT 1 FROM transfers t WHERE t.outflow_transaction_id = i.id AND t.user_id = $1)
+			OR EXISTS (SELECT 1 FROM transfers t WHERE t.inflow_transaction_id = i.id AND t.user_id = $1)`,
+		userID, ids)
+	return paired, err
+}
+
+// notePaired marks paired the transaction ids query returns (one column).
+func notePaired(ctx context.Context, tx pgx.Tx, paired map[[16]byte]bool, query string, args ...any) error {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("detect transfers: paired rows: %w", err)
+	}
+	var id uuid.UUID
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+		paired[id] = true
+		return nil
+	}); err != nil {
+		return fmt.Errorf("detect transfers: paired rows: %w", err)
+	}
+	return nil
 }
 
 // boundCandidates keeps, per row, its maxTransferCandidates candidates
