@@ -311,7 +311,10 @@ func (ss *SyncSession) recordProgress(ctx context.Context, tx pgx.Tx, batch []st
 // as storePage notes a page's. It reports whether it stored the batch. When the batch meets a stored row, nothing is written,
 // the run stops being fresh, and the caller stores the batch page by page.
 func (ss *SyncSession) storeFresh(ctx context.Context, tx pgx.Tx, w *transactionWriter, batch []storedPage) (bool, error) {
-	if !ss.fresh || !onlyAdds(batch) {
+	// A re-link's rows are matched to the stored ones page by page
+	// (storePage), even in a first sync that an earlier run with the old
+	// credentials left unfinished: copied in, they would all be new.
+	if !ss.fresh || ss.relinking || !onlyAdds(batch) {
 		return false, nil
 	}
 	var rows []domain.Transaction

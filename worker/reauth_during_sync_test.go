@@ -5,6 +5,10 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/providers"
 	"github.com/finsync/finsync/providers/all/allsim"
@@ -54,6 +58,17 @@ func TestReauthDuringASyncKeepsTheNewLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrapped := &reauthOnPage{Provider: e.syncer.Providers["plaid"], page: 3, do: func() {
+		// After the first batch is stored: the run the re-auth overtakes
+		// then leaves rows of the old link behind and no finished sync,
+		// so the next sync is still the connection's first, and must
+		// match them rather than copy the new link's rows in beside them.
+		for deadline := time.Now().Add(10 * time.Second); e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, c.ID) == 0; {
+			if time.Now().After(deadline) {
+				t.Error("the first batch was not stored within 10s")
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		if _, err := e.st.ReauthConnection(ctx, c.ID, sealed, ""); err != nil {
 			t.Error(err)
 		}
@@ -74,10 +89,21 @@ func TestReauthDuringASyncKeepsTheNewLink(t *testing.T) {
 	if cur, fresh := cursor(); cur != "" || !fresh {
 		t.Fatalf("after the overtaken sync: cursor %q, new credentials stored %v; want the re-auth's empty cursor and its credentials", cur, fresh)
 	}
+	var before []uuid.UUID
+	rows, err := e.pool.Query(ctx, `SELECT id FROM transactions WHERE bank_connection_id = $1`, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID]); err != nil {
+		t.Fatal(err)
+	}
+	stored := len(before)
+	if stored == 0 {
+		t.Fatal("the overtaken sync stored nothing; the test needs its first batch")
+	}
 	if wrapped.calls.Load() < 3 {
 		t.Fatalf("the sync asked for %d pages; the re-auth came on the third", wrapped.calls.Load())
 	}
-	stored := e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, c.ID)
 
 	// The sync again, with the new link: every row matched, none twice.
 	e.mustSync(c)
@@ -91,8 +117,15 @@ func TestReauthDuringASyncKeepsTheNewLink(t *testing.T) {
 	}
 	rc := ref.connect("plaid", name+simkit.RelinkSeparator+"1")
 	ref.mustSync(rc)
-	want := ref.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, rc.ID)
-	if total := e.count(`SELECT count(*) FROM transactions WHERE bank_connection_id = $1`, c.ID); total != want || total < stored {
+	const live = `SELECT count(*) FROM transactions WHERE bank_connection_id = $1 AND status <> 'deleted'`
+	want := ref.count(live, rc.ID)
+	if total := e.count(live, c.ID); total != want {
 		t.Fatalf("after the re-linked sync: %d rows (%d before it), the new link alone stores %d", total, stored, want)
+	}
+	// The rows of the old link were matched, not replaced: they keep their
+	// ids (a few the new link re-issues ambiguously are marked deleted, as
+	// any re-link's unmatched rows are).
+	if kept := e.count(live+` AND id = ANY($2)`, c.ID, before); kept < stored*9/10 {
+		t.Fatalf("%d of the %d rows stored before the re-auth kept their ids", kept, stored)
 	}
 }
