@@ -88,6 +88,20 @@ type TransactionRequest struct {
 	Today domain.Date
 }
 
+// NextGuesser is implemented by an adapter that can tell, from a page's
+// cursor alone, the cursor its Next will most likely be (offset paging
+// with a known total). A sync then fetches that page while the one before
+// it is still being fetched and decoded. The guess is only a guess: the
+// sync uses the page fetched for it only when the earlier page's Next
+// turns out equal to it, and otherwise fetches again from the real Next,
+// so a wrong guess costs one request and never a wrong row. An adapter
+// should guess only where a sequential sync would ask for that page too.
+type NextGuesser interface {
+	// GuessNext returns the likely Next of the page at cursor, and false
+	// when it has no guess.
+	GuessNext(cursor string) (next string, ok bool)
+}
+
 // TransactionPage is one page of a connection's transactions
 // (domain.ReportedPage).
 type TransactionPage = domain.ReportedPage

@@ -103,6 +103,16 @@ func (r *Resilient) Transactions(ctx context.Context, conn Connection, req Trans
 	return out, err
 }
 
+// GuessNext forwards to the wrapped provider when it is a NextGuesser and
+// otherwise has no guess. It makes no call.
+func (r *Resilient) GuessNext(cursor string) (string, bool) {
+	g, ok := r.p.(NextGuesser)
+	if !ok {
+		return "", false
+	}
+	return g.GuessNext(cursor)
+}
+
 // Holdings calls the wrapped provider through the resilience layer.
 func (r *Resilient) Holdings(ctx context.Context, conn Connection) (Holdings, error) {
 	var out Holdings

@@ -81,6 +81,15 @@ func (c *countingProvider) Transactions(ctx context.Context, conn providers.Conn
 	return page, err
 }
 
+// GuessNext forwards the adapter's guesses (providers.NextGuesser), so
+// that the benchmarks fetch pages as a sync of the bare adapter does.
+func (c *countingProvider) GuessNext(cursor string) (string, bool) {
+	if g, ok := c.Provider.(providers.NextGuesser); ok {
+		return g.GuessNext(cursor)
+	}
+	return "", false
+}
+
 // benchEnv is a database, a simulator over HTTP and a Syncer whose clock
 // follows the simulator's day.
 type benchEnv struct {

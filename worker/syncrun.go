@@ -65,12 +65,6 @@ func (r *syncRun) storeAccounts(ctx context.Context, set providers.AccountSet) e
 	return err
 }
 
-// fetched is one page from the prefetcher, or the error that ended it.
-type fetched struct {
-	page providers.TransactionPage
-	err  error
-}
-
 // Pages fetched ahead of the writer, and the most pages one database
 // transaction stores. A sync commits its first page alone, so that it shows
 // at once, then doubles the pages per commit up to maxBatchPages: fewer
@@ -121,23 +115,6 @@ func (r *syncRun) transactions(ctx context.Context, cursor string) error {
 			return fetchCtx.Err()
 		}
 		limit = min(2*limit, r.maxBatchPages(batch))
-	}
-}
-
-// prefetch fetches pages from req on until the last one or an error.
-func (r *syncRun) prefetch(ctx context.Context, req providers.TransactionRequest, pages chan<- fetched) {
-	defer close(pages)
-	for {
-		page, err := r.p.Transactions(ctx, r.pc, req)
-		select {
-		case pages <- fetched{page, err}:
-		case <-ctx.Done():
-			return
-		}
-		if err != nil || page.Done {
-			return
-		}
-		req = providers.TransactionRequest{Cursor: page.Next, Today: r.today}
 	}
 }
 

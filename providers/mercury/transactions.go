@@ -23,6 +23,9 @@ type cursor struct {
 	Accounts []string `json:"a,omitempty"`
 	Index    int      `json:"i,omitempty"`
 	Offset   int      `json:"o,omitempty"`
+	// Total is the current account's total as its last page gave it (0
+	// before its first page): what GuessNext guesses from.
+	Total int `json:"t,omitempty"`
 	// Start and End are the loop's date window.
 	Start string `json:"s,omitempty"`
 	End   string `json:"e,omitempty"`
@@ -75,8 +78,9 @@ func (a *Adapter) Transactions(ctx context.Context, conn providers.Connection, r
 	}
 	page := mapPage(resp.Transactions)
 	cur.Offset += len(resp.Transactions)
+	cur.Total = resp.Total
 	if len(resp.Transactions) == 0 || cur.Offset >= resp.Total {
-		cur.Index, cur.Offset = cur.Index+1, 0
+		cur.Index, cur.Offset, cur.Total = cur.Index+1, 0, 0
 	}
 	if cur.Index >= len(cur.Accounts) {
 		page.Next, page.Done = wire.EncodeCursor(cursor{Last: cur.End}), true
@@ -84,6 +88,26 @@ func (a *Adapter) Transactions(ctx context.Context, conn providers.Connection, r
 	}
 	page.Next = wire.EncodeCursor(cur)
 	return page, nil
+}
+
+// GuessNext guesses the Next of the page at c (providers.NextGuesser):
+// within an account whose total is known, a full page further on; after
+// its last page, the next account's first. It has no guess before an
+// account's first page (its total is unknown) nor after the last account.
+// The guess is right unless the account's rows change during the sync.
+func (a *Adapter) GuessNext(c string) (string, bool) {
+	var cur cursor
+	if c == "" || wire.DecodeCursor(c, &cur) != nil || cur.Total == 0 || cur.Index >= len(cur.Accounts) {
+		return "", false
+	}
+	cur.Offset += PageSize
+	if cur.Offset >= cur.Total {
+		if cur.Index+1 >= len(cur.Accounts) {
+			return "", false
+		}
+		cur.Index, cur.Offset, cur.Total = cur.Index+1, 0, 0
+	}
+	return wire.EncodeCursor(cur), true
 }
 
 // startLoop lists the accounts and fixes the loop's date window.
