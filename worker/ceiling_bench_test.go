@@ -35,6 +35,13 @@ import (
 // the other sync benchmarks (FINSYNC_BENCH_SYNC=1, -benchtime 1x);
 // FINSYNC_BENCH_SYNC_ROUNDS sets the rounds (default 2).
 func BenchmarkSyncCeilings(b *testing.B) {
+	b.Run("first", benchFirstSyncCeiling)
+	b.Run("resync", benchResyncCeiling)
+}
+
+// benchFirstSyncCeiling is BenchmarkSyncCeilings' first sync
+// (-bench 'BenchmarkSyncCeilings/first' runs it alone).
+func benchFirstSyncCeiling(b *testing.B) {
 	size := benchSize(b)
 	rounds := syncRounds(b)
 	for range b.N {
@@ -55,7 +62,15 @@ func BenchmarkSyncCeilings(b *testing.B) {
 			b.Logf("round %d, first sync: %v (%.0f tx/s), ceiling: %v (%.0f tx/s), %d rows", r+1, d, float64(n)/d.Seconds(), cd, float64(n)/cd.Seconds(), stored)
 		}
 		reportRatio(b, "first", syncRate, ceilRate)
+	}
+}
 
+// benchResyncCeiling is BenchmarkSyncCeilings' whole-window re-sync
+// (-bench 'BenchmarkSyncCeilings/resync' runs it alone).
+func benchResyncCeiling(b *testing.B) {
+	size := benchSize(b)
+	rounds := syncRounds(b)
+	for range b.N {
 		const days = 90
 		m := newBenchEnv(b, mercury.WithHistoryDays(days+10), mercury.WithOverlapDays(days+10))
 		mc := m.connect("mercury", "ceiling-resync", size, days)
@@ -63,7 +78,7 @@ func BenchmarkSyncCeilings(b *testing.B) {
 		m.settle()
 		stored := m.stored(mc)
 		dump, cols := dumpTransactions(b, m.pool, mc.ID)
-		syncRate, ceilRate = nil, nil
+		var syncRate, ceilRate []float64
 		for r := range rounds {
 			d, n := m.sync(mc)
 			cd := copyUpsert(b, m.pool, dump, cols)
