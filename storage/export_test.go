@@ -127,3 +127,11 @@ func (ss *SyncSession) KeepsCopied() bool {
 	ss.waitNoted()
 	return ss.copiedBefore != nil
 }
+
+// SplitComparesAt makes the session compare the digests of any batch of
+// at least n rows in two halves on two connections (splitCompareAt).
+func (ss *SyncSession) SplitComparesAt(n int) { ss.splitCompareAt = n }
+
+// ComparedInHalves is how many of the session's batches compared their
+// digests on two connections.
+func (ss *SyncSession) ComparedInHalves() int { return ss.halves }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/rules"
@@ -66,6 +67,12 @@ type SyncSession struct {
 	// knownCategories are the provider categories copied in this run, by
 	// provider id.
 	knownCategories map[string]knownCategory
+	// splitCompareAt is the least number of digests a batch compares in
+	// two halves at once (transactionWriter.lookUp): splitCompareAt, or
+	// less in tests.
+	splitCompareAt int
+	// halves counts the batches compared in two halves.
+	halves int
 	// relinking is set while the connection has relink candidates: its
 	// pages' unknown provider ids are matched to them (sync_identity.go).
 	relinking bool
@@ -130,12 +137,55 @@ func (t SyncTarget) FirstSync() bool {
 	return !t.HasTransactions || t.Connection.LastSyncedAt == nil
 }
 
+// splitCompareAt is the least number of digests a batch compares in two
+// halves on two connections: a batch of a few pages, whose look-ups take
+// tens of milliseconds, enough to be worth a second backend.
+const splitCompareAt = 4000
+
+// idleConn returns one of the pool's idle connections, or a new one when
+// none is idle and the pool has room, or nil: it never waits on another
+// user of the pool (a sync that waited for a second connection while
+// holding its first could wait on other syncs doing the same), and gives
+// up on a new connection after spareConnWait.
+func (s *Store) idleConn(ctx context.Context) *pgxpool.Conn {
+	conns := s.pool.AcquireAllIdle(ctx)
+	if len(conns) > 0 {
+		for _, c := range conns[1:] {
+			c.Release()
+		}
+		return conns[0]
+	}
+	if st := s.pool.Stat(); st.TotalConns() >= st.MaxConns() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, spareConnWait)
+	defer cancel()
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// spareConnWait bounds the wait for a new connection in idleConn.
+const spareConnWait = 100 * time.Millisecond
+
+// spareConn is Store.idleConn for the session's writers, counting the
+// connections lent.
+func (ss *SyncSession) spareConn(ctx context.Context) *pgxpool.Conn {
+	c := ss.store.idleConn(ctx)
+	if c != nil {
+		ss.halves++
+	}
+	return c
+}
+
 // OpenSyncSession returns a session for one sync run of target's
 // connection. It runs no statement. Caveat: the connection is the one
 // target loaded; changes made elsewhere during the run are not seen.
 func (s *Store) OpenSyncSession(target SyncTarget, opts SyncSessionOptions) *SyncSession {
 	ss := &SyncSession{store: s, conn: target.Connection, opts: opts, sealed: target.SealedCredentials,
-		fresh: target.FirstSync(), windowFrom: windowDetectRows,
+		fresh: target.FirstSync(), windowFrom: windowDetectRows, splitCompareAt: splitCompareAt,
 		firstSync: target.FirstSync(), stats: newStatsRefresh(s, target.HasTransactions)}
 	if ss.fresh && !target.HasTransactions {
 		ss.copiedBefore = &sessionRows{}
@@ -209,6 +259,7 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 		ss.written, ss.copied, ss.copiedKept = ss.written[:0], nil, false // copied rows may be kept by copiedBefore
 		w := newTransactionWriter(tx, ss.conn)
 		w.pendingStored = ss.storedPending
+		w.spare, w.splitAt = ss.spareConn, ss.splitCompareAt
 		defer func() { changes = w.Changes() }()
 		stored, err := ss.storeFresh(ctx, tx, w, batch)
 		if err != nil {

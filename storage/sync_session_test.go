@@ -248,6 +248,22 @@ func TestPendingSetSpansPages(t *testing.T) {
 // wrote must be compared with what that page wrote, not with what was
 // stored before the batch.
 func TestBatchComparisonSeesWhatEarlierPagesWrote(t *testing.T) {
+	testBatchComparison(t, 0)
+}
+
+// TestBatchComparisonInTwoHalves is TestBatchComparisonSeesWhatEarlierPagesWrote
+// with every batch of two rows or more compared in two halves, the second
+// on another connection of the pool.
+func TestBatchComparisonInTwoHalves(t *testing.T) {
+	if halves := testBatchComparison(t, 2); halves == 0 {
+		t.Fatal("no batch was compared in two halves")
+	}
+}
+
+// testBatchComparison runs the batches of TestBatchComparisonSeesWhatEarlierPagesWrote,
+// comparing batches of at least split rows in two halves when split > 0,
+// and returns how many batches were.
+func testBatchComparison(t *testing.T, split int) (halves int) {
 	e := newWriterEnv(t)
 	ctx := context.Background()
 	open := func(first bool) *storage.SyncSession {
@@ -257,6 +273,9 @@ func TestBatchComparisonSeesWhatEarlierPagesWrote(t *testing.T) {
 			target.Connection.LastSyncedAt = &now
 		}
 		s := e.f.St.OpenSyncSession(target, storage.SyncSessionOptions{})
+		if split > 0 {
+			s.SplitComparesAt(split)
+		}
 		if _, err := s.ApplyAccounts(ctx, "", []domain.ReportedAccount{{ProviderAccountID: "a1", Name: "Checking", Currency: "USD", BalancesUnknown: true}},
 			domain.DateOf(time.Now())); err != nil {
 			t.Fatal(err)
@@ -275,10 +294,12 @@ func TestBatchComparisonSeesWhatEarlierPagesWrote(t *testing.T) {
 	apply := func(pages ...domain.ReportedPage) storage.RowChanges { // a whole sync
 		t.Helper()
 		pages[len(pages)-1].Done = true
-		res, err := open(false).ApplyBatch(ctx, pages)
+		s := open(false)
+		res, err := s.ApplyBatch(ctx, pages)
 		if err != nil {
 			t.Fatal(err)
 		}
+		halves += s.ComparedInHalves()
 		return res.Changes
 	}
 	if _, err := open(true).ApplyBatch(ctx, []domain.ReportedPage{{Upserts: rows, Done: true}}); err != nil {
@@ -317,6 +338,13 @@ func TestBatchComparisonSeesWhatEarlierPagesWrote(t *testing.T) {
 		e.count(t, `provider_id = 'p4' AND status = 'deleted'`) != 1 {
 		t.Fatalf("p4 removed: changes %+v", got)
 	}
+	// A change to the row whose id sorts last in the batch (the second
+	// half, when compared in two).
+	if got := apply(domain.ReportedPage{Upserts: []domain.ReportedTransaction{row(2, "-9.99")}}, domain.ReportedPage{Upserts: rows[:2]}); got != (storage.RowChanges{Modified: 1}) ||
+		e.count(t, `provider_id = 'p2' AND amount = -9.99`) != 1 {
+		t.Fatalf("p2 changed: changes %+v", got)
+	}
+	return halves
 }
 
 // TestWindowMatchOfABatchNotCopied runs a fresh session's window search on

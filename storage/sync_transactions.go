@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/finsync/finsync/domain"
 )
@@ -70,6 +72,12 @@ type transactionWriter struct {
 	// transaction, so that a comparison made before knows whether it
 	// still holds (pageWrite.compared).
 	writes int
+	// spare, when set, lends an idle connection of the pool (nil when
+	// there is none) to compare the second half of a large batch's
+	// digests at the same time as the first (compare); splitAt is the
+	// least number of digests split so.
+	spare   func(context.Context) *pgxpool.Conn
+	splitAt int
 }
 
 // RowChanges counts a sync's effect on stored transactions: rows inserted,
@@ -315,7 +323,28 @@ func (w *transactionWriter) compare(ctx context.Context, pages []*pageWrite) err
 	for k, i := range order {
 		sortedPIDs[k], sortedHashes[k] = pids[i], hashes[i]
 	}
-	rows, err := w.tx.Query(ctx, `
+	differ, gone, err := w.lookUp(ctx, sortedPIDs, sortedHashes, removed)
+	if err != nil {
+		return err
+	}
+	for _, p := range pages {
+		p.compared, p.at, p.merge, p.gone = true, w.writes, p.merge[:0], p.gone[:0]
+	}
+	for _, i := range differ {
+		k, j := locate(txStarts, order[i])
+		pages[k].merge = append(pages[k].merge, j)
+	}
+	for _, g := range gone {
+		k, _ := locate(removedStarts, g.i)
+		pages[k].gone = append(pages[k].gone, g.id)
+	}
+	return nil
+}
+
+// compareSQL returns, for each provider id of $2 whose stored digest is
+// not its digest in $3, its position (from 1), and for each id of $4
+// stored and not deleted, minus its position and the row's id.
+const compareSQL = `
 		SELECT u.i, NULL::uuid FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS u(pid, h, i)
 		WHERE (SELECT t.sync_hash FROM transactions t WHERE t.bank_connection_id = $1 AND t.provider_id = u.pid)
 			IS DISTINCT FROM u.h
@@ -323,29 +352,80 @@ func (w *transactionWriter) compare(ctx context.Context, pages []*pageWrite) err
 		SELECT -d.i, d.id FROM (SELECT r.i, (SELECT t.id FROM transactions t
 				WHERE t.bank_connection_id = $1 AND t.provider_id = r.pid AND t.status <> 'deleted') AS id
 			FROM unnest($4::text[]) WITH ORDINALITY AS r(pid, i)) d
-		WHERE d.id IS NOT NULL`, w.conn.ID, sortedPIDs, sortedHashes, removed)
+		WHERE d.id IS NOT NULL`
+
+// storedRemoval is a removed provider id found stored: its index among
+// the batch's removals and the row's id.
+type storedRemoval struct {
+	i  int
+	id uuid.UUID
+}
+
+// lookUp runs compareSQL: the indexes of pids whose digests differ from
+// the stored ones, and the removals stored. A batch of at least splitAt
+// digests, when the pool has an idle connection (spare), is looked up in
+// two halves at once, the second on that connection: before a batch
+// writes anything, a statement outside its transaction sees what one
+// inside would (both read committed rows only), and the two halves use
+// two backends.
+func (w *transactionWriter) lookUp(ctx context.Context, pids []string, hashes [][]byte, removed []string) ([]int, []storedRemoval, error) {
+	half := len(pids)
+	var side *pgxpool.Conn
+	if w.spare != nil && w.writes == 0 && w.splitAt > 0 && len(pids) >= w.splitAt {
+		if side = w.spare(ctx); side != nil {
+			half = len(pids) / 2
+		}
+	}
+	type result struct {
+		differ []int
+		err    error
+	}
+	var second chan result
+	if side != nil {
+		second = make(chan result, 1)
+		go func() {
+			defer side.Release()
+			differ, _, err := runCompare(ctx, side, w.conn.ID, pids[half:], hashes[half:], nil)
+			for k := range differ {
+				differ[k] += half
+			}
+			second <- result{differ, err}
+		}()
+	}
+	differ, gone, err := runCompare(ctx, w.tx, w.conn.ID, pids[:half], hashes[:half], removed)
+	if second != nil {
+		r := <-second
+		differ = append(differ, r.differ...)
+		err = cmp.Or(err, r.err)
+	}
 	if err != nil {
-		return fmt.Errorf("compare stored transactions: %w", err)
+		return nil, nil, fmt.Errorf("compare stored transactions: %w", err)
 	}
-	for _, p := range pages {
-		p.compared, p.at, p.merge, p.gone = true, w.writes, p.merge[:0], p.gone[:0]
+	return differ, gone, nil
+}
+
+// runCompare runs compareSQL on q and returns the indexes (from 0) of the
+// ids whose digests differ and the stored removals.
+func runCompare(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, connectionID uuid.UUID, pids []string, hashes [][]byte, removed []string) ([]int, []storedRemoval, error) {
+	rows, err := q.Query(ctx, compareSQL, connectionID, pids, hashes, removed)
+	if err != nil {
+		return nil, nil, err
 	}
+	var differ []int
+	var gone []storedRemoval
 	var i int64
 	var id pgtype.UUID
 	_, err = pgx.ForEachRow(rows, []any{&i, &id}, func() error {
 		if id.Valid {
-			k, _ := locate(removedStarts, int(-i-1))
-			pages[k].gone = append(pages[k].gone, id.Bytes)
+			gone = append(gone, storedRemoval{int(-i - 1), id.Bytes})
 		} else {
-			k, j := locate(txStarts, order[i-1])
-			pages[k].merge = append(pages[k].merge, j)
+			differ = append(differ, int(i-1))
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("compare stored transactions: %w", err)
-	}
-	return nil
+	return differ, gone, err
 }
 
 // inKeyOrder returns the indexes of pids in the order of the bytes of
