@@ -132,6 +132,6 @@ func (ss *SyncSession) KeepsCopied() bool {
 // at least n rows in two halves on two connections (splitCompareAt).
 func (ss *SyncSession) SplitComparesAt(n int) { ss.splitCompareAt = n }
 
-// ComparedInHalves is how many of the session's batches compared their
-// digests on two connections.
+// ComparedInHalves is how many of the session's digest look-ups were
+// split over two connections.
 func (ss *SyncSession) ComparedInHalves() int { return ss.halves }

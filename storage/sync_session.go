@@ -71,7 +71,7 @@ type SyncSession struct {
 	// two halves at once (transactionWriter.lookUp): splitCompareAt, or
 	// less in tests.
 	splitCompareAt int
-	// halves counts the batches compared in two halves.
+	// halves counts the look-ups split in two (transactionWriter.lookUp).
 	halves int
 	// relinking is set while the connection has relink candidates: its
 	// pages' unknown provider ids are matched to them (sync_identity.go).
@@ -142,20 +142,15 @@ func (t SyncTarget) FirstSync() bool {
 // tens of milliseconds, enough to be worth a second backend.
 const splitCompareAt = 4000
 
-// idleConn returns one of the pool's idle connections, or a new one when
-// none is idle and the pool has room, or nil: it never waits on another
-// user of the pool (a sync that waited for a second connection while
-// holding its first could wait on other syncs doing the same), and gives
-// up on a new connection after spareConnWait.
+// idleConn returns a connection of the pool when one is idle or the pool
+// has room for a new one, or nil: it does not queue behind other users of
+// a full pool (a sync that waited for a second connection while holding
+// its first could wait on other syncs doing the same), and waits at most
+// spareConnWait (a new connection, or another user taking the last room
+// first). It acquires as any user does, so the pool's health checks and
+// connection lifetimes apply.
 func (s *Store) idleConn(ctx context.Context) *pgxpool.Conn {
-	conns := s.pool.AcquireAllIdle(ctx)
-	if len(conns) > 0 {
-		for _, c := range conns[1:] {
-			c.Release()
-		}
-		return conns[0]
-	}
-	if st := s.pool.Stat(); st.TotalConns() >= st.MaxConns() {
+	if st := s.pool.Stat(); st.IdleConns() == 0 && st.TotalConns() >= st.MaxConns() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, spareConnWait)
@@ -259,7 +254,11 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 		ss.written, ss.copied, ss.copiedKept = ss.written[:0], nil, false // copied rows may be kept by copiedBefore
 		w := newTransactionWriter(tx, ss.conn)
 		w.pendingStored = ss.storedPending
-		w.spare, w.splitAt = ss.spareConn, ss.splitCompareAt
+		if !ss.relinking {
+			// A re-link renames rows before it compares them: only the
+			// transaction sees that.
+			w.spare, w.splitAt = ss.spareConn, ss.splitCompareAt
+		}
 		defer func() { changes = w.Changes() }()
 		stored, err := ss.storeFresh(ctx, tx, w, batch)
 		if err != nil {

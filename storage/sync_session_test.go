@@ -344,6 +344,21 @@ func testBatchComparison(t *testing.T, split int) (halves int) {
 		e.count(t, `provider_id = 'p2' AND amount = -9.99`) != 1 {
 		t.Fatalf("p2 changed: changes %+v", got)
 	}
+	// New rows among unchanged ones take ids in the provider's order,
+	// whatever order their provider ids sort in.
+	zz, aa := rows[0], rows[0]
+	zz.ProviderID, aa.ProviderID = "zz-new", "aa-new"
+	if got := apply(domain.ReportedPage{Upserts: rows[:1]}, domain.ReportedPage{Upserts: []domain.ReportedTransaction{rows[1], zz, aa}}); got != (storage.RowChanges{Added: 2}) {
+		t.Fatalf("two new rows: changes %+v", got)
+	}
+	var order []string
+	if err := e.f.Pool.QueryRow(ctx, `SELECT array_agg(provider_id ORDER BY id) FROM transactions
+		WHERE provider_id IN ('zz-new', 'aa-new')`).Scan(&order); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(order, []string{"zz-new", "aa-new"}) {
+		t.Fatalf("new rows in id order %v, want the provider's order [zz-new aa-new]", order)
+	}
 	return halves
 }
 

@@ -334,6 +334,11 @@ func (w *transactionWriter) compare(ctx context.Context, pages []*pageWrite) err
 		k, j := locate(txStarts, order[i])
 		pages[k].merge = append(pages[k].merge, j)
 	}
+	for _, p := range pages {
+		// In the page's order: new rows get ids in the order they are
+		// merged, and a day's rows list in the provider's order.
+		slices.Sort(p.merge)
+	}
 	for _, g := range gone {
 		k, _ := locate(removedStarts, g.i)
 		pages[k].gone = append(pages[k].gone, g.id)
@@ -363,11 +368,13 @@ type storedRemoval struct {
 
 // lookUp runs compareSQL: the indexes of pids whose digests differ from
 // the stored ones, and the removals stored. A batch of at least splitAt
-// digests, when the pool has an idle connection (spare), is looked up in
-// two halves at once, the second on that connection: before a batch
-// writes anything, a statement outside its transaction sees what one
-// inside would (both read committed rows only), and the two halves use
-// two backends.
+// digests, when the pool lends a connection (spare), is looked up in two
+// halves at once, the second on that connection: before the transaction
+// writes to transactions (writes is 0, and a re-link, which renames rows
+// first, lends none), a statement outside it sees what one inside would
+// (both read the committed rows at read committed), and the two halves use
+// two backends. Should the spare connection fail, the transaction looks
+// its half up again.
 func (w *transactionWriter) lookUp(ctx context.Context, pids []string, hashes [][]byte, removed []string) ([]int, []storedRemoval, error) {
 	half := len(pids)
 	var side *pgxpool.Conn
@@ -395,6 +402,14 @@ func (w *transactionWriter) lookUp(ctx context.Context, pids []string, hashes []
 	differ, gone, err := runCompare(ctx, w.tx, w.conn.ID, pids[:half], hashes[:half], removed)
 	if second != nil {
 		r := <-second
+		if r.err != nil && err == nil && ctx.Err() == nil {
+			// The spare connection failed (a dropped connection, say):
+			// the transaction looks the second half up itself.
+			r.differ, _, r.err = runCompare(ctx, w.tx, w.conn.ID, pids[half:], hashes[half:], nil)
+			for k := range r.differ {
+				r.differ[k] += half
+			}
+		}
 		differ = append(differ, r.differ...)
 		err = cmp.Or(err, r.err)
 	}
@@ -494,6 +509,7 @@ func (w *transactionWriter) InsertNew(ctx context.Context, txs []domain.Transact
 		return false, err
 	}
 	w.changes.Added += int64(len(ids))
+	w.writes++
 	return true, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/finsync/finsync/providers"
+	"github.com/finsync/finsync/resilience"
 )
 
 // fetched is one page from the prefetcher, or the error that ended it.
@@ -16,9 +17,11 @@ type fetched struct {
 // order. When the provider guesses a page's Next (providers.NextGuesser),
 // the guessed page is fetched while the page before it is still being
 // fetched and decoded, so that two pages are in flight; the guessed page
-// is kept only if the page before it names the same Next, and only if it
-// was fetched without error (otherwise it is fetched again from the real
-// Next, so that a guess never reports a failure a plain walk would not).
+// is kept only if the page before it names the same Next (otherwise it is
+// fetched again from the real Next). A fetch made beside another that the
+// guard refused locally (an open breaker's single probe taken, the rate
+// limiter's wait too long) is tried once more alone, as a plain walk
+// would have sent it; any other failure is reported as it came.
 func (r *syncRun) prefetch(ctx context.Context, req providers.TransactionRequest, pages chan<- fetched) {
 	defer close(pages)
 	guesser, _ := r.p.(providers.NextGuesser)
@@ -30,7 +33,7 @@ func (r *syncRun) prefetch(ctx context.Context, req providers.TransactionRequest
 				ahead = r.startFetch(ctx, providers.TransactionRequest{Cursor: next, Today: r.today}, true)
 			}
 		}
-		f := r.await(ctx, cur)
+		f := r.await(ctx, cur, cur.guessed || ahead != nil)
 		select {
 		case pages <- f:
 		case <-ctx.Done():
@@ -70,16 +73,24 @@ func (r *syncRun) startFetch(ctx context.Context, req providers.TransactionReque
 	return f
 }
 
-// await returns f's page. A guessed page that failed is fetched once more,
-// as a plain walk would have fetched it, and that outcome is returned.
-func (r *syncRun) await(ctx context.Context, f *pageFetch) fetched {
+// await returns f's page. When f ran beside another fetch (beside) and
+// the guard refused it locally, it is fetched once more, alone.
+func (r *syncRun) await(ctx context.Context, f *pageFetch, beside bool) fetched {
 	got := <-f.done
 	f.cancel()
-	if got.err == nil || !f.guessed || ctx.Err() != nil {
+	if got.err == nil || !beside || ctx.Err() != nil || !refusedLocally(got.err) {
 		return got
 	}
 	page, err := r.p.Transactions(ctx, r.pc, f.req)
 	return fetched{page, err}
+}
+
+// refusedLocally reports a call the guard refused without sending it
+// because another call was in flight or had just been made: the
+// half-open breaker's probe taken, or the rate limiter's wait too long.
+func refusedLocally(err error) bool {
+	e := resilience.AsError(err)
+	return e != nil && (e.Code == resilience.CodeCircuitOpen || e.Code == resilience.CodeRateLimit)
 }
 
 // stop cancels f, if any, and waits for its goroutine to end.
