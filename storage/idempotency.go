@@ -214,7 +214,11 @@ var ErrIdemTrim = errors.New("drop the oldest idempotent answers")
 // trimIdemSQL drops the bodies of a credential's kept answers beyond the
 // newest $3 or beyond $4 bytes in total (newest first), marking them
 // evicted. Rows another trim holds are skipped (it drops the same ones),
-// so concurrent trims neither wait on nor deadlock with each other.
+// so concurrent trims neither wait on nor deadlock with each other. The
+// kept answers are read through their partial index and the victims
+// locked and updated by primary key: the statement costs the credential's
+// kept answers (at most about $3), never a scan of the table, which holds
+// every credential's keys (and, between vacuums, their dead versions).
 const trimIdemSQL = `
 WITH off AS (SELECT set_config('synchronous_commit', 'off', true)),
 ranked AS (
@@ -224,14 +228,14 @@ ranked AS (
       AND expires_at > clock_timestamp()
     WINDOW w AS (ORDER BY created_at DESC, key)
 ), victims AS (
-    SELECT k.key FROM idempotency_keys k
-    WHERE k.user_id = $1 AND k.credential_id = $2 AND k.answer_dropped IS NULL
-      AND k.key IN (SELECT key FROM ranked WHERE n > $3 OR running > $4)
-    FOR UPDATE SKIP LOCKED
+    SELECT v.key FROM ranked r, LATERAL (SELECT k.key FROM idempotency_keys k
+        WHERE k.user_id = $1 AND k.credential_id = $2 AND k.key = r.key AND k.answer_dropped IS NULL
+        FOR UPDATE SKIP LOCKED) v
+    WHERE r.n > $3 OR r.running > $4
 )
 UPDATE idempotency_keys k SET body = NULL, answer_dropped = 'evicted'
-FROM victims, off
-WHERE k.user_id = $1 AND k.credential_id = $2 AND k.key = victims.key`
+FROM off
+WHERE k.user_id = $1 AND k.credential_id = $2 AND k.key = ANY (ARRAY(SELECT key FROM victims))`
 
 // TrimIdempotencyAnswers drops the bodies of the credential's oldest kept
 // answers past b.MaxAnswers answers or b.MaxBytes bytes (its newest are
