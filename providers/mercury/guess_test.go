@@ -1,15 +1,12 @@
 package mercury
 
 import (
-	"net/http/httptest"
 	"testing"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers"
-	"github.com/finsync/finsync/providers/all/allsim"
 	"github.com/finsync/finsync/providers/internal/wire"
 	"github.com/finsync/finsync/providers/providertest"
-	"github.com/finsync/finsync/providers/sim"
 )
 
 // TestGuessNextMatchesTheWalk walks a simulated history of several
@@ -17,19 +14,8 @@ import (
 // the page then returned: a guess is offered for every page but the first
 // of each account and the last of all, and each one is right.
 func TestGuessNextMatchesTheWalk(t *testing.T) {
-	sm := allsim.New(sim.Options{Seed: 7, Start: providertest.Start})
-	srv := httptest.NewServer(sm)
-	defer srv.Close()
-	creds := allsim.Credentials(Name, "guess")
-	key, err := allsim.CredentialKey(Name, creds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sm.SetConnection(sim.ConnectionSettings{Provider: Name, Credential: key, Transactions: 7500, HistoryDays: 200}); err != nil {
-		t.Fatal(err)
-	}
-	conn := providers.Connection{Provider: Name, BaseURL: srv.URL + "/api/v1", Credentials: creds}
-	a := New(srv.Client(), WithHistoryDays(365)).(*Adapter)
+	conn, client := providertest.SimConnection(t, Name, "guess", "/api/v1", 7, 7500, 200)
+	a := New(client, WithHistoryDays(365)).(*Adapter)
 	req := providers.TransactionRequest{Today: domain.DateOf(providertest.Start)}
 	var pages, guessed, accountStarts, rows int
 	for {

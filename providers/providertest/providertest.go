@@ -213,3 +213,23 @@ func describe(tx providers.Transaction) string {
 	return fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%s", tx.ProviderID, tx.ProviderAccountID, tx.Status,
 		tx.Amount, tx.Currency, day(tx.AuthorizedDate), day(tx.PostedDate), tx.Summary)
 }
+
+// SimConnection serves a fresh simulator (seed, providertest.Start) over
+// HTTP for the rest of tb and registers one connection of provider named
+// name with txs transactions over days: the connection (its base URL the
+// server's plus basePath) and the server's client.
+func SimConnection(tb testing.TB, provider, name, basePath string, seed int64, txs, days int) (providers.Connection, *http.Client) {
+	tb.Helper()
+	sm := allsim.New(sim.Options{Seed: seed, Start: Start})
+	srv := httptest.NewServer(sm)
+	tb.Cleanup(srv.Close)
+	creds := allsim.Credentials(provider, name)
+	key, err := allsim.CredentialKey(provider, creds)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := sm.SetConnection(sim.ConnectionSettings{Provider: provider, Credential: key, Transactions: txs, HistoryDays: days}); err != nil {
+		tb.Fatal(err)
+	}
+	return providers.Connection{Provider: provider, BaseURL: srv.URL + basePath, Credentials: creds}, srv.Client()
+}
