@@ -128,7 +128,10 @@ const (
 	// the producers' fetches and completions: about 3) plus one per job
 	// holding a connection: sync sessions (4 workers) and rule jobs (2),
 	// and the default queue (2). Webhook deliveries wait on HTTP, not on
-	// the pool, and share what is left.
+	// the pool, and share what is left. A sync also borrows a second
+	// connection for a large batch's digest look-ups when one is idle or
+	// the pool has room (never waiting on a full pool), so spare
+	// connections speed re-syncs up without being needed.
 	DefaultWorkerConns = 12
 	// MaxDBConns bounds FINSYNC_DB_MAX_CONNS: PostgreSQL's default
 	// max_connections is 100 for the whole fleet.
