@@ -102,6 +102,15 @@ type NextGuesser interface {
 	GuessNext(cursor string) (next string, ok bool)
 }
 
+// GuessNext returns p's guess of the Next of the page at cursor when p is
+// a NextGuesser; any other provider has no guess. It makes no call.
+func GuessNext(p Provider, cursor string) (string, bool) {
+	if g, ok := p.(NextGuesser); ok {
+		return g.GuessNext(cursor)
+	}
+	return "", false
+}
+
 // TransactionPage is one page of a connection's transactions
 // (domain.ReportedPage).
 type TransactionPage = domain.ReportedPage

@@ -105,13 +105,7 @@ func (r *Resilient) Transactions(ctx context.Context, conn Connection, req Trans
 
 // GuessNext forwards to the wrapped provider when it is a NextGuesser and
 // otherwise has no guess. It makes no call.
-func (r *Resilient) GuessNext(cursor string) (string, bool) {
-	g, ok := r.p.(NextGuesser)
-	if !ok {
-		return "", false
-	}
-	return g.GuessNext(cursor)
-}
+func (r *Resilient) GuessNext(cursor string) (string, bool) { return GuessNext(r.p, cursor) }
 
 // Holdings calls the wrapped provider through the resilience layer.
 func (r *Resilient) Holdings(ctx context.Context, conn Connection) (Holdings, error) {

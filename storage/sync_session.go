@@ -142,14 +142,14 @@ func (t SyncTarget) FirstSync() bool {
 // tens of milliseconds, enough to be worth a second backend.
 const splitCompareAt = 4000
 
-// idleConn returns a connection of the pool when one is idle or the pool
+// borrowConn returns a connection of the pool when one is idle or the pool
 // has room for a new one, or nil: it does not queue behind other users of
 // a full pool (a sync that waited for a second connection while holding
 // its first could wait on other syncs doing the same), and waits at most
 // spareConnWait (a new connection, or another user taking the last room
 // first). It acquires as any user does, so the pool's health checks and
 // connection lifetimes apply.
-func (s *Store) idleConn(ctx context.Context) *pgxpool.Conn {
+func (s *Store) borrowConn(ctx context.Context) *pgxpool.Conn {
 	if st := s.pool.Stat(); st.IdleConns() == 0 && st.TotalConns() >= st.MaxConns() {
 		return nil
 	}
@@ -162,13 +162,13 @@ func (s *Store) idleConn(ctx context.Context) *pgxpool.Conn {
 	return c
 }
 
-// spareConnWait bounds the wait for a new connection in idleConn.
+// spareConnWait bounds the wait for a new connection in borrowConn.
 const spareConnWait = 100 * time.Millisecond
 
-// spareConn is Store.idleConn for the session's writers, counting the
+// spareConn is Store.borrowConn for the session's writers, counting the
 // connections lent.
 func (ss *SyncSession) spareConn(ctx context.Context) *pgxpool.Conn {
-	c := ss.store.idleConn(ctx)
+	c := ss.store.borrowConn(ctx)
 	if c != nil {
 		ss.halves++
 	}

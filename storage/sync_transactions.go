@@ -383,6 +383,14 @@ func (w *transactionWriter) lookUp(ctx context.Context, pids []string, hashes []
 			half = len(pids) / 2
 		}
 	}
+	// secondHalf looks up pids[half:] on q, its indexes counted from 0.
+	secondHalf := func(q querier) ([]int, error) {
+		differ, _, err := runCompare(ctx, q, w.conn.ID, pids[half:], hashes[half:], nil)
+		for k := range differ {
+			differ[k] += half
+		}
+		return differ, err
+	}
 	type result struct {
 		differ []int
 		err    error
@@ -392,10 +400,7 @@ func (w *transactionWriter) lookUp(ctx context.Context, pids []string, hashes []
 		second = make(chan result, 1)
 		go func() {
 			defer side.Release()
-			differ, _, err := runCompare(ctx, side, w.conn.ID, pids[half:], hashes[half:], nil)
-			for k := range differ {
-				differ[k] += half
-			}
+			differ, err := secondHalf(side)
 			second <- result{differ, err}
 		}()
 	}
@@ -405,10 +410,7 @@ func (w *transactionWriter) lookUp(ctx context.Context, pids []string, hashes []
 		if r.err != nil && err == nil && ctx.Err() == nil {
 			// The spare connection failed (a dropped connection, say):
 			// the transaction looks the second half up itself.
-			r.differ, _, r.err = runCompare(ctx, w.tx, w.conn.ID, pids[half:], hashes[half:], nil)
-			for k := range r.differ {
-				r.differ[k] += half
-			}
+			r.differ, r.err = secondHalf(w.tx)
 		}
 		differ = append(differ, r.differ...)
 		err = cmp.Or(err, r.err)
@@ -421,9 +423,7 @@ func (w *transactionWriter) lookUp(ctx context.Context, pids []string, hashes []
 
 // runCompare runs compareSQL on q and returns the indexes (from 0) of the
 // ids whose digests differ and the stored removals.
-func runCompare(ctx context.Context, q interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, connectionID uuid.UUID, pids []string, hashes [][]byte, removed []string) ([]int, []storedRemoval, error) {
+func runCompare(ctx context.Context, q querier, connectionID uuid.UUID, pids []string, hashes [][]byte, removed []string) ([]int, []storedRemoval, error) {
 	rows, err := q.Query(ctx, compareSQL, connectionID, pids, hashes, removed)
 	if err != nil {
 		return nil, nil, err

@@ -84,10 +84,7 @@ func (c *countingProvider) Transactions(ctx context.Context, conn providers.Conn
 // GuessNext forwards the adapter's guesses (providers.NextGuesser), so
 // that the benchmarks fetch pages as a sync of the bare adapter does.
 func (c *countingProvider) GuessNext(cursor string) (string, bool) {
-	if g, ok := c.Provider.(providers.NextGuesser); ok {
-		return g.GuessNext(cursor)
-	}
-	return "", false
+	return providers.GuessNext(c.Provider, cursor)
 }
 
 // benchEnv is a database, a simulator over HTTP and a Syncer whose clock
