@@ -115,7 +115,7 @@ func list(stage string, b *testing.B, st *storage.Store, sc storage.Scope) {
 		b.Run(stage+"/list-250-"+mode.name, func(b *testing.B) {
 			f := storage.TransactionFilter{Statuses: []string{domain.TxPosted}, IncludeDuplicates: mode.include}
 			for b.Loop() {
-				rows, err := st.ListTransactions(context.Background(), sc, f, storage.Keyset{}, 251)
+				rows, _, err := st.ListTransactions(context.Background(), sc, f, storage.Keyset{}, 251)
 				if err != nil || len(rows) != 251 {
 					b.Fatalf("%d rows, %v", len(rows), err)
 				}

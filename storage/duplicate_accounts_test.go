@@ -243,7 +243,7 @@ func TestDuplicateMarkFollowsOriginal(t *testing.T) {
 	}
 	sc := storage.Scope{UserID: lu.user}
 	listed := func() int {
-		rows, err := f.St.ListTransactions(ctx, sc, storage.TransactionFilter{AccountID: &dup}, storage.Keyset{}, 250)
+		rows, _, err := f.St.ListTransactions(ctx, sc, storage.TransactionFilter{AccountID: &dup}, storage.Keyset{}, 250)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -87,6 +88,12 @@ func (r *txRow) scanRow(row pgx.Row, t *domain.Transaction, withTransfer bool) e
 	if err != nil {
 		return err
 	}
+	r.fill(t)
+	return nil
+}
+
+// fill sets t from the row last scanned into r's transactionColumns.
+func (r *txRow) fill(t *domain.Transaction) {
 	t.ID, t.UserID, t.AccountID = r.id.Bytes, r.userID.Bytes, r.accountID.Bytes
 	t.Provider, t.ProviderID, t.Status, t.Summary, t.Currency = r.provider, r.providerID, r.status, r.summary, r.currency
 	t.Hidden, t.CreatedAt = r.hidden, r.createdAt
@@ -101,7 +108,6 @@ func (r *txRow) scanRow(row pgx.Row, t *domain.Transaction, withTransfer bool) e
 		at := r.postedAt.Time
 		t.PostedAt = &at
 	}
-	return nil
 }
 
 func uuidPtr(v pgtype.UUID) *uuid.UUID {
@@ -157,8 +163,10 @@ type TransactionFilter struct {
 
 // ListTransactions lists the scope's transactions newest first, by the
 // transaction's date (posted, else authorized) and then id, after the
-// keyset position.
-func (s *Store) ListTransactions(ctx context.Context, sc Scope, f TransactionFilter, after Keyset, limit int) ([]domain.Transaction, error) {
+// keyset position. With the rows it returns the user's listing version
+// (GetListingVersion) read in the same statement, or -1 when it found no
+// row to carry it.
+func (s *Store) ListTransactions(ctx context.Context, sc Scope, f TransactionFilter, after Keyset, limit int) ([]domain.Transaction, int64, error) {
 	var w where
 	w.scope("t", sc)
 	if f.BankConnectionID != nil {
@@ -183,21 +191,29 @@ func (s *Store) ListTransactions(ctx context.Context, sc Scope, f TransactionFil
 	}
 	transfersFilter(&w, sc, f.Transfers)
 	w.keyset("t.tx_date", "t.id", after)
-	cols := transactionColumns + ", " + transferIDColumn(&w, sc)
+	cols := transactionColumns + ", " + transferIDColumn(&w, sc) + ", " + listingVersionColumn(&w, sc.UserID)
 	q := `SELECT ` + cols + ` FROM transactions t WHERE ` + w.sql() +
 		` ORDER BY t.tx_date DESC, t.id DESC LIMIT ` + w.arg(limit)
 	rows, err := s.reader(ctx).Query(ctx, q, w.args...)
 	if err != nil {
-		return nil, fmt.Errorf("list transactions: %w", err)
+		return nil, 0, fmt.Errorf("list transactions: %w", err)
 	}
 	defer rows.Close()
 	out := make([]domain.Transaction, 0, limit)
 	var r txRow
+	version := int64(-1)
+	dest := append(slices.Clip(r.destinations(true)), &version)
 	for rows.Next() {
-		out = append(out, domain.Transaction{})
-		if err := r.scanWithTransfer(rows, &out[len(out)-1]); err != nil {
-			return nil, fmt.Errorf("list transactions: %w", err)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, 0, fmt.Errorf("list transactions: %w", err)
 		}
+		out = append(out, domain.Transaction{})
+		t := &out[len(out)-1]
+		r.fill(t)
+		t.TransferID = uuidPtr(r.transferID)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list transactions: %w", err)
+	}
+	return out, version, nil
 }

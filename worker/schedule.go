@@ -40,8 +40,23 @@ type ScheduleWorker struct {
 // It also sweeps destination outboxes: a destination with undelivered events
 // gets a drain enqueued (unique per destination), so events whose drain gave
 // up or was cancelled are not left waiting for the next account change;
-// consumer webhook subscriptions with pending deliveries likewise.
+// consumer webhook subscriptions with pending deliveries likewise. Last,
+// it folds the read cache's change log (Store.CompactListingChanges).
 func (w *ScheduleWorker) Work(ctx context.Context, _ *river.Job[ScheduleSyncs]) error {
+	if err := w.enqueueDue(ctx); err != nil {
+		return err
+	}
+	// The read cache's change log (docs/read-cache.md): folded every
+	// minute, so that reading a user's version stays one short index scan.
+	_, err := w.Store.CompactListingChanges(ctx, compactBatch)
+	return err
+}
+
+// compactBatch caps how many users' change rows one scheduler run folds.
+const compactBatch = 10_000
+
+// enqueueDue enqueues the due syncs and drains.
+func (w *ScheduleWorker) enqueueDue(ctx context.Context) error {
 	ids, err := w.Store.ListDueConnections(ctx, time.Now(), scheduleBatch)
 	if err != nil {
 		return err

@@ -40,7 +40,7 @@ func (s *Server) listTransactions(c *gin.Context) {
 		s.handle(c, err)
 		return
 	}
-	rows, err := s.cfg.Store.ListTransactions(ctx, sc, f, pg.after, pg.fetch())
+	rows, _, err := s.cfg.Store.ListTransactions(ctx, sc, f, pg.after, pg.fetch())
 	if err != nil {
 		s.handle(c, err)
 		return

@@ -150,7 +150,7 @@ func TestSeederFillsDatabase(t *testing.T) {
 		if p.UserID != users[i].id || p.Plan != domain.PlanPro || !p.PlanActive || !p.StorageMode || !p.Enabled {
 			t.Errorf("key %d: principal %+v, want user %s on an active pro plan in storage mode", i, p, users[i].id)
 		}
-		rows, err := sd.st.ListTransactions(ctx, p.Scope(), storage.TransactionFilter{IncludeHidden: true}, storage.Keyset{}, 1000)
+		rows, _, err := sd.st.ListTransactions(ctx, p.Scope(), storage.TransactionFilter{IncludeHidden: true}, storage.Keyset{}, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
