@@ -43,6 +43,9 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CursorKey: []byte("test cursor key, 32 bytes long!!"),
 		Auth:      middleware.DefaultAuthConfig(),
+		// The page cache is on, as in serve: every test that reads
+		// transactions after a write checks that the write reached them.
+		PageCacheBytes: 64 << 20,
 	}
 	// The server listens before the API is built, so that v1's links
 	// (FINSYNC_PUBLIC_URL) can name it.

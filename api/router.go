@@ -22,6 +22,7 @@ import (
 	"github.com/finsync/finsync/api/notices"
 	"github.com/finsync/finsync/api/openapi"
 	"github.com/finsync/finsync/api/ops"
+	"github.com/finsync/finsync/api/pagecache"
 	v1 "github.com/finsync/finsync/api/v1"
 	v2 "github.com/finsync/finsync/api/v2"
 	"github.com/finsync/finsync/domain"
@@ -89,6 +90,10 @@ type Config struct {
 	// POST /providers/{provider}/webhooks (the worker's NoticeReceiver);
 	// nil mounts no such route.
 	Notices notices.Receiver
+	// PageCacheBytes is the memory given to pages of GET /v2/transactions
+	// kept for asking again (FINSYNC_PAGE_CACHE_MB, docs/read-cache.md);
+	// zero keeps none.
+	PageCacheBytes int64
 }
 
 // API is the assembled HTTP handler and the background work it needs.
@@ -155,6 +160,10 @@ func New(cfg Config) (*API, error) {
 	limits := middleware.NewSharedLimits(cfg.Store, cfg.RateLimits, cfg.Log)
 	idem := idempotency.New(cfg.Store, deadline, cfg.Log)
 	costly := middleware.NewConcurrency(cfg.Store, cfg.Expensive, cfg.Log)
+	pages := pagecache.New(cfg.PageCacheBytes)
+	if cfg.Metrics != nil && pages != nil {
+		registerPageCacheMetrics(cfg.Metrics, pages)
+	}
 	v2.Register(e, v2.Config{
 		Store:   cfg.Store,
 		Cursors: cursor.NewCodec(cfg.CursorKey, cfg.PreviousCursorKeys...),
@@ -169,6 +178,7 @@ func New(cfg Config) (*API, error) {
 		Box:           cfg.Box,
 		WebhookPolicy: cfg.WebhookPolicy,
 		Expensive:     costly.Handler(v2.Responder{}, expensiveRoutes()),
+		Pages:         pages,
 	})
 	v1.Register(e, v1.Config{
 		Store:     cfg.Store,
@@ -208,6 +218,21 @@ func New(cfg Config) (*API, error) {
 		v2.Fail(c, http.StatusMethodNotAllowed, v2.CodeMethodNotAllowed, msg)
 	})
 	return &API{Handler: e, auth: auth, limits: limits, costly: costly, idem: idem, store: cfg.Store}, nil
+}
+
+// registerPageCacheMetrics exports the page cache's outcomes and size.
+func registerPageCacheMetrics(reg prometheus.Registerer, pages *pagecache.Cache) {
+	for _, o := range pagecache.Outcomes() {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "finsync_page_cache_requests_total",
+			Help:        "GET /v2/transactions requests by what the page cache could do: hit (served from memory), stale (a page kept at an older version), miss (none kept).",
+			ConstLabels: prometheus.Labels{"result": o.String()},
+		}, func() float64 { return float64(pages.Counted(o)) }))
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "finsync_page_cache_bytes",
+		Help: "Memory the kept pages of GET /v2/transactions and their keys take (within FINSYNC_PAGE_CACHE_MB).",
+	}, func() float64 { return float64(pages.Bytes()) }))
 }
 
 // expensiveRoutes are the requests capped per credential (Config.Expensive):

@@ -106,6 +106,13 @@ type Config struct {
 	// the process opens (the primary's and a read replica's), 1 to
 	// MaxDBConns. 0 (unset): the command's own default (DBConns).
 	DBMaxConns int32
+	// PageCacheMB is FINSYNC_PAGE_CACHE_MB: the memory, in MiB, that each
+	// API process gives to pages of GET /v2/transactions kept for asking
+	// again (docs/read-cache.md), a whole number from 0 (none kept) to
+	// MaxPageCacheMB. Unset: DefaultPageCacheMB. Read it with
+	// PageCacheBytes.
+	PageCacheMB    int
+	PageCacheMBSet bool
 
 	// cursorErr and encryptionErr are why a key that is set did not parse.
 	cursorErr, encryptionErr error
@@ -207,6 +214,8 @@ func Load(getenv func(string) string) (Config, error) {
 	add(err)
 	c.GCPercent, c.GCPercentSet, err = parseGOGC(getenv("GOGC"))
 	add(err)
+	c.PageCacheMB, c.PageCacheMBSet, err = parsePageCacheMB(getenv("FINSYNC_PAGE_CACHE_MB"))
+	add(err)
 	c.PGBinDir = getenv("FINSYNC_PG_BINDIR")
 	if c.PGBinDir != "" {
 		if st, err := os.Stat(c.PGBinDir); err != nil || !st.IsDir() {
@@ -219,6 +228,35 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("invalid configuration (see README, Configuration):\n%w", err)
 	}
 	return c, nil
+}
+
+// DefaultPageCacheMB is the page cache's memory when FINSYNC_PAGE_CACHE_MB
+// is unset: a first page of 50 rows takes about 32 KiB, so 256 MiB keeps
+// about 8,000 of them (or 1,600 pages of 250).
+const DefaultPageCacheMB = 256
+
+// MaxPageCacheMB is the largest FINSYNC_PAGE_CACHE_MB accepted (64 GiB).
+const MaxPageCacheMB = 64 << 10
+
+// PageCacheBytes is the page cache's budget in bytes: PageCacheMB MiB
+// when set, else DefaultPageCacheMB; 0 keeps no page.
+func (c Config) PageCacheBytes() int64 {
+	if !c.PageCacheMBSet {
+		return DefaultPageCacheMB << 20
+	}
+	return int64(c.PageCacheMB) << 20
+}
+
+// parsePageCacheMB parses FINSYNC_PAGE_CACHE_MB; empty is unset.
+func parsePageCacheMB(s string) (mb int, set bool, err error) {
+	if s == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 || n > MaxPageCacheMB {
+		return 0, false, fmt.Errorf("FINSYNC_PAGE_CACHE_MB: %q is not a whole number of MiB from 0 (no cache) to %d", s, MaxPageCacheMB)
+	}
+	return n, true, nil
 }
 
 // DatabaseURLOrDefault is DatabaseURL, or DefaultDatabaseURL when unset.

@@ -29,6 +29,7 @@ func TestValidSettingsPass(t *testing.T) {
 			"GOGC":                          "off",
 			"FINSYNC_WEBHOOK_ALLOW_PRIVATE": "1",
 			"FINSYNC_SYNC_WRITE_RATE":       "0",
+			"FINSYNC_PAGE_CACHE_MB":         "0",
 		}))
 		if err != nil {
 			t.Fatalf("FINSYNC_LOG_LEVEL=%q: %v", c.level, err)
@@ -37,7 +38,8 @@ func TestValidSettingsPass(t *testing.T) {
 			t.Fatalf("FINSYNC_LOG_LEVEL=%q: level %v, want %v", c.level, cfg.LogLevel, c.want)
 		}
 		if cfg.ReadMaxLag != 2*time.Second || cfg.ConsentWarning != 48*time.Hour || cfg.SimURL.String() != "http://127.0.0.1:8090" ||
-			cfg.GCPercentOr(400) != -1 || !cfg.WebhookPolicy.AllowPrivate || !cfg.WebhookPolicySet || cfg.SyncWriteRate != 0 {
+			cfg.GCPercentOr(400) != -1 || !cfg.WebhookPolicy.AllowPrivate || !cfg.WebhookPolicySet || cfg.SyncWriteRate != 0 ||
+			cfg.PageCacheBytes() != 0 {
 			t.Fatalf("parsed %+v", cfg)
 		}
 	}
@@ -52,7 +54,8 @@ func TestDefaults(t *testing.T) {
 	}
 	if cfg.DatabaseURLOrDefault() != DefaultDatabaseURL || cfg.SyncWriteRate != DefaultSyncWriteRate || cfg.LogLevel != slog.LevelInfo ||
 		cfg.GCPercentOr(400) != 400 || cfg.DBConns(DefaultWorkerConns) != DefaultWorkerConns || cfg.WebhookPolicy.AllowPrivate ||
-		cfg.WebhookPolicySet || cfg.PublicURL != nil || len(cfg.TrustedProxies) != 0 || cfg.ReadMaxLag != 0 || cfg.OpsToken != "" {
+		cfg.WebhookPolicySet || cfg.PublicURL != nil || len(cfg.TrustedProxies) != 0 || cfg.ReadMaxLag != 0 || cfg.OpsToken != "" ||
+		cfg.PageCacheBytes() != DefaultPageCacheMB<<20 {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 }
@@ -76,6 +79,7 @@ func TestEveryInvalidVariableIsNamed(t *testing.T) {
 		"FINSYNC_PUBLIC_URL":            "https://api.example.com/?x=1",
 		"FINSYNC_DB_MAX_CONNS":          "0",
 		"FINSYNC_OPS_TOKEN":             "short",
+		"FINSYNC_PAGE_CACHE_MB":         "-1",
 	}
 	_, err := Load(env(bad))
 	if err == nil || !strings.HasPrefix(err.Error(), "invalid configuration (see README, Configuration):") {

@@ -102,7 +102,7 @@ func (e Env) NewAPI(ctx context.Context, st *storage.Store, reg prometheus.Regis
 	}
 	return api.New(api.Config{Store: st, Log: e.Log, Providers: e.Registry.Profiles(), CursorKey: cursorKeys[0], PreviousCursorKeys: cursorKeys[1:],
 		Metrics: reg, Jobs: jobs, TrustedProxies: e.Config.TrustedProxies, Ops: console, Box: box, WebhookPolicy: e.Config.WebhookPolicy,
-		PublicURL: e.Config.PublicURL, Notices: receiver})
+		PublicURL: e.Config.PublicURL, Notices: receiver, PageCacheBytes: e.Config.PageCacheBytes()})
 }
 
 // noticeReceiver builds what serve answers the providers' notifications

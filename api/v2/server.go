@@ -14,6 +14,7 @@ import (
 	"github.com/finsync/finsync/api/cursor"
 	"github.com/finsync/finsync/api/idempotency"
 	"github.com/finsync/finsync/api/middleware"
+	"github.com/finsync/finsync/api/pagecache"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/internal/netguard"
 	"github.com/finsync/finsync/rules"
@@ -60,6 +61,10 @@ type Config struct {
 	// Expensive caps each credential's concurrent expensive requests
 	// (middleware.Concurrency's Handler); nil caps none.
 	Expensive gin.HandlerFunc
+	// Pages keeps pages of GET /v2/transactions, served again while the
+	// user's listing version stays the same (docs/read-cache.md); nil
+	// keeps none.
+	Pages *pagecache.Cache
 }
 
 // Sealer encrypts a secret for storage at rest and opens it again
@@ -101,13 +106,16 @@ func Register(e *gin.Engine, cfg Config) *Server {
 		middleware.RateLimit(cfg.Limits, resp, s.generalLimit),
 		strict,
 	)
-	if cfg.Expensive != nil {
-		authed.Use(cfg.Expensive)
-	}
 	if cfg.Store.Replica() != nil {
 		// A preview writes nothing: it reads like a GET, on the replica
 		// when the user's writes have reached it.
 		authed.Use(middleware.ReadRouting(cfg.Store, cfg.Log, "/v2/rules/preview"))
+	}
+	// A page kept in memory is served where the request's reads go,
+	// before the cap on expensive requests: it is not one.
+	authed.Use(s.servePageFromCache)
+	if cfg.Expensive != nil {
+		authed.Use(cfg.Expensive)
 	}
 	// idem runs last before the handler: after authentication (keys are
 	// per credential) and rate limits (a replay spends budget like any

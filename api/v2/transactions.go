@@ -40,7 +40,7 @@ func (s *Server) listTransactions(c *gin.Context) {
 		s.handle(c, err)
 		return
 	}
-	rows, _, err := s.cfg.Store.ListTransactions(ctx, sc, f, pg.after, pg.fetch())
+	rows, version, err := s.cfg.Store.ListTransactions(ctx, sc, f, pg.after, pg.fetch())
 	if err != nil {
 		s.handle(c, err)
 		return
@@ -59,6 +59,7 @@ func (s *Server) listTransactions(c *gin.Context) {
 	}
 	pg.appendInfo(&o, hasMore, last)
 	body := o.End()
+	s.keepPage(c, version, body)
 	writeJSON(c, http.StatusOK, body)
 }
 

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/finsync/finsync/api"
+	"github.com/finsync/finsync/config"
 	"github.com/finsync/finsync/providers/all"
 	"github.com/finsync/finsync/storage"
 )
@@ -57,7 +58,8 @@ func run(ctx context.Context, addr, dbURL, profile string) error {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: st, Log: log, CursorKey: []byte("load-benchmark-cursor-key-0123456789"), Metrics: reg})
+	srv, err := api.New(api.Config{Providers: all.NewRegistry().Profiles(), Store: st, Log: log, CursorKey: []byte("load-benchmark-cursor-key-0123456789"), Metrics: reg,
+		PageCacheBytes: config.DefaultPageCacheMB << 20})
 	if err != nil {
 		return err
 	}

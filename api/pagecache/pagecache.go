@@ -1,0 +1,149 @@
+// Package pagecache keeps encoded listing pages in memory, each with the
+// listing version of its user it was read at (storage.GetListingVersion),
+// so that a page asked for again is answered from memory after one short
+// query shows that nothing it lists has changed (docs/read-cache.md).
+package pagecache
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+)
+
+// Page is one encoded page and the version of its user's listed data it
+// was read at. Body is shared by every reader and must not be modified.
+type Page struct {
+	Version int64
+	Body    []byte
+}
+
+// Cache holds pages by key within a budget of bytes, evicting the least
+// recently used. It is safe for concurrent use; a nil *Cache holds
+// nothing.
+//
+// Guarantee: it returns only what was put under the key, never a page of
+// another key. Caveat: it knows nothing of versions; whether a page is
+// still current is the caller's check.
+type Cache struct {
+	mu     sync.Mutex
+	pages  *simplelru.LRU[string, Page]
+	bytes  int64
+	budget int64
+	// counts holds the look-ups' outcomes as their callers judged them,
+	// by Outcome.
+	counts [outcomes]atomic.Int64
+}
+
+// Outcome is what became of a request that could have been answered from
+// the cache, as its caller judged it.
+type Outcome int
+
+// The outcomes.
+const (
+	// Hit: the kept page was current and was served.
+	Hit Outcome = iota
+	// Stale: a page was kept, but read at an older version.
+	Stale
+	// Miss: no page was kept under the key.
+	Miss
+	outcomes
+)
+
+// String is the outcome's metric label.
+func (o Outcome) String() string {
+	return [...]string{"hit", "stale", "miss"}[o]
+}
+
+// Outcomes lists every Outcome.
+func Outcomes() []Outcome { return []Outcome{Hit, Stale, Miss} }
+
+// Count records an outcome; a nil *Cache records nothing.
+func (c *Cache) Count(o Outcome) {
+	if c != nil {
+		c.counts[o].Add(1)
+	}
+}
+
+// Counted returns how many times o was recorded.
+func (c *Cache) Counted(o Outcome) int64 {
+	if c == nil {
+		return 0
+	}
+	return c.counts[o].Load()
+}
+
+// MaxPageShare is the largest part of the budget one page may take: a
+// larger page is not kept, so that one large page cannot evict many.
+const MaxPageShare = 8
+
+// New returns an empty cache of at most budget bytes of page bodies and
+// keys; nil when budget is not positive (no cache).
+func New(budget int64) *Cache {
+	if budget <= 0 {
+		return nil
+	}
+	c := &Cache{budget: budget}
+	// The count bound is never the one reached: the byte budget is.
+	pages, err := simplelru.NewLRU[string, Page](1<<30, func(key string, p Page) {
+		c.bytes -= size(key, p)
+	})
+	if err != nil { // only for a size below one
+		panic(err)
+	}
+	c.pages = pages
+	return c
+}
+
+// size is what a page costs the budget.
+func size(key string, p Page) int64 { return int64(len(key) + len(p.Body)) }
+
+// Get returns the page kept under key, if any.
+func (c *Cache) Get(key string) (Page, bool) {
+	if c == nil {
+		return Page{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pages.Get(key)
+}
+
+// Put keeps p under key, replacing what was there, and evicts the least
+// recently used pages past the budget. A page over 1/MaxPageShare of the
+// budget is not kept (and the key's older page is dropped).
+func (c *Cache) Put(key string, p Page) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pages.Remove(key) // the key's older page, through the eviction callback
+	if size(key, p) > c.budget/MaxPageShare {
+		return
+	}
+	c.pages.Add(key, p)
+	c.bytes += size(key, p)
+	for c.bytes > c.budget {
+		c.pages.RemoveOldest()
+	}
+}
+
+// Bytes is what the kept pages and their keys take.
+func (c *Cache) Bytes() int64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// Len is the number of kept pages.
+func (c *Cache) Len() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pages.Len()
+}

@@ -1,0 +1,66 @@
+package v2
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/finsync/finsync/api/middleware"
+	"github.com/finsync/finsync/api/pagecache"
+)
+
+// transactionsRoute is the route whose pages Config.Pages keeps.
+const transactionsRoute = prefix + "/transactions"
+
+// pageKey is the key of a transactions page in Config.Pages: the user,
+// the credential and whether its scope is limited (a scope's accounts are
+// listed data; a change of limited to unlimited is not), and the query
+// exactly as sent. A query is answered alike every time for the same
+// credential while the user's listing version stays the same: its
+// validation depends on the query alone, and the rows, the filters'
+// look-ups and the scope on what the version covers.
+func pageKey(c *gin.Context) string {
+	p := middleware.GetPrincipal(c)
+	scoped := "a"
+	if p.Scope().Scoped() {
+		scoped = "s"
+	}
+	return p.UserID.String() + p.CredentialID.String() + scoped + c.Request.URL.RawQuery
+}
+
+// servePageFromCache answers GET /v2/transactions from Config.Pages when
+// the page kept for the request's key was read at the user's current
+// listing version: one short query, where the reads of the request go,
+// instead of the listing's. It runs before the cap on expensive requests,
+// which a page served from memory is not. Any other request, a miss or a
+// failed version read goes on to the handler.
+func (s *Server) servePageFromCache(c *gin.Context) {
+	if s.cfg.Pages == nil || c.Request.Method != http.MethodGet || c.FullPath() != transactionsRoute {
+		c.Next()
+		return
+	}
+	page, ok := s.cfg.Pages.Get(pageKey(c))
+	if !ok {
+		s.cfg.Pages.Count(pagecache.Miss)
+		c.Next()
+		return
+	}
+	version, err := s.cfg.Store.GetListingVersion(c.Request.Context(), middleware.GetPrincipal(c).UserID)
+	if err != nil || version != page.Version {
+		s.cfg.Pages.Count(pagecache.Stale)
+		c.Next()
+		return
+	}
+	s.cfg.Pages.Count(pagecache.Hit)
+	writeJSON(c, http.StatusOK, page.Body)
+	c.Abort()
+}
+
+// keepPage keeps a transactions page read at version (unknown, -1, when
+// the page is empty: an empty page is not kept).
+func (s *Server) keepPage(c *gin.Context, version int64, body []byte) {
+	if s.cfg.Pages == nil || version < 0 {
+		return
+	}
+	s.cfg.Pages.Put(pageKey(c), pagecache.Page{Version: version, Body: body})
+}

@@ -1,0 +1,150 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/finsync/finsync/api"
+	"github.com/finsync/finsync/api/middleware"
+	"github.com/finsync/finsync/domain"
+	"github.com/finsync/finsync/providers/all"
+	"github.com/finsync/finsync/storage"
+	"github.com/finsync/finsync/storage/storagetest"
+)
+
+// uncachedAPI is a second API over the same database with no page cache:
+// what every cached answer must equal.
+func uncachedAPI(t *testing.T, pool *pgxpool.Pool) *httptest.Server {
+	t.Helper()
+	a := api.MustNew(api.Config{
+		Providers: all.NewRegistry().Profiles(),
+		Store:     storage.New(pool),
+		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		CursorKey: []byte("test cursor key, 32 bytes long!!"),
+		Auth:      middleware.DefaultAuthConfig(),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	go a.Run(ctx)
+	srv := httptest.NewServer(a.Handler)
+	t.Cleanup(func() { srv.Close(); cancel() })
+	return srv
+}
+
+// TestTransactionPagesFollowEveryChange reads the same listings, through
+// the API with its page cache and through one without, after each kind of
+// change to what they list: the answers must be equal every time. A
+// change made with the change log's triggers switched off must not show
+// through the cache: that is what proves pages are served from it.
+func TestTransactionPagesFollowEveryChange(t *testing.T) {
+	e := newEnv(t)
+	w := seedWorld(e.fx)
+	ctx := context.Background()
+	key := e.fx.Key(w.a.ID, nil)
+	scopedID, scoped := e.fx.KeyWithID(w.a.ID, []uuid.UUID{w.acctA1}, nil)
+	day := time.Date(2026, 3, 20, 0, 0, 0, 0, time.UTC)
+	out := e.fx.Transactions(w.a.ID, w.connA1, w.acctA1, "plaid", []storagetest.Tx{{Date: day, Amount: "-25.00"}})[0]
+	in := e.fx.Transactions(w.a.ID, w.connA2, w.acctA2, "mercury", []storagetest.Tx{{Date: day, Amount: "25.00"}})[0]
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := e.fx.Pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain := uncachedAPI(t, e.fx.Pool)
+	plainGet := func(path, k string) response {
+		req, _ := http.NewRequest(http.MethodGet, plain.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+k)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return response{status: resp.StatusCode, body: b}
+	}
+	queries := []string{
+		"/v2/transactions",
+		"/v2/transactions?limit=2",
+		"/v2/transactions?limit=250&status=all&includeHidden=true",
+		"/v2/transactions?transfers=only",
+		"/v2/transactions?includeDuplicates=true",
+		"/v2/transactions?bankAccountId=" + w.acctA2.String(),
+		"/v2/transactions?categoryId=" + w.catA.String(),
+	}
+	same := func(step string) {
+		t.Helper()
+		for _, k := range []string{key, scoped} {
+			for _, q := range queries {
+				for range 2 { // the second read is the cache's, when the first kept the page
+					got, want := e.get(q, k), plainGet(q, k)
+					if got.status != want.status || !bytes.Equal(got.body, want.body) {
+						t.Fatalf("%s: GET %s (scoped %v) answered %d %s\nwithout the cache: %d %s",
+							step, q, k == scoped, got.status, got.body, want.status, want.body)
+					}
+				}
+			}
+		}
+	}
+	same("at the start")
+
+	// Served from memory: a change the change log does not see stays unseen.
+	before := e.get("/v2/transactions", key)
+	conn, err := e.fx.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{`SET session_replication_role = replica`,
+		`UPDATE transactions SET summary = 'changed behind the log' WHERE id = '` + w.txA2[1].String() + `'`,
+		`RESET session_replication_role`} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Release()
+	if after := e.get("/v2/transactions", key); !bytes.Equal(after.body, before.body) {
+		t.Fatalf("the page was read again, not served from the cache:\n%s", after.body)
+	}
+	if fresh := plainGet("/v2/transactions", key); !bytes.Contains(fresh.body, []byte("changed behind the log")) {
+		t.Fatalf("the uncached API does not see the change either: %s", fresh.body)
+	}
+
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"a plain SQL update", func() {
+			exec(`UPDATE transactions SET summary = 'changed in the open' WHERE id = $1`, w.txA2[1])
+		}},
+		{"a category set through the API", func() {
+			e.expect(e.send(http.MethodPatch, "/v2/transactions/"+w.txA1[4].String(), key, `{"categoryId":"`+w.catA.String()+`"}`), http.StatusOK, "")
+		}},
+		{"a transfer recorded through the API", func() {
+			e.expect(e.send(http.MethodPost, "/v2/transfers", key,
+				`{"outflowTransactionId":"`+out.String()+`","inflowTransactionId":"`+in.String()+`"}`), http.StatusCreated, "")
+		}},
+		{"new rows stored", func() {
+			e.fx.Transactions(w.a.ID, w.connA1, w.acctA1, "plaid", []storagetest.Tx{{Date: day.AddDate(0, 0, 1)}, {Date: day.AddDate(0, 0, 2), Status: domain.TxPending}})
+		}},
+		{"an account joining the scoped key", func() {
+			exec(`INSERT INTO credential_accounts (credential_id, account_id, user_id) VALUES ($1, $2, $3)`, scopedID, w.acctA2, w.a.ID)
+		}},
+		{"an account marked as a double link", func() {
+			exec(`UPDATE accounts SET duplicate_of_account_id = $1 WHERE id = $2`, w.acctA1, w.acctA2)
+		}},
+		{"a category deleted", func() { exec(`DELETE FROM categories WHERE id = $1`, w.catA) }},
+		{"an account deleted", func() { exec(`DELETE FROM accounts WHERE id = $1`, w.acctA2) }},
+	}
+	for _, s := range steps {
+		s.do()
+		same("after " + s.name)
+	}
+}
