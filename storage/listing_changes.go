@@ -10,9 +10,11 @@ import (
 // A user's listing version is the sum of the weights of their rows in
 // listing_changes, which triggers append to in every transaction that
 // changes what a transaction listing reads (migration 00035,
-// docs/read-cache.md). Every committed change makes it larger; compaction
-// keeps it as it is. Two reads that return the same version therefore saw
-// the same listed data, on the primary or on any replica.
+// docs/read-cache.md). Every committed change adds a random positive
+// weight; compaction keeps the sum as it is. Two reads that return the
+// same version therefore saw the same listed data, on the primary or on
+// any replica, but for a chance of about one in two billion that two
+// different sets of changes sum alike.
 
 // listingVersionColumn is the SQL of the user's listing version, read in
 // the statement it is part of (so with that statement's snapshot), with
@@ -37,11 +39,14 @@ func (s *Store) GetListingVersion(ctx context.Context, userID uuid.UUID) (int64,
 // compactListingChangesSQL replaces, for up to $1 users with more than one
 // row, their rows by one row of their total, in one statement: a reader
 // sees the rows before or after it, with the same sum either way. Rows
-// inserted while it runs are not in its snapshot and stay. A user deleted
-// meanwhile gets no new row (their rows go with them, ON DELETE CASCADE).
+// inserted while it runs are not in its snapshot and stay. It also drops
+// the rows of users that no longer exist (a note that raced its user's
+// deletion), and writes no row for them.
 const compactListingChangesSQL = `
 WITH busy AS (
-    SELECT user_id FROM listing_changes GROUP BY user_id HAVING count(*) > 1 LIMIT $1
+    SELECT lc.user_id FROM listing_changes lc GROUP BY lc.user_id
+    HAVING count(*) > 1 OR NOT EXISTS (SELECT 1 FROM users u WHERE u.id = lc.user_id)
+    LIMIT $1
 ), gone AS (
     DELETE FROM listing_changes lc USING busy WHERE lc.user_id = busy.user_id
     RETURNING lc.user_id, lc.weight

@@ -57,6 +57,10 @@ func TestListingVersionMovesWithCommitsOnly(t *testing.T) {
 		t.Fatalf("a rolled-back change or one of no row moved the version: %d, was %d", v, v1)
 	}
 
+	exec(`UPDATE accounts SET current_balance = 12.34 WHERE id = $1`, acct)
+	if v := version(user); v != v1 {
+		t.Fatalf("an account's balance, which no listing shows, moved the version: %d, was %d", v, v1)
+	}
 	for i := range 5 {
 		exec(`UPDATE transactions SET summary = $1 WHERE id = $2`, string(rune('a'+i)), ids[1])
 	}

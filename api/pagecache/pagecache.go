@@ -43,7 +43,9 @@ type Outcome int
 const (
 	// Hit: the kept page was current and was served.
 	Hit Outcome = iota
-	// Stale: a page was kept, but read at an older version.
+	// Stale: a page was kept but not served: it was read at an older
+	// version, or the version could not be read (the request cancelled,
+	// the database unreachable).
 	Stale
 	// Miss: no page was kept under the key.
 	Miss
@@ -95,8 +97,9 @@ func New(budget int64) *Cache {
 	return c
 }
 
-// size is what a page costs the budget.
-func size(key string, p Page) int64 { return int64(len(key) + len(p.Body)) }
+// size is what a page costs the budget: its key and its body's whole
+// buffer, which may be larger than the body.
+func size(key string, p Page) int64 { return int64(len(key) + cap(p.Body)) }
 
 // Get returns the page kept under key, if any.
 func (c *Cache) Get(key string) (Page, bool) {

@@ -36,6 +36,11 @@ func (s *Server) listTransactions(c *gin.Context) {
 		return
 	}
 	ctx, sc := c.Request.Context(), scope(c)
+	checked, err := s.versionBeforeChecks(c, f)
+	if err != nil {
+		s.handle(c, err)
+		return
+	}
 	if err := s.checkFilters(c, f.BankConnectionID, f.AccountID, f.CategoryID); err != nil {
 		s.handle(c, err)
 		return
@@ -59,7 +64,9 @@ func (s *Server) listTransactions(c *gin.Context) {
 	}
 	pg.appendInfo(&o, hasMore, last)
 	body := o.End()
-	s.keepPage(c, version, body)
+	if checked < 0 || checked == version {
+		s.keepPage(c, version, body)
+	}
 	writeJSON(c, http.StatusOK, body)
 }
 

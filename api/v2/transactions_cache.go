@@ -7,6 +7,7 @@ import (
 
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/api/pagecache"
+	"github.com/finsync/finsync/storage"
 )
 
 // transactionsRoute is the route whose pages Config.Pages keeps.
@@ -63,4 +64,17 @@ func (s *Server) keepPage(c *gin.Context, version int64, body []byte) {
 		return
 	}
 	s.cfg.Pages.Put(pageKey(c), pagecache.Page{Version: version, Body: body})
+}
+
+// versionBeforeChecks reads the user's listing version before the
+// filters' look-ups when the request has any (a connection, account or
+// category it must find) and pages are kept; -1 otherwise. Those look-ups
+// run in statements of their own, so a page is kept only when the listing
+// reads this same version: nothing changed between the look-ups and the
+// rows, and the answer is the one the version stands for.
+func (s *Server) versionBeforeChecks(c *gin.Context, f storage.TransactionFilter) (int64, error) {
+	if s.cfg.Pages == nil || (f.BankConnectionID == nil && f.AccountID == nil && f.CategoryID == nil) {
+		return -1, nil
+	}
+	return s.cfg.Store.GetListingVersion(c.Request.Context(), middleware.GetPrincipal(c).UserID)
 }

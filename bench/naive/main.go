@@ -1,7 +1,8 @@
 // Command naive is the baseline of the read-path load benchmark: a bare
 // net/http server with a pgx pool and one handler for GET /v2/transactions,
 // written the obvious way. It authenticates the Bearer key with one SELECT
-// per request, runs the same SQL as finsync's default transaction listing,
+// per request, runs the same SQL as finsync's default transaction listing
+// (without the listing version finsync reads with it for its page cache),
 // scans into pgx's own column types and encodes with encoding/json a body
 // of the same shape as finsync's. See BENCHMARKS.md.
 package main
