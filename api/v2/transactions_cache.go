@@ -14,9 +14,10 @@ import (
 const transactionsRoute = prefix + "/transactions"
 
 // pageKey is the key of a transactions page in Config.Pages: the user,
-// the credential and whether its scope is limited (a scope's accounts are
-// listed data; a change of limited to unlimited is not), and the query
-// exactly as sent. A query is answered alike every time for the same
+// the credential and whether its scope is limited (a limited scope's
+// accounts are noted in the listing version when they change; a key made
+// unlimited is not, so it is part of the key), and the query exactly as
+// sent. A query is answered alike every time for the same
 // credential while the user's listing version stays the same: its
 // validation depends on the query alone, and the rows, the filters'
 // look-ups and the scope on what the version covers.
