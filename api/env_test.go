@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/finsync/finsync/api"
 	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/api/openapi/openapitest"
@@ -33,9 +35,20 @@ type envOption func(*api.Config)
 
 func withPlans(p v2.PlanLimits) envOption { return func(c *api.Config) { c.Plans = p } }
 
+// withoutPageCache builds the API with no page cache: every transaction
+// listing reads the database.
+func withoutPageCache() envOption { return func(c *api.Config) { c.PageCacheBytes = 0 } }
+
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
 	pool, _ := storagetest.NewDB(t)
+	return newEnvOver(t, pool, opts...)
+}
+
+// newEnvOver is newEnv over an existing database: a second API beside
+// another env's.
+func newEnvOver(t *testing.T, pool *pgxpool.Pool, opts ...envOption) *env {
+	t.Helper()
 	st := storage.New(pool)
 	cfg := api.Config{
 		Providers: all.NewRegistry().Profiles(),

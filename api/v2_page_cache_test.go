@@ -3,41 +3,15 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/finsync/finsync/api"
-	"github.com/finsync/finsync/api/middleware"
 	"github.com/finsync/finsync/domain"
-	"github.com/finsync/finsync/providers/all"
-	"github.com/finsync/finsync/storage"
 	"github.com/finsync/finsync/storage/storagetest"
 )
-
-// uncachedAPI is a second API over the same database with no page cache:
-// what every cached answer must equal.
-func uncachedAPI(t *testing.T, pool *pgxpool.Pool) *httptest.Server {
-	t.Helper()
-	a := api.MustNew(api.Config{
-		Providers: all.NewRegistry().Profiles(),
-		Store:     storage.New(pool),
-		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		CursorKey: []byte("test cursor key, 32 bytes long!!"),
-		Auth:      middleware.DefaultAuthConfig(),
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	go a.Run(ctx)
-	srv := httptest.NewServer(a.Handler)
-	t.Cleanup(func() { srv.Close(); cancel() })
-	return srv
-}
 
 // TestTransactionPagesFollowEveryChange reads the same listings, through
 // the API with its page cache and through one without, after each kind of
@@ -59,18 +33,7 @@ func TestTransactionPagesFollowEveryChange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	plain := uncachedAPI(t, e.fx.Pool)
-	plainGet := func(path, k string) response {
-		req, _ := http.NewRequest(http.MethodGet, plain.URL+path, nil)
-		req.Header.Set("Authorization", "Bearer "+k)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return response{status: resp.StatusCode, body: b}
-	}
+	plain := newEnvOver(t, e.fx.Pool, withoutPageCache())
 	queries := []string{
 		"/v2/transactions",
 		"/v2/transactions?limit=2",
@@ -85,7 +48,7 @@ func TestTransactionPagesFollowEveryChange(t *testing.T) {
 		for _, k := range []string{key, scoped} {
 			for _, q := range queries {
 				for range 2 { // the second read is the cache's, when the first kept the page
-					got, want := e.get(q, k), plainGet(q, k)
+					got, want := e.get(q, k), plain.get(q, k)
 					if got.status != want.status || !bytes.Equal(got.body, want.body) {
 						t.Fatalf("%s: GET %s (scoped %v) answered %d %s\nwithout the cache: %d %s",
 							step, q, k == scoped, got.status, got.body, want.status, want.body)
@@ -113,7 +76,7 @@ func TestTransactionPagesFollowEveryChange(t *testing.T) {
 	if after := e.get("/v2/transactions", key); !bytes.Equal(after.body, before.body) {
 		t.Fatalf("the page was read again, not served from the cache:\n%s", after.body)
 	}
-	if fresh := plainGet("/v2/transactions", key); !bytes.Contains(fresh.body, []byte("changed behind the log")) {
+	if fresh := plain.get("/v2/transactions", key); !bytes.Contains(fresh.body, []byte("changed behind the log")) {
 		t.Fatalf("the uncached API does not see the change either: %s", fresh.body)
 	}
 
