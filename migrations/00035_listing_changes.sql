@@ -12,16 +12,18 @@
 -- history lost in a failover and written again) reach the same sum only by
 -- a chance of about one in two billion.
 --
--- Insert-only, its key drawn from a sequence, and no foreign key (whose
--- check would lock the user's row): a writer takes no lock that another
--- writer, or a user's deletion, waits for, so the log adds no wait and no
--- deadlock to any write path. A user's deletion removes their rows by the
--- trigger on users below.
+-- One row per user and writing transaction (xid: the transaction's id), so
+-- a sync batch of many statements notes its user once. Insert-only, and no
+-- foreign key (whose check would lock the user's row): the only key a
+-- writer can meet is its own transaction's, so it takes no lock that
+-- another writer, or a user's deletion, waits for, and the log adds no wait
+-- and no deadlock to any write path. A user's deletion removes their rows
+-- by the trigger on users below.
 CREATE TABLE listing_changes (
     user_id uuid   NOT NULL,
-    id      bigint GENERATED ALWAYS AS IDENTITY,
+    xid     bigint NOT NULL DEFAULT txid_current(),
     weight  bigint NOT NULL DEFAULT (1 + floor(random() * 2147483647))::bigint CHECK (weight > 0),
-    PRIMARY KEY (user_id, id) INCLUDE (weight)
+    PRIMARY KEY (user_id, xid) INCLUDE (weight)
 );
 
 -- The users of the changed rows that still exist: a user's deletion
@@ -30,7 +32,8 @@ CREATE TABLE listing_changes (
 CREATE FUNCTION note_listing_change_new() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO listing_changes (user_id)
-        SELECT u.id FROM users u WHERE u.id IN (SELECT r.user_id FROM changed_rows r);
+        SELECT u.id FROM users u WHERE u.id IN (SELECT r.user_id FROM changed_rows r)
+        ON CONFLICT (user_id, xid) DO NOTHING;
     RETURN NULL;
 END
 $$;
@@ -50,7 +53,8 @@ BEGIN
             WHERE n.duplicate_of_account_id IS DISTINCT FROM o.duplicate_of_account_id
                OR n.provider IS DISTINCT FROM o.provider OR n.user_id IS DISTINCT FROM o.user_id
             UNION ALL
-            SELECT o.user_id FROM old_rows o JOIN changed_rows n ON n.id = o.id WHERE n.user_id IS DISTINCT FROM o.user_id);
+            SELECT o.user_id FROM old_rows o JOIN changed_rows n ON n.id = o.id WHERE n.user_id IS DISTINCT FROM o.user_id)
+        ON CONFLICT (user_id, xid) DO NOTHING;
     RETURN NULL;
 END
 $$;
@@ -73,14 +77,15 @@ CREATE FUNCTION note_listing_change_update() RETURNS trigger LANGUAGE plpgsql AS
 BEGIN
     INSERT INTO listing_changes (user_id)
         SELECT u.id FROM users u
-        WHERE u.id IN (SELECT r.user_id FROM changed_rows r UNION ALL SELECT o.user_id FROM old_rows o);
+        WHERE u.id IN (SELECT r.user_id FROM changed_rows r UNION ALL SELECT o.user_id FROM old_rows o)
+        ON CONFLICT (user_id, xid) DO NOTHING;
     RETURN NULL;
 END
 $$;
 -- +goose StatementEnd
 
--- Statement-level, one row per user a statement changed (none when it
--- changed no row). Every table a transaction listing or its filters read:
+-- Statement-level: a row for each user a statement changed, unless the
+-- transaction noted the user already (none when it changed no row). Every table a transaction listing or its filters read:
 -- the rows, their transfers and a scoped key's accounts on every change;
 -- the accounts as they come and go and when a column a listing reads
 -- changes (above); the connections and categories a

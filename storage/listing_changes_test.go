@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -56,6 +58,27 @@ func TestListingVersionMovesWithCommitsOnly(t *testing.T) {
 	if v := version(user); v != v1 {
 		t.Fatalf("a rolled-back change or one of no row moved the version: %d, was %d", v, v1)
 	}
+
+	// Many statements of one transaction note the user once.
+	var before, after int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM listing_changes WHERE user_id = $1`, user.ID).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.St.InTx(ctx, func(tx pgx.Tx) error {
+		for _, sql := range []string{`UPDATE transactions SET summary = 'one' WHERE id = $1`, `UPDATE transactions SET summary = 'two' WHERE id = $1`,
+			`DELETE FROM transactions WHERE id = $1 AND false`} {
+			if _, err := tx.Exec(ctx, sql, ids[0]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM listing_changes WHERE user_id = $1`, user.ID).Scan(&after); err != nil || after != before+1 {
+		t.Fatalf("a transaction of two updates added %d change rows (%v), want 1", after-before, err)
+	}
+	v1 = version(user)
 
 	exec(`UPDATE accounts SET current_balance = 12.34 WHERE id = $1`, acct)
 	if v := version(user); v != v1 {

@@ -131,6 +131,16 @@ func (c *Cache) Put(key string, p Page) {
 	}
 }
 
+// Remove drops the page kept under key, if any.
+func (c *Cache) Remove(key string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pages.Remove(key)
+}
+
 // Bytes is what the kept pages and their keys take.
 func (c *Cache) Bytes() int64 {
 	if c == nil {

@@ -41,7 +41,8 @@ func (s *Server) servePageFromCache(c *gin.Context) {
 		c.Next()
 		return
 	}
-	page, ok := s.cfg.Pages.Get(pageKey(c))
+	key := pageKey(c)
+	page, ok := s.cfg.Pages.Get(key)
 	if !ok {
 		s.cfg.Pages.Count(pagecache.Miss)
 		c.Next()
@@ -49,6 +50,10 @@ func (s *Server) servePageFromCache(c *gin.Context) {
 	}
 	version, err := s.cfg.Store.GetListingVersion(c.Request.Context(), middleware.GetPrincipal(c).UserID)
 	if err != nil || version != page.Version {
+		// Dropped, so that while the user's data keeps changing (a sync
+		// running) at most every other request pays this query for
+		// nothing: the next one is a miss, which the handler fills again.
+		s.cfg.Pages.Remove(key)
 		s.cfg.Pages.Count(pagecache.Stale)
 		c.Next()
 		return
