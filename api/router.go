@@ -225,7 +225,7 @@ func registerPageCacheMetrics(reg prometheus.Registerer, pages *pagecache.Cache)
 	for _, o := range pagecache.Outcomes() {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "finsync_page_cache_requests_total",
-			Help:        "GET /v2/transactions requests by what the page cache could do: hit (served from memory), stale (a page kept but not served: read at an older version, or the version unreadable), miss (none kept).",
+			Help:        "GET /v2/transactions requests by what the page cache could do: hit (served from memory), stale (a page kept but not served: read at an older version, or the version unreadable), miss (none kept), bypass (the page was found stale within the last second: the database is read, no version checked, no page kept).",
 			ConstLabels: prometheus.Labels{"result": o.String()},
 		}, func() float64 { return float64(pages.Counted(o)) }))
 	}

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/finsync/finsync/api/pagecache"
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage/storagetest"
 )
@@ -110,4 +112,80 @@ func TestTransactionPagesFollowEveryChange(t *testing.T) {
 		s.do()
 		same("after " + s.name)
 	}
+}
+
+// TestAPageFoundStaleHoldsItsKeyOff follows one key through its outcomes:
+// a miss keeps the page, a hit serves it, a change makes the next request
+// find it stale, and for pagecache.HoldOff after that the key's requests
+// read the database (they see a change the change log does not) without
+// checking a version or keeping a page; then a miss keeps one again.
+func TestAPageFoundStaleHoldsItsKeyOff(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	e := newEnv(t, withMetrics(reg))
+	w := seedWorld(e.fx)
+	key := e.fx.Key(w.a.ID, nil)
+	const q = "/v2/transactions?limit=3"
+	exec := func(sql string) {
+		t.Helper()
+		conn, err := e.fx.Pool.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Release()
+		if _, err := conn.Exec(context.Background(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	summary := func(s string) string {
+		return `UPDATE transactions SET summary = '` + s + `' WHERE id = '` + w.txA2[1].String() + `'`
+	}
+	read := func(want pagecache.Outcome, shows string) {
+		t.Helper()
+		before := pageOutcomes(t, reg)
+		r := e.get(q, key)
+		e.expect(r, http.StatusOK, "")
+		after := pageOutcomes(t, reg)
+		for _, o := range pagecache.Outcomes() {
+			if d := after[o.String()] - before[o.String()]; d != map[bool]float64{true: 1}[o == want] {
+				t.Fatalf("want one %s; outcomes moved by %v → %v", want, before, after)
+			}
+		}
+		if shows != "" && !bytes.Contains(r.body, []byte(shows)) {
+			t.Fatalf("after a %s the page does not show %q: %s", want, shows, r.body)
+		}
+	}
+	exec(summary("first"))
+	read(pagecache.Miss, "first")
+	read(pagecache.Hit, "first")
+	exec(summary("second"))
+	read(pagecache.Stale, "second")
+	// Held off: the database is read, even what the log does not see.
+	exec(`SET session_replication_role = replica; ` + summary("behind the log") + `; RESET session_replication_role`)
+	read(pagecache.Bypass, "behind the log")
+	time.Sleep(pagecache.HoldOff)
+	read(pagecache.Miss, "behind the log")
+	read(pagecache.Hit, "behind the log")
+}
+
+// pageOutcomes reads finsync_page_cache_requests_total by result.
+func pageOutcomes(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "finsync_page_cache_requests_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" {
+					out[l.GetValue()] = m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
 }

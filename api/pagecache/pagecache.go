@@ -7,6 +7,7 @@ package pagecache
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
@@ -16,7 +17,17 @@ import (
 type Page struct {
 	Version int64
 	Body    []byte
+	// staleAt, when set, makes this entry a mark left by MarkStale rather
+	// than a page: it has no body and is never served.
+	staleAt time.Time
 }
+
+// HoldOff is how long after a key's page was found stale (MarkStale) its
+// requests neither check a version nor keep a page. A page found stale
+// means the user's data is changing, as it does with every batch of a
+// running sync; checking again at once would most likely find the next
+// page stale too, a query for nothing on each request.
+const HoldOff = time.Second
 
 // Cache holds pages by key within a budget of bytes, evicting the least
 // recently used. It is safe for concurrent use; a nil *Cache holds
@@ -49,16 +60,19 @@ const (
 	Stale
 	// Miss: no page was kept under the key.
 	Miss
+	// Bypass: the key's page was found stale less than HoldOff before;
+	// the request neither checked a version nor kept its page.
+	Bypass
 	outcomes
 )
 
 // String is the outcome's metric label.
 func (o Outcome) String() string {
-	return [...]string{"hit", "stale", "miss"}[o]
+	return [...]string{"hit", "stale", "miss", "bypass"}[o]
 }
 
 // Outcomes lists every Outcome.
-func Outcomes() []Outcome { return []Outcome{Hit, Stale, Miss} }
+func Outcomes() []Outcome { return []Outcome{Hit, Stale, Miss, Bypass} }
 
 // Count records an outcome; a nil *Cache records nothing.
 func (c *Cache) Count(o Outcome) {
@@ -101,14 +115,31 @@ func New(budget int64) *Cache {
 // buffer, which may be larger than the body.
 func size(key string, p Page) int64 { return int64(len(key) + cap(p.Body)) }
 
-// Get returns the page kept under key, if any.
-func (c *Cache) Get(key string) (Page, bool) {
+// Get returns the page kept under key, if any (ok). held reports that
+// key's page was found stale (MarkStale) less than HoldOff before now: the
+// caller should neither check nor keep a page for it until then. A mark
+// older than that is a miss.
+func (c *Cache) Get(key string, now time.Time) (page Page, ok, held bool) {
 	if c == nil {
-		return Page{}, false
+		return Page{}, false, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.pages.Get(key)
+	p, ok := c.pages.Get(key)
+	switch {
+	case !ok:
+		return Page{}, false, false
+	case p.staleAt.IsZero():
+		return p, true, false
+	default:
+		return Page{}, false, now.Sub(p.staleAt) < HoldOff
+	}
+}
+
+// MarkStale drops key's page, found stale at now, and leaves a mark (its
+// key's bytes in the budget) that Get reports as held for HoldOff.
+func (c *Cache) MarkStale(key string, now time.Time) {
+	c.Put(key, Page{Version: -1, staleAt: now})
 }
 
 // Put keeps p under key, replacing what was there, and evicts the least

@@ -2,6 +2,7 @@ package v2
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -30,30 +31,47 @@ func pageKey(c *gin.Context) string {
 	return p.UserID.String() + p.CredentialID.String() + scoped + c.Request.URL.RawQuery
 }
 
+// pageKeyContext is the gin context key under which servePageFromCache
+// leaves a request's page key when the handler should keep its page.
+const pageKeyContext = "finsync.pageKey"
+
 // servePageFromCache answers GET /v2/transactions from Config.Pages when
 // the page kept for the request's key was read at the user's current
 // listing version: one short query, where the reads of the request go,
 // instead of the listing's. It runs before the cap on expensive requests,
-// which a page served from memory is not. Any other request, a miss or a
-// failed version read goes on to the handler.
+// which a page served from memory is not. Any other request goes on to
+// the handler: a miss with its key left in the context for keepPage; a
+// page found stale (or a failed version read) and, for
+// pagecache.HoldOff after that, the key's requests without it, so that
+// while the user's data keeps changing (a sync running) they read the
+// database as if there were no cache, without a version query for
+// nothing each time.
 func (s *Server) servePageFromCache(c *gin.Context) {
 	if s.cfg.Pages == nil || c.Request.Method != http.MethodGet || c.FullPath() != transactionsRoute {
 		c.Next()
 		return
 	}
 	key := pageKey(c)
-	page, ok := s.cfg.Pages.Get(key)
-	if !ok {
+	now := time.Now()
+	page, ok, held := s.cfg.Pages.Get(key, now)
+	switch {
+	case held:
+		s.cfg.Pages.Count(pagecache.Bypass)
+		c.Next()
+		return
+	case !ok:
 		s.cfg.Pages.Count(pagecache.Miss)
+		c.Set(pageKeyContext, key)
 		c.Next()
 		return
 	}
-	version, err := s.cfg.Store.GetListingVersion(c.Request.Context(), middleware.GetPrincipal(c).UserID)
+	ctx := c.Request.Context()
+	version, err := s.cfg.Store.GetListingVersion(ctx, middleware.GetPrincipal(c).UserID)
+	if err != nil && ctx.Err() == nil {
+		s.cfg.Log.WarnContext(ctx, "page cache: reading the listing version", "err", err)
+	}
 	if err != nil || version != page.Version {
-		// Dropped, so that while the user's data keeps changing (a sync
-		// running) at most every other request pays this query for
-		// nothing: the next one is a miss, which the handler fills again.
-		s.cfg.Pages.Remove(key)
+		s.cfg.Pages.MarkStale(key, now)
 		s.cfg.Pages.Count(pagecache.Stale)
 		c.Next()
 		return
@@ -63,23 +81,32 @@ func (s *Server) servePageFromCache(c *gin.Context) {
 	c.Abort()
 }
 
+// keepingPage returns the key under which the request's page is to be
+// kept; false when it is not (no cache, or the key held off).
+func keepingPage(c *gin.Context) (string, bool) {
+	key := c.GetString(pageKeyContext)
+	return key, key != ""
+}
+
 // keepPage keeps a transactions page read at version (unknown, -1, when
-// the page is empty: an empty page is not kept).
+// the page is empty: an empty page is not kept), when servePageFromCache
+// asked for it.
 func (s *Server) keepPage(c *gin.Context, version int64, body []byte) {
-	if s.cfg.Pages == nil || version < 0 {
+	key, ok := keepingPage(c)
+	if !ok || version < 0 {
 		return
 	}
-	s.cfg.Pages.Put(pageKey(c), pagecache.Page{Version: version, Body: body})
+	s.cfg.Pages.Put(key, pagecache.Page{Version: version, Body: body})
 }
 
 // versionBeforeChecks reads the user's listing version before the
 // filters' look-ups when the request has any (a connection, account or
-// category it must find) and pages are kept; -1 otherwise. Those look-ups
-// run in statements of their own, so a page is kept only when the listing
-// reads this same version: nothing changed between the look-ups and the
-// rows, and the answer is the one the version stands for.
+// category it must find) and its page is to be kept; -1 otherwise. Those
+// look-ups run in statements of their own, so a page is kept only when
+// the listing reads this same version: nothing changed between the
+// look-ups and the rows, and the answer is the one the version stands for.
 func (s *Server) versionBeforeChecks(c *gin.Context, f storage.TransactionFilter) (int64, error) {
-	if s.cfg.Pages == nil || (f.BankConnectionID == nil && f.AccountID == nil && f.CategoryID == nil) {
+	if _, ok := keepingPage(c); !ok || (f.BankConnectionID == nil && f.AccountID == nil && f.CategoryID == nil) {
 		return -1, nil
 	}
 	return s.cfg.Store.GetListingVersion(c.Request.Context(), middleware.GetPrincipal(c).UserID)
