@@ -231,7 +231,7 @@ func registerPageCacheMetrics(reg prometheus.Registerer, pages *pagecache.Cache)
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "finsync_page_cache_bytes",
-		Help: "Memory the kept pages of GET /v2/transactions and their keys take (within FINSYNC_PAGE_CACHE_MB).",
+		Help: "Memory the kept pages of GET /v2/transactions and their keys take, marks of stale pages included (within FINSYNC_PAGE_CACHE_MB).",
 	}, func() float64 { return float64(pages.Bytes()) }))
 }
 

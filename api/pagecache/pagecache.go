@@ -172,7 +172,8 @@ func (c *Cache) Remove(key string) {
 	c.pages.Remove(key)
 }
 
-// Bytes is what the kept pages and their keys take.
+// Bytes is what the kept pages and their keys take, marks left by
+// MarkStale (their keys) included.
 func (c *Cache) Bytes() int64 {
 	if c == nil {
 		return 0
@@ -182,7 +183,7 @@ func (c *Cache) Bytes() int64 {
 	return c.bytes
 }
 
-// Len is the number of kept pages.
+// Len is the number of kept pages and marks.
 func (c *Cache) Len() int {
 	if c == nil {
 		return 0

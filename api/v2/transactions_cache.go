@@ -41,8 +41,9 @@ const pageKeyContext = "finsync.pageKey"
 // instead of the listing's. It runs before the cap on expensive requests,
 // which a page served from memory is not. Any other request goes on to
 // the handler: a miss with its key left in the context for keepPage; a
-// page found stale (or a failed version read) and, for
-// pagecache.HoldOff after that, the key's requests without it, so that
+// page found stale (or a failed version read, unless the request itself
+// ended) and, for pagecache.HoldOff after that, the key's requests
+// without it, so that
 // while the user's data keeps changing (a sync running) they read the
 // database as if there were no cache, without a version query for
 // nothing each time.
@@ -67,11 +68,19 @@ func (s *Server) servePageFromCache(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	version, err := s.cfg.Store.GetListingVersion(ctx, middleware.GetPrincipal(c).UserID)
-	if err != nil && ctx.Err() == nil {
-		s.cfg.Log.WarnContext(ctx, "page cache: reading the listing version", "err", err)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// The client hung up or the deadline passed: the page is dropped
+		// (this request cannot check it again), other requests are not
+		// held off.
+		s.cfg.Pages.Remove(key)
+	case err != nil:
+		s.cfg.Log.WarnContext(ctx, "page cache: reading the listing version", "error", err)
+		s.cfg.Pages.MarkStale(key, now)
+	case version != page.Version:
+		s.cfg.Pages.MarkStale(key, now)
 	}
 	if err != nil || version != page.Version {
-		s.cfg.Pages.MarkStale(key, now)
 		s.cfg.Pages.Count(pagecache.Stale)
 		c.Next()
 		return
