@@ -136,14 +136,9 @@ func TestAPageFoundStaleHoldsItsKeyOff(t *testing.T) {
 	w := seedWorld(e.fx)
 	key := e.fx.Key(w.a.ID, nil)
 	const q = "/v2/transactions?limit=3"
-	exec := func(sql string) {
+	exec := func(sql string) { // one simple-protocol call: a SET holds within it
 		t.Helper()
-		conn, err := e.fx.Pool.Acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Release()
-		if _, err := conn.Exec(context.Background(), sql); err != nil {
+		if _, err := e.fx.Pool.Exec(context.Background(), sql); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -85,7 +85,8 @@ $$;
 -- +goose StatementEnd
 
 -- Statement-level: a row for each user a statement changed, unless the
--- transaction noted the user already (none when it changed no row). Every table a transaction listing or its filters read:
+-- transaction noted the user already (none when it changed no row). Every
+-- table a transaction listing or its filters read:
 -- the rows, their transfers and a scoped key's accounts on every change;
 -- the accounts as they come and go and when a column a listing reads
 -- changes (above); the connections and categories a

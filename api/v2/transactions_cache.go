@@ -43,10 +43,9 @@ const pageKeyContext = "finsync.pageKey"
 // the handler: a miss with its key left in the context for keepPage; a
 // page found stale (or a failed version read, unless the request itself
 // ended) and, for pagecache.HoldOff after that, the key's requests
-// without it, so that
-// while the user's data keeps changing (a sync running) they read the
-// database as if there were no cache, without a version query for
-// nothing each time.
+// without it, so that while the user's data keeps changing (a sync
+// running) they read the database as if there were no cache, without a
+// version query for nothing each time.
 func (s *Server) servePageFromCache(c *gin.Context) {
 	if s.cfg.Pages == nil || c.Request.Method != http.MethodGet || c.FullPath() != transactionsRoute {
 		c.Next()
@@ -69,6 +68,11 @@ func (s *Server) servePageFromCache(c *gin.Context) {
 	ctx := c.Request.Context()
 	version, err := s.cfg.Store.GetListingVersion(ctx, middleware.GetPrincipal(c).UserID)
 	switch {
+	case err == nil && version == page.Version:
+		s.cfg.Pages.Count(pagecache.Hit)
+		writeJSON(c, http.StatusOK, page.Body)
+		c.Abort()
+		return
 	case err != nil && ctx.Err() != nil:
 		// The client hung up or the deadline passed: the page is dropped
 		// (this request cannot check it again), other requests are not
@@ -77,17 +81,11 @@ func (s *Server) servePageFromCache(c *gin.Context) {
 	case err != nil:
 		s.cfg.Log.WarnContext(ctx, "page cache: reading the listing version", "error", err)
 		s.cfg.Pages.MarkStale(key, now)
-	case version != page.Version:
+	default:
 		s.cfg.Pages.MarkStale(key, now)
 	}
-	if err != nil || version != page.Version {
-		s.cfg.Pages.Count(pagecache.Stale)
-		c.Next()
-		return
-	}
-	s.cfg.Pages.Count(pagecache.Hit)
-	writeJSON(c, http.StatusOK, page.Body)
-	c.Abort()
+	s.cfg.Pages.Count(pagecache.Stale)
+	c.Next()
 }
 
 // keepingPage returns the key under which the request's page is to be
