@@ -128,6 +128,14 @@ RETURNING a.id`
 // every chain by one link.
 const maxDuplicateChain = 8
 
+// linkedSQL is a query: whether the accounts of the user (the SQL
+// expression user) come through more than one connection (else none is
+// another's double link).
+func linkedSQL(user string) string {
+	return `SELECT count(DISTINCT l.bank_connection_id) > 1 FROM accounts l
+	WHERE l.user_id = ` + user + ` AND NOT l.manual AND l.duplicate_of_account_id IS NULL`
+}
+
 // markDuplicateAccounts marks the user's double-linked accounts inside q,
 // a database transaction (duplicateCandidatesSQL), and returns the ids it
 // marked; it turns JIT compilation off for the rest of the transaction. It
@@ -143,8 +151,7 @@ func markDuplicateAccounts(ctx context.Context, q querier, userID uuid.UUID) ([]
 	// user whose accounts come through fewer than two connections (the
 	// usual case) has nothing to mark, for one index look-up.
 	var linked bool
-	if err := q.QueryRow(ctx, `SELECT count(DISTINCT bank_connection_id) > 1 FROM accounts
-		WHERE user_id = $1 AND NOT manual AND duplicate_of_account_id IS NULL`, userID).Scan(&linked); err != nil {
+	if err := q.QueryRow(ctx, linkedSQL("$1"), userID).Scan(&linked); err != nil {
 		return nil, fmt.Errorf("mark duplicate accounts of user %s: %w", userID, err)
 	}
 	if !linked {
@@ -246,10 +253,12 @@ func (w *where) notDuplicate(alias string, sc Scope, include bool) {
 
 // markDuplicatesAtEnd runs markDuplicateAccounts for the user at the end
 // of a successful sync, inside its transaction, once every batch of the run
-// is stored (a sliced sync's partial runs mark nothing). It is a best effort
-// in a savepoint: a statement timeout there (seen on a 600,000-row second
-// link) must not fail a sync whose rows are stored, and the next sync's end
-// tries again; any other error is returned.
+// is stored (a sliced sync's partial runs mark nothing); finishSyncTx calls
+// it only when the user's accounts come through more than one connection
+// (linkedSQL). It is a best effort in a savepoint: a statement timeout
+// there (seen on a 600,000-row second link) must not fail a sync whose rows
+// are stored, and the next sync's end tries again; any other error is
+// returned.
 func markDuplicatesAtEnd(ctx context.Context, tx pgx.Tx, userID uuid.UUID) error {
 	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
 		_, err := markDuplicateAccounts(ctx, sp, userID)

@@ -59,25 +59,22 @@ func (s *Store) RecordSync(ctx context.Context, connectionID uuid.UUID, r SyncRe
 // after the newest, the rows before it are deleted.
 func recordSync(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, r SyncRecord) error {
 	r = r.clean()
-	tag, err := tx.Exec(ctx, `
+	// The trim runs in the same round trip; for a connection that is gone
+	// both statements write nothing.
+	var batch pgx.Batch
+	batch.Queue(`
 		INSERT INTO sync_history (user_id, bank_connection_id, started_at, finished_at, pages,
 			rows_added, rows_modified, rows_removed, outcome, error_code, error_message)
 		SELECT c.user_id, c.id, $2, $3, $4, $5, $6, $7, $8, NULLIF($9, ''), NULLIF($10, '')
 		FROM bank_connections c WHERE c.id = $1`,
 		connectionID, r.StartedAt, r.FinishedAt, r.Pages, r.Changes.Added, r.Changes.Modified, r.Changes.Removed,
 		r.Outcome, r.ErrorCode, r.ErrorMessage)
-	if err != nil {
-		return fmt.Errorf("record sync of connection %s: %w", connectionID, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return nil
-	}
-	_, err = tx.Exec(ctx, `
+	batch.Queue(`
 		DELETE FROM sync_history h WHERE h.bank_connection_id = $1 AND (h.started_at, h.id) < (
 			SELECT k.started_at, k.id FROM sync_history k WHERE k.bank_connection_id = $1
 			ORDER BY k.started_at DESC, k.id DESC OFFSET $2 LIMIT 1)`, connectionID, SyncHistoryKept-1)
-	if err != nil {
-		return fmt.Errorf("trim sync history of connection %s: %w", connectionID, err)
+	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+		return fmt.Errorf("record sync of connection %s: %w", connectionID, err)
 	}
 	return nil
 }

@@ -474,8 +474,8 @@ func jaccard(a, b map[string]bool) float64 {
 // they are dated on or after the earliest date the new link reported for
 // their account (older ones are history the new link does not reach),
 // and the candidates are dropped. It returns how many rows it marked; a
-// connection that is not relinking costs one look-up of its row by
-// primary key (the candidates are not read). The earliest date per
+// connection that is not relinking marks nothing (finishSyncTx calls it
+// only for one that was when the outcome's transaction locked it). The earliest date per
 // account is computed once (MATERIALIZED), not per candidate, from the
 // candidates as they were before the statement.
 func finishRelink(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID) (int64, error) {

@@ -17,9 +17,14 @@ import (
 // upsertAccounts stores a connection's accounts and records today's balance
 // of each whose balances are known; it returns account ids by provider
 // account id. An account with BalancesUnknown keeps its last balances and
-// their as-of time.
+// their as-of time. Every account is one statement (the account and its
+// balance), all sent in one round trip.
 func upsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, accounts []domain.ReportedAccount, today domain.Date) (map[string]uuid.UUID, error) {
 	ids := make(map[string]uuid.UUID, len(accounts))
+	if len(accounts) == 0 {
+		return ids, nil
+	}
+	var batch pgx.Batch
 	for _, a := range accounts {
 		var liability []byte
 		if a.Liability != nil {
@@ -28,35 +33,51 @@ func upsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, 
 				return nil, fmt.Errorf("encode liability: %w", err)
 			}
 		}
-		var id uuid.UUID
-		err := tx.QueryRow(ctx, `
-			INSERT INTO accounts (user_id, bank_connection_id, provider_account_id, provider, manual, institution_name,
-				name, mask, type, subtype, currency, current_balance, available_balance, credit_limit, balance_as_of, liability)
-			VALUES ($1, $2, $3, $4, false, $5, $6, $7, $8, $9, $10, $11, $12, $13, CASE WHEN $15 THEN NULL ELSE now() END, $14)
-			ON CONFLICT (bank_connection_id, provider_account_id, user_id) DO UPDATE SET
-				institution_name = excluded.institution_name, name = excluded.name, mask = excluded.mask,
-				type = excluded.type, subtype = excluded.subtype, currency = excluded.currency,
-				current_balance = CASE WHEN $15 THEN accounts.current_balance ELSE excluded.current_balance END,
-				available_balance = CASE WHEN $15 THEN accounts.available_balance ELSE excluded.available_balance END,
-				credit_limit = CASE WHEN $15 THEN accounts.credit_limit ELSE excluded.credit_limit END,
-				balance_as_of = CASE WHEN $15 THEN accounts.balance_as_of ELSE now() END,
-				liability = excluded.liability, updated_at = now()
-			RETURNING id`,
+		record := !a.BalancesUnknown && a.CurrentBalance != nil
+		batch.Queue(upsertAccountSQL,
 			conn.UserID, conn.ID, a.ProviderAccountID, conn.Provider, nullIfEmpty(conn.InstitutionName),
 			a.Name, nullIfEmpty(a.Mask), nullIfEmpty(a.Type), nullIfEmpty(a.Subtype), a.Currency,
-			a.CurrentBalance, a.AvailableBalance, a.CreditLimit, liability, a.BalancesUnknown).Scan(&id)
-		if err != nil {
+			a.CurrentBalance, a.AvailableBalance, a.CreditLimit, liability, a.BalancesUnknown, record, today.Time)
+	}
+	res := tx.SendBatch(ctx, &batch)
+	for _, a := range accounts {
+		var id uuid.UUID
+		if err := res.QueryRow().Scan(&id); err != nil {
+			res.Close()
 			return nil, fmt.Errorf("upsert account %s: %w", a.ProviderAccountID, err)
 		}
 		ids[a.ProviderAccountID] = id
-		if !a.BalancesUnknown && a.CurrentBalance != nil {
-			if err := recordBalance(ctx, tx, conn.UserID, id, today, *a.CurrentBalance, a.Currency); err != nil {
-				return nil, err
-			}
-		}
+	}
+	if err := res.Close(); err != nil {
+		return nil, fmt.Errorf("upsert accounts: %w", err)
 	}
 	return ids, nil
 }
+
+// upsertAccountSQL stores one reported account ($1 user, $2 connection, $3
+// provider account id, $4 provider, $5 institution, $6-$14 the account's
+// fields, $15 balances unknown) and, when $16 is set, records $11 as its
+// balance on day $17 as recordBalance does; it returns the account's id.
+const upsertAccountSQL = `
+WITH a AS (
+	INSERT INTO accounts (user_id, bank_connection_id, provider_account_id, provider, manual, institution_name,
+		name, mask, type, subtype, currency, current_balance, available_balance, credit_limit, balance_as_of, liability)
+	VALUES ($1, $2, $3, $4, false, $5, $6, $7, $8, $9, $10, $11, $12, $13, CASE WHEN $15 THEN NULL ELSE now() END, $14)
+	ON CONFLICT (bank_connection_id, provider_account_id, user_id) DO UPDATE SET
+		institution_name = excluded.institution_name, name = excluded.name, mask = excluded.mask,
+		type = excluded.type, subtype = excluded.subtype, currency = excluded.currency,
+		current_balance = CASE WHEN $15 THEN accounts.current_balance ELSE excluded.current_balance END,
+		available_balance = CASE WHEN $15 THEN accounts.available_balance ELSE excluded.available_balance END,
+		credit_limit = CASE WHEN $15 THEN accounts.credit_limit ELSE excluded.credit_limit END,
+		balance_as_of = CASE WHEN $15 THEN accounts.balance_as_of ELSE now() END,
+		liability = excluded.liability, updated_at = now()
+	RETURNING id
+), balance AS (
+	INSERT INTO balance_history (user_id, account_id, date, balance, currency)
+	SELECT $1, a.id, $17, $11, $10 FROM a WHERE $16
+	ON CONFLICT (account_id, date, user_id) DO UPDATE SET balance = excluded.balance, currency = excluded.currency, derived = false, updated_at = now()
+)
+SELECT id FROM a`
 
 // upsertProviderCategories copies provider categories for the user the
 // first time they are seen (a user's edit is never overwritten: rows the
@@ -305,8 +326,10 @@ func noteConsentWarning(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, 
 func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o SyncOutcome) ([]uuid.UUID, error) {
 	var prev connectionState
 	var sealed []byte
-	err := tx.QueryRow(ctx, `SELECT user_id, status, last_error_class, credentials_encrypted FROM bank_connections WHERE id = $1 FOR UPDATE`,
-		connectionID).Scan(&prev.userID, &prev.status, &prev.errorClass, &sealed)
+	var relinking, linked bool
+	err := tx.QueryRow(ctx, `SELECT c.user_id, c.status, c.last_error_class, c.credentials_encrypted, c.relinking, (`+linkedSQL("c.user_id")+`)
+		FROM bank_connections c WHERE c.id = $1 FOR UPDATE`,
+		connectionID).Scan(&prev.userID, &prev.status, &prev.errorClass, &sealed, &relinking, &linked)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -331,11 +354,11 @@ func finishSyncTx(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, o Sync
 			WHERE id = $1`, connectionID, o.NextSyncAt, o.HasInvestments, o.Institution, o.InstitutionID, o.LogoURL, o.ConsentExpiresAt,
 			o.LinkID, timeOrNull(o.ReadFrom))
 		var relinked int64
-		if err == nil {
+		if err == nil && relinking {
 			relinked, err = finishRelink(ctx, tx, connectionID)
 			o.Changes.Removed += relinked
 		}
-		if err == nil {
+		if err == nil && linked {
 			err = markDuplicatesAtEnd(ctx, tx, prev.userID)
 		}
 		if err == nil {
