@@ -112,7 +112,7 @@ func FreeCandidatePairs(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUI
 	}
 	var out [][2]uuid.UUID
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		free, err := freeCandidates(ctx, tx, userID, cands, pairedCheck{})
+		free, err := freeCandidates(ctx, tx, userID, cands, pairedCheck{}, true)
 		for _, p := range free {
 			out = append(out, [2]uuid.UUID{p.c, p.x})
 		}

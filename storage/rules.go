@@ -150,6 +150,11 @@ func activeRules(ctx context.Context, q querier, userID uuid.UUID) ([]Rule, erro
 	if err != nil {
 		return nil, fmt.Errorf("load active rules: %w", err)
 	}
+	return scanActiveRules(rows)
+}
+
+// scanActiveRules reads the rows of activeRulesSQL and closes them.
+func scanActiveRules(rows pgx.Rows) ([]Rule, error) {
 	defer rows.Close()
 	var out []Rule
 	for rows.Next() {
@@ -159,7 +164,10 @@ func activeRules(ctx context.Context, q querier, userID uuid.UUID) ([]Rule, erro
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load active rules: %w", err)
+	}
+	return out, nil
 }
 
 // LockActiveRules takes the user's rule-creation lock for the rest of

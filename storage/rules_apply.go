@@ -48,7 +48,7 @@ func (s *Store) ApplyRulesFrom(ctx context.Context, userID uuid.UUID, batchSize 
 	for {
 		var rows []ruleRow
 		err := s.inTx(ctx, func(tx pgx.Tx) error {
-			set, err := prepareRules(ctx, tx, userID, cache)
+			set, _, err := prepareRules(ctx, tx, userID, cache)
 			if err != nil {
 				return err
 			}
@@ -82,22 +82,16 @@ func applyRulesTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionI
 	if len(transactionIDs) == 0 {
 		return nil
 	}
-	set, err := prepareRules(ctx, tx, userID, cache)
+	set, any, err := prepareRules(ctx, tx, userID, cache)
 	if err != nil {
 		return err
 	}
-	if set.Len() == 0 {
+	if !any {
 		// A user who never had a rule has no outcome to apply or undo: the
 		// rows are not read (a first sync of a million rows would read them
 		// all back). One whose rules are all archived may have outcomes to
 		// undo, and goes on.
-		var any bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rules WHERE user_id = $1)`, userID).Scan(&any); err != nil {
-			return fmt.Errorf("look up rules of user %s: %w", userID, err)
-		}
-		if !any {
-			return nil
-		}
+		return nil
 	}
 	rows, err := scanRuleRows(tx.Query(ctx, `SELECT `+ruleRowColumns+` FROM transactions t
 		WHERE t.user_id = $1 AND t.id = ANY($2)`, userID, transactionIDs))
@@ -110,20 +104,31 @@ func applyRulesTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionI
 
 // prepareRules serialises rule application per user for the rest of the
 // transaction (so that concurrent runs cannot write stale decisions) and
-// compiles the user's active rules, through cache (nil: no cache).
-func prepareRules(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cache *rules.Cache) (*rules.Set, error) {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('finsync.rules:' || $1::text, 0))`, userID); err != nil {
-		return nil, fmt.Errorf("lock rules of user %s: %w", userID, err)
-	}
-	stored, err := activeRules(ctx, tx, userID)
-	if err != nil {
-		return nil, err
+// compiles the user's active rules, through cache (nil: no cache); it
+// also reports whether the user has any rule, archived ones included. The
+// lock and the reads go in one round trip, each statement reading after
+// the lock is held.
+func prepareRules(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cache *rules.Cache) (*rules.Set, bool, error) {
+	var stored []Rule
+	var any bool
+	var batch pgx.Batch
+	batch.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('finsync.rules:' || $1::text, 0))`, userID)
+	batch.Queue(activeRulesSQL, userID).Query(func(rows pgx.Rows) error {
+		var err error
+		stored, err = scanActiveRules(rows)
+		return err
+	})
+	batch.Queue(`SELECT EXISTS (SELECT 1 FROM rules WHERE user_id = $1)`, userID).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&any)
+	})
+	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+		return nil, false, fmt.Errorf("lock and load rules of user %s: %w", userID, err)
 	}
 	compiled, err := compileStored(ctx, stored, cache)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return rules.NewSet(compiled...), nil
+	return rules.NewSet(compiled...), any, nil
 }
 
 // compileStored compiles stored rules through cache (nil: no cache), each

@@ -38,14 +38,11 @@ func detectTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID, changed [
 	if len(changed) == 0 {
 		return 0, nil
 	}
-	if err := lockUserTransfers(ctx, tx, userID); err != nil {
-		return 0, err
-	}
-	rows, err := loadDetectRows(ctx, tx, userID, changed)
+	rows, accts, err := beginDetection(ctx, tx, userID, changed)
 	if err != nil {
 		return 0, err
 	}
-	return detectRows(ctx, tx, userID, rows, nil)
+	return detectRows(ctx, tx, userID, rows, accts, nil)
 }
 
 // detectSynced pairs a sync batch's rows: copied (rows copied in fresh,
@@ -56,10 +53,7 @@ func detectTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID, changed [
 // started while the batch was copied (pre, may be nil); any other batch
 // reads its window's rows from the database.
 func detectSynced(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, copied []detectRow, written []uuid.UUID, windowFrom int, mem *sessionRows, pre *windowMatch) error {
-	if err := lockUserTransfers(ctx, tx, conn.UserID); err != nil {
-		return err
-	}
-	rows, err := loadDetectRows(ctx, tx, conn.UserID, written)
+	rows, accts, err := beginDetection(ctx, tx, conn.UserID, written)
 	if err != nil {
 		return err
 	}
@@ -67,22 +61,47 @@ func detectSynced(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, co
 	if len(copied) >= windowFrom && len(rows) == 0 {
 		window = &windowSearch{connID: conn.ID, mem: mem, pre: pre}
 	}
-	_, err = detectRows(ctx, tx, conn.UserID, append(rows, copied...), window)
+	_, err = detectRows(ctx, tx, conn.UserID, append(rows, copied...), accts, window)
 	return err
 }
 
-// lockUserTransfers takes a transaction-level advisory lock on the user's
-// transfers, so that two syncs of the user's connections writing the two
-// sides of a transfer at once detect it in turn (the second sees the
-// first's committed row) instead of both missing it. It also turns JIT
-// compilation off for the rest of tx: detection's statements are short
-// index ranges and probes whose estimated cost can cross the JIT threshold
-// on a large batch, and compiling them costs more than running them.
-func lockUserTransfers(ctx context.Context, tx pgx.Tx, userID uuid.UUID) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('transfers:' || $1::text, 0)), set_config('jit', 'off', true)`, userID); err != nil {
-		return fmt.Errorf("detect transfers: lock user: %w", err)
+// beginDetection starts a detection pass in tx, in one round trip: it
+// takes a transaction-level advisory lock on the user's transfers, so that
+// two syncs of the user's connections writing the two sides of a transfer
+// at once detect it in turn (the second sees the first's committed row)
+// instead of both missing it; then, each statement reading after the lock
+// is held, it reads those of ids that detection pairs (loadDetectRows),
+// the user's accounts and whether the user rejected any pair. It also
+// turns JIT compilation off for the rest of tx: detection's statements are
+// short index ranges and probes whose estimated cost can cross the JIT
+// threshold on a large batch, and compiling them costs more than running
+// them.
+func beginDetection(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid.UUID) ([]detectRow, *userAccounts, error) {
+	var rows []detectRow
+	var accts *userAccounts
+	var rejections bool
+	var batch pgx.Batch
+	batch.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('transfers:' || $1::text, 0)), set_config('jit', 'off', true)`, userID)
+	if len(ids) > 0 {
+		batch.Queue(detectRowsSQL, userID, ids).Query(func(res pgx.Rows) error {
+			var err error
+			rows, err = scanDetectRows(res)
+			return err
+		})
 	}
-	return nil
+	batch.Queue(userAccountsSQL, userID).Query(func(res pgx.Rows) error {
+		var err error
+		accts, err = scanUserAccounts(res)
+		return err
+	})
+	batch.Queue(`SELECT EXISTS (SELECT 1 FROM transfer_rejections WHERE user_id = $1)`, userID).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&rejections)
+	})
+	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+		return nil, nil, fmt.Errorf("detect transfers: begin: %w", err)
+	}
+	accts.rejections = rejections
+	return rows, accts, nil
 }
 
 // detectRow is a row detection pairs, as candidate search reads it.
@@ -100,6 +119,9 @@ type detectRow struct {
 	text               string
 	summary            string
 	original, merchant *string
+	// paired is set on a row read from the database that was paired when
+	// read (readWindow).
+	paired bool
 }
 
 // lowerText is the row's text: the summary, original description and
@@ -186,30 +208,40 @@ func tenThousandths(d decimal.Decimal) int64 {
 }
 
 // loadDetectRows reads those of ids that are the user's, live, non-zero
-// and unpaired: one primary-key look-up per id (a lateral probe, whatever
-// the planner's statistics of a table a sync is filling say).
+// and unpaired (detectRowsSQL).
 func loadDetectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid.UUID) ([]detectRow, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := tx.Query(ctx, `
-		SELECT t.id, t.account_id, (t.amount * 10000)::bigint, (t.tx_date - DATE '2000-01-01')::bigint, t.currency, t.text
-		FROM unnest($2::uuid[]) AS i(id)
-		CROSS JOIN LATERAL (
-			SELECT t.id, t.account_id, t.amount, t.currency, t.tx_date,
-				lower(concat_ws(' ', t.summary, t.original_description, t.merchant_name)) AS text
-			FROM transactions t
-			WHERE t.id = i.id AND t.user_id = $1 AND t.status <> 'deleted' AND t.amount <> 0 AND t.tx_date IS NOT NULL
-			LIMIT 1
-		) t
-		WHERE NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = t.id)
-			AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = t.id)`, userID, ids)
+	rows, err := tx.Query(ctx, detectRowsSQL, userID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("detect transfers: load changed rows: %w", err)
 	}
+	return scanDetectRows(rows)
+}
+
+// detectRowsSQL reads those of ids ($2) that are the user's ($1), live,
+// non-zero and unpaired, as detectRow: one primary-key look-up per id (a
+// lateral probe, whatever the planner's statistics of a table a sync is
+// filling say).
+const detectRowsSQL = `
+	SELECT t.id, t.account_id, (t.amount * 10000)::bigint, (t.tx_date - DATE '2000-01-01')::bigint, t.currency, t.text
+	FROM unnest($2::uuid[]) AS i(id)
+	CROSS JOIN LATERAL (
+		SELECT t.id, t.account_id, t.amount, t.currency, t.tx_date,
+			lower(concat_ws(' ', t.summary, t.original_description, t.merchant_name)) AS text
+		FROM transactions t
+		WHERE t.id = i.id AND t.user_id = $1 AND t.status <> 'deleted' AND t.amount <> 0 AND t.tx_date IS NOT NULL
+		LIMIT 1
+	) t
+	WHERE NOT EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = t.id)
+		AND NOT EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = t.id)`
+
+// scanDetectRows reads the rows of detectRowsSQL and closes them.
+func scanDetectRows(rows pgx.Rows) ([]detectRow, error) {
 	var out []detectRow
 	var r detectRow
-	_, err = pgx.ForEachRow(rows, []any{&r.id, &r.accountID, &r.minor, &r.day, &r.currency, &r.text}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&r.id, &r.accountID, &r.minor, &r.day, &r.currency, &r.text}, func() error {
 		out = append(out, r)
 		return nil
 	})
@@ -237,16 +269,12 @@ type windowSearch struct {
 // candidate fits one row better than any other; scoring and the choice
 // are scoreTransfer and chooseTransfers. Caveat: the caller holds
 // lockUserTransfers.
-func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, window *windowSearch) (int, error) {
+func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, accts *userAccounts, window *windowSearch) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
 	if window == nil {
 		window = &windowSearch{}
-	}
-	accts, err := loadUserAccounts(ctx, tx, userID)
-	if err != nil {
-		return 0, err
 	}
 	want := make(map[[16]byte]bool, len(rows))
 	for _, r := range rows {
@@ -266,10 +294,13 @@ func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectR
 // userAccounts are the user's accounts as one detection pass reads them,
 // once: their names and masks (scoring), whether they are in more than one
 // currency (only then is there a cross-currency candidate to look for) and
-// their connections (which accounts lie outside a connection).
+// their connections (which accounts lie outside a connection); and whether
+// the user rejected any pair (only then are candidates checked against
+// the rejections).
 type userAccounts struct {
-	byID  map[[16]byte]accountFacts
-	cross bool
+	byID       map[[16]byte]accountFacts
+	cross      bool
+	rejections bool
 }
 
 // accountFacts is what detection reads of an account.
@@ -279,12 +310,11 @@ type accountFacts struct {
 	conn uuid.NullUUID
 }
 
-// loadUserAccounts reads the user's accounts.
-func loadUserAccounts(ctx context.Context, tx pgx.Tx, userID uuid.UUID) (*userAccounts, error) {
-	rows, err := tx.Query(ctx, `SELECT id, name, COALESCE(mask, ''), currency, bank_connection_id FROM accounts WHERE user_id = $1`, userID)
-	if err != nil {
-		return nil, fmt.Errorf("detect transfers: accounts: %w", err)
-	}
+// userAccountsSQL reads the user's ($1) accounts (scanUserAccounts).
+const userAccountsSQL = `SELECT id, name, COALESCE(mask, ''), currency, bank_connection_id FROM accounts WHERE user_id = $1`
+
+// scanUserAccounts reads the rows of userAccountsSQL and closes them.
+func scanUserAccounts(rows pgx.Rows) (*userAccounts, error) {
 	out := &userAccounts{byID: map[[16]byte]accountFacts{}}
 	var id uuid.UUID
 	var f accountFacts

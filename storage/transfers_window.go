@@ -252,13 +252,21 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 			}
 		}
 	}
-	stored, err := readWindow(ctx, tx, userID, nil, dbDays)
+	// Only the rows of the batch's amounts can be a candidate or a
+	// candidate's own candidate; a cross-currency candidate's own
+	// candidates have other amounts, so with cross-currency accounts every
+	// row is read.
+	var amounts []int64
+	if !accts.cross {
+		amounts = windowAmounts(rows)
+	}
+	stored, err := readWindow(ctx, tx, userID, nil, dbDays, amounts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var others []detectRow
 	if outside := accts.outside(connID); len(outside) > 0 {
-		if others, err = readWindow(ctx, tx, userID, outside, otherDays); err != nil {
+		if others, err = readWindow(ctx, tx, userID, outside, otherDays, amounts); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -269,6 +277,7 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 	}
 	if read := append(stored, others...); len(read) > 0 {
 		check.lookUp(read)
+		check.noteRead(read)
 		db := &sessionRows{limit: int64(len(read))} // all of them: nothing to read again
 		db.add(read)
 		pools = append(slices.Clip(pools), db)
@@ -310,7 +319,7 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 		}
 		cands = append(cands, more...)
 	}
-	cands, err = freeCandidates(ctx, tx, userID, cands, check)
+	cands, err = freeCandidates(ctx, tx, userID, cands, check, accts.rejections)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -506,35 +515,54 @@ func windowDays(rows []detectRow, lag int64) []int64 {
 	return out
 }
 
+// windowAmounts returns the distinct absolute amounts (ten-thousandths)
+// of rows: a same-currency candidate of a row, and that candidate's own
+// candidates, have one of them.
+func windowAmounts(rows []detectRow) []int64 {
+	seen := make(map[int64]bool, len(rows))
+	out := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		if a := abs64(r.minor); !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // readWindow reads the user's live, non-zero rows dated on days (days
 // since 2000-01-01), a lateral range per day; when accts is not nil,
 // only those of accts, a range of transactions_account_order_idx per
-// account and day.
-func readWindow(ctx context.Context, tx pgx.Tx, userID uuid.UUID, accts []uuid.UUID, days []int64) ([]detectRow, error) {
+// account and day; when amounts is not nil, only those whose absolute
+// amount in ten-thousandths is one of amounts (the others' text is never
+// built nor sent). Each row comes with whether it is paired. The
+// statement is planned with its arguments each time (an unnamed
+// statement), so that the amounts are looked up in a hash table.
+func readWindow(ctx context.Context, tx pgx.Tx, userID uuid.UUID, accts []uuid.UUID, days []int64, amounts []int64) ([]detectRow, error) {
 	if len(days) == 0 {
 		return nil, nil
 	}
-	q := `
-		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency, x.text
-		FROM unnest($2::int8[]) AS d(day)
-		CROSS JOIN LATERAL (
-			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency,
-				lower(concat_ws(' ', x.summary, x.original_description, x.merchant_name)) AS text FROM transactions x
-			WHERE x.user_id = $1 AND x.tx_date = DATE '2000-01-01' + d.day::int AND x.status <> 'deleted' AND x.amount <> 0
-			OFFSET 0
-		) x`
-	args := []any{userID, days}
+	from := `unnest($2::int8[]) AS d(day)`
+	match := `x.user_id = $1 AND x.tx_date = DATE '2000-01-01' + d.day::int`
 	if accts != nil {
-		q = `
-		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency, x.text
-		FROM unnest($3::uuid[]) AS a(id) CROSS JOIN unnest($2::int8[]) AS d(day)
+		from = `unnest($4::uuid[]) AS a(id) CROSS JOIN unnest($2::int8[]) AS d(day)`
+		match = `x.account_id = a.id AND x.tx_date = DATE '2000-01-01' + d.day::int AND x.user_id = $1`
+	}
+	q := `
+		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency,
+			lower(concat_ws(' ', x.summary, x.original_description, x.merchant_name)),
+			EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = x.id)
+				OR EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = x.id)
+		FROM ` + from + `
 		CROSS JOIN LATERAL (
-			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency,
-				lower(concat_ws(' ', x.summary, x.original_description, x.merchant_name)) AS text FROM transactions x
-			WHERE x.account_id = a.id AND x.tx_date = DATE '2000-01-01' + d.day::int
-				AND x.user_id = $1 AND x.status <> 'deleted' AND x.amount <> 0
+			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency, x.summary, x.original_description, x.merchant_name
+			FROM transactions x
+			WHERE ` + match + ` AND x.status <> 'deleted' AND x.amount <> 0
+				AND ($3::int8[] IS NULL OR (abs(x.amount) * 10000)::bigint = ANY ($3::int8[]))
 			OFFSET 0
 		) x`
+	args := []any{pgx.QueryExecModeCacheDescribe, userID, days, amounts}
+	if accts != nil {
 		args = append(args, accts)
 	}
 	rows, err := tx.Query(ctx, q, args...)
@@ -543,7 +571,7 @@ func readWindow(ctx context.Context, tx pgx.Tx, userID uuid.UUID, accts []uuid.U
 	}
 	var out []detectRow
 	var w detectRow
-	_, err = pgx.ForEachRow(rows, []any{&w.id, &w.accountID, &w.minor, &w.day, &w.currency, &w.text}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&w.id, &w.accountID, &w.minor, &w.day, &w.currency, &w.text, &w.paired}, func() error {
 		out = append(out, w)
 		return nil
 	})
@@ -568,6 +596,19 @@ type pairedCheck struct {
 	from, to int64
 	// byID are the rows looked up by id; nil: every row is.
 	byID map[[16]byte]bool
+	// read are the rows whose pairing was read with them (readWindow):
+	// whether each is paired; they are not looked up again.
+	read map[[16]byte]bool
+}
+
+// noteRead notes the pairing of rows as they were read.
+func (c *pairedCheck) noteRead(rows []detectRow) {
+	if c.read == nil {
+		c.read = make(map[[16]byte]bool, len(rows))
+	}
+	for i := range rows {
+		c.read[rows[i].id] = rows[i].paired
+	}
 }
 
 // lookUp notes rows to be looked up by id (every row is when byID is nil).
@@ -592,8 +633,9 @@ func (c *pairedCheck) lookUp(rows []detectRow) {
 // while a first sync runs is not seen there: its row stays a candidate,
 // and a pair that would take it is skipped on insert (ON CONFLICT), so
 // detection may miss a pair there but never stores a wrong one.
-// Rejections are checked in SQL, and only when the user has any.
-func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []windowPair, check pairedCheck) ([]windowPair, error) {
+// Rejections are checked in SQL, and only when the user has any
+// (rejections).
+func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []windowPair, check pairedCheck, rejections bool) ([]windowPair, error) {
 	if len(cands) == 0 {
 		return nil, nil
 	}
@@ -602,11 +644,7 @@ func freeCandidates(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []wi
 		return nil, err
 	}
 	free := slices.DeleteFunc(cands, func(p windowPair) bool { return paired[p.c] || paired[p.x] })
-	var any bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transfer_rejections WHERE user_id = $1)`, userID).Scan(&any); err != nil {
-		return nil, fmt.Errorf("detect transfers: rejections: %w", err)
-	}
-	if !any || len(free) == 0 {
+	if !rejections || len(free) == 0 {
 		return free, nil
 	}
 	cs, xs := make([]uuid.UUID, len(free)), make([]uuid.UUID, len(free))
@@ -647,6 +685,10 @@ func pairedRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cands []window
 	var ids []uuid.UUID
 	for _, p := range cands {
 		for _, id := range [2]uuid.UUID{p.c, p.x} {
+			if was, ok := check.read[id]; ok {
+				paired[id] = paired[id] || was
+				continue
+			}
 			if !seen[id] && (check.byID == nil || check.byID[id]) {
 				seen[id] = true
 				ids = append(ids, id)
