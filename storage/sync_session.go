@@ -534,7 +534,7 @@ func (ss *SyncSession) runRules(ctx context.Context, tx pgx.Tx, changed []uuid.U
 // transfers pairs the rows the batch wrote, inside the batch's
 // transaction: those it copied in fresh as they were copied (no read
 // back), the others as stored. (A removed row's transfer is dropped by
-// the database as the row is marked deleted: migration 00023.)
+// the database as the row is marked deleted: migrations 00023, 00036.)
 func (ss *SyncSession) transfers(ctx context.Context, tx pgx.Tx) error {
 	if ss.opts.SkipTransfers || len(ss.written)+len(ss.copied) == 0 {
 		return nil

@@ -1,0 +1,42 @@
+-- +goose Up
+-- A transaction marked deleted leaves its transfer (00023). That trigger
+-- ran per deleted row, two DELETE statements each, and each of those fired
+-- the transfers table's statement trigger that notes a listing change
+-- (00035): a sync that replaced 35 pending rows ran 70 statements and 70
+-- triggers inside one UPDATE. Now one statement trigger per UPDATE of
+-- transactions deletes the transfers of every row the statement left
+-- deleted, with one DELETE (index probes per deleted row), and none when
+-- the statement deleted no row. Rejections stay, as before.
+-- +goose StatementBegin
+CREATE FUNCTION drop_deleted_transactions_transfers() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM changed_rows WHERE status = 'deleted') THEN
+        DELETE FROM transfers t USING changed_rows n
+        WHERE n.status = 'deleted' AND t.user_id = n.user_id
+            AND (t.outflow_transaction_id = n.id OR t.inflow_transaction_id = n.id);
+    END IF;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+DROP TRIGGER transactions_deleted_drop_transfers ON transactions;
+DROP FUNCTION drop_deleted_transaction_transfers();
+CREATE TRIGGER transactions_deleted_drop_transfers AFTER UPDATE ON transactions
+    REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION drop_deleted_transactions_transfers();
+
+-- +goose Down
+DROP TRIGGER transactions_deleted_drop_transfers ON transactions;
+DROP FUNCTION drop_deleted_transactions_transfers();
+-- +goose StatementBegin
+CREATE FUNCTION drop_deleted_transaction_transfers() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM transfers WHERE outflow_transaction_id = NEW.id AND user_id = NEW.user_id;
+    DELETE FROM transfers WHERE inflow_transaction_id = NEW.id AND user_id = NEW.user_id;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+CREATE TRIGGER transactions_deleted_drop_transfers AFTER UPDATE OF status ON transactions
+    FOR EACH ROW WHEN (NEW.status = 'deleted' AND OLD.status <> 'deleted')
+    EXECUTE FUNCTION drop_deleted_transaction_transfers();
