@@ -107,6 +107,17 @@ type benchEnv struct {
 type statementTimes struct {
 	mu    sync.Mutex
 	times map[string]time.Duration
+	// steps, with FINSYNC_BENCH_SYNC_TRACE=steps, are the statements of the
+	// sync under way in order (sync logs them), from since.
+	steps []traceStep
+	since time.Time
+}
+
+// traceStep is one statement of a sync: when it started after the sync
+// did, how long it took, and its first words.
+type traceStep struct {
+	at, took time.Duration
+	sql      string
 }
 
 type traceKey struct{}
@@ -129,9 +140,31 @@ func (s *statementTimes) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.T
 	}
 	words := strings.Fields(ts.sql)
 	key := strings.Join(words[:min(len(words), 4)], " ")
+	took := time.Since(ts.start)
 	s.mu.Lock()
-	s.times[key] += time.Since(ts.start)
+	s.times[key] += took
+	if !s.since.IsZero() {
+		s.steps = append(s.steps, traceStep{ts.start.Sub(s.since), took, strings.Join(words[:min(len(words), 10)], " ")})
+	}
 	s.mu.Unlock()
+}
+
+// startSteps starts noting the statements of a sync in order.
+func (s *statementTimes) startSteps() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steps, s.since = nil, time.Now()
+}
+
+// logSteps logs the statements noted since startSteps, in order, and
+// stops noting them.
+func (s *statementTimes) logSteps(tb testing.TB) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.steps {
+		tb.Logf("%8.3f ms  %7.3f ms  %s", st.at.Seconds()*1000, st.took.Seconds()*1000, st.sql)
+	}
+	s.steps, s.since = nil, time.Time{}
 }
 
 // report logs the statements by time spent (FINSYNC_BENCH_SYNC_TRACE=1) and
@@ -259,12 +292,19 @@ func (e *benchEnv) sync(c domain.BankConnection) (time.Duration, int64) {
 	e.tb.Helper()
 	counter := e.counts[c.Provider]
 	before, fetchBefore := counter.rows.Load(), counter.fetch.Load()
+	steps := os.Getenv("FINSYNC_BENCH_SYNC_TRACE") == "steps"
+	if steps {
+		e.tracer.startSteps()
+	}
 	start := time.Now()
 	if err := e.syncer.Sync(context.Background(), c.ID); err != nil {
 		e.tb.Fatalf("sync %s: %v", c.Provider, err)
 	}
 	d := time.Since(start)
-	if os.Getenv("FINSYNC_BENCH_SYNC_TRACE") == "1" {
+	if steps {
+		e.tracer.logSteps(e.tb)
+	}
+	if trace := os.Getenv("FINSYNC_BENCH_SYNC_TRACE"); trace == "1" || steps {
 		e.tb.Logf("sync %s: %v, %v fetching pages", c.Provider, d, time.Duration(counter.fetch.Load()-fetchBefore))
 	}
 	return d, counter.rows.Load() - before
