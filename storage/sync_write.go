@@ -17,67 +17,105 @@ import (
 // upsertAccounts stores a connection's accounts and records today's balance
 // of each whose balances are known; it returns account ids by provider
 // account id. An account with BalancesUnknown keeps its last balances and
-// their as-of time. Every account is one statement (the account and its
-// balance), all sent in one round trip.
+// their as-of time. All accounts and balances are one statement
+// (upsertAccountsSQL); an account reported twice is stored as last
+// reported.
 func upsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, accounts []domain.ReportedAccount, today domain.Date) (map[string]uuid.UUID, error) {
 	ids := make(map[string]uuid.UUID, len(accounts))
-	if len(accounts) == 0 {
+	var c reportedAccountColumns
+	last := make(map[string]int, len(accounts))
+	for i, a := range accounts {
+		last[a.ProviderAccountID] = i
+	}
+	for i, a := range accounts {
+		if last[a.ProviderAccountID] != i {
+			continue
+		}
+		if err := c.add(a); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.pids) == 0 {
 		return ids, nil
 	}
-	var batch pgx.Batch
-	for _, a := range accounts {
-		var liability []byte
-		if a.Liability != nil {
-			var err error
-			if liability, err = json.Marshal(a.Liability); err != nil {
-				return nil, fmt.Errorf("encode liability: %w", err)
-			}
-		}
-		record := !a.BalancesUnknown && a.CurrentBalance != nil
-		batch.Queue(upsertAccountSQL,
-			conn.UserID, conn.ID, a.ProviderAccountID, conn.Provider, nullIfEmpty(conn.InstitutionName),
-			a.Name, nullIfEmpty(a.Mask), nullIfEmpty(a.Type), nullIfEmpty(a.Subtype), a.Currency,
-			a.CurrentBalance, a.AvailableBalance, a.CreditLimit, liability, a.BalancesUnknown, record, today.Time)
+	rows, err := tx.Query(ctx, upsertAccountsSQL, conn.UserID, conn.ID, conn.Provider, nullIfEmpty(conn.InstitutionName), today.Time,
+		c.pids, c.names, c.masks, c.types, c.subtypes, c.currencies, c.current, c.available, c.limits, c.liabilities, c.unknown, c.record)
+	if err != nil {
+		return nil, fmt.Errorf("upsert accounts: %w", err)
 	}
-	res := tx.SendBatch(ctx, &batch)
-	for _, a := range accounts {
-		var id uuid.UUID
-		if err := res.QueryRow().Scan(&id); err != nil {
-			res.Close()
-			return nil, fmt.Errorf("upsert account %s: %w", a.ProviderAccountID, err)
-		}
-		ids[a.ProviderAccountID] = id
-	}
-	if err := res.Close(); err != nil {
+	var pid string
+	var id uuid.UUID
+	if _, err := pgx.ForEachRow(rows, []any{&pid, &id}, func() error {
+		ids[pid] = id
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("upsert accounts: %w", err)
 	}
 	return ids, nil
 }
 
-// upsertAccountSQL stores one reported account ($1 user, $2 connection, $3
-// provider account id, $4 provider, $5 institution, $6-$14 the account's
-// fields, $15 balances unknown) and, when $16 is set, records $11 as its
-// balance on day $17 as recordBalance does; it returns the account's id.
-const upsertAccountSQL = `
-WITH a AS (
+// reportedAccountColumns are reported accounts as upsertAccountsSQL's arrays.
+type reportedAccountColumns struct {
+	pids, names, currencies                 []string
+	masks, types, subtypes                  []*string
+	current, available, limits, liabilities []*string
+	unknown, record                         []bool
+}
+
+// add appends a.
+func (c *reportedAccountColumns) add(a domain.ReportedAccount) error {
+	var liability *string
+	if a.Liability != nil {
+		b, err := json.Marshal(a.Liability)
+		if err != nil {
+			return fmt.Errorf("encode liability of account %s: %w", a.ProviderAccountID, err)
+		}
+		text := string(b)
+		liability = &text
+	}
+	c.pids, c.names, c.currencies = append(c.pids, a.ProviderAccountID), append(c.names, a.Name), append(c.currencies, a.Currency)
+	c.masks, c.types, c.subtypes = append(c.masks, nullIfEmpty(a.Mask)), append(c.types, nullIfEmpty(a.Type)), append(c.subtypes, nullIfEmpty(a.Subtype))
+	c.current, c.available, c.limits = append(c.current, moneyText(a.CurrentBalance)), append(c.available, moneyText(a.AvailableBalance)), append(c.limits, moneyText(a.CreditLimit))
+	c.liabilities = append(c.liabilities, liability)
+	c.unknown = append(c.unknown, a.BalancesUnknown)
+	c.record = append(c.record, !a.BalancesUnknown && a.CurrentBalance != nil)
+	return nil
+}
+
+// upsertAccountsSQL stores reported accounts ($1 user, $2 connection, $3
+// provider, $4 institution; the accounts as arrays from $6: provider
+// account id, name, mask, type, subtype, currency, current and available
+// balances, credit limit, liability, balances unknown) and records the
+// current balance on day $5 of those whose $17 is set, as recordBalance
+// does; it returns each account's provider account id and id. An account
+// whose balances are unknown keeps its stored ones (its balance_as_of is
+// null among the excluded values).
+const upsertAccountsSQL = `
+WITH r AS (
+	SELECT * FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+		$12::text[]::numeric[], $13::text[]::numeric[], $14::text[]::numeric[], $15::text[], $16::bool[], $17::bool[])
+		AS r(pid, name, mask, type, subtype, currency, current, available, credit_limit, liability, unknown, record)
+), a AS (
 	INSERT INTO accounts (user_id, bank_connection_id, provider_account_id, provider, manual, institution_name,
 		name, mask, type, subtype, currency, current_balance, available_balance, credit_limit, balance_as_of, liability)
-	VALUES ($1, $2, $3, $4, false, $5, $6, $7, $8, $9, $10, $11, $12, $13, CASE WHEN $15 THEN NULL ELSE now() END, $14)
+	SELECT $1, $2, r.pid, $3, false, $4, r.name, r.mask, r.type, r.subtype, r.currency, r.current, r.available,
+		r.credit_limit, CASE WHEN r.unknown THEN NULL ELSE now() END, r.liability::jsonb
+	FROM r
 	ON CONFLICT (bank_connection_id, provider_account_id, user_id) DO UPDATE SET
 		institution_name = excluded.institution_name, name = excluded.name, mask = excluded.mask,
 		type = excluded.type, subtype = excluded.subtype, currency = excluded.currency,
-		current_balance = CASE WHEN $15 THEN accounts.current_balance ELSE excluded.current_balance END,
-		available_balance = CASE WHEN $15 THEN accounts.available_balance ELSE excluded.available_balance END,
-		credit_limit = CASE WHEN $15 THEN accounts.credit_limit ELSE excluded.credit_limit END,
-		balance_as_of = CASE WHEN $15 THEN accounts.balance_as_of ELSE now() END,
+		current_balance = CASE WHEN excluded.balance_as_of IS NULL THEN accounts.current_balance ELSE excluded.current_balance END,
+		available_balance = CASE WHEN excluded.balance_as_of IS NULL THEN accounts.available_balance ELSE excluded.available_balance END,
+		credit_limit = CASE WHEN excluded.balance_as_of IS NULL THEN accounts.credit_limit ELSE excluded.credit_limit END,
+		balance_as_of = COALESCE(excluded.balance_as_of, accounts.balance_as_of),
 		liability = excluded.liability, updated_at = now()
-	RETURNING id
+	RETURNING provider_account_id, id
 ), balance AS (
 	INSERT INTO balance_history (user_id, account_id, date, balance, currency)
-	SELECT $1, a.id, $17, $11, $10 FROM a WHERE $16
+	SELECT $1, a.id, $5, r.current, r.currency FROM a JOIN r ON r.pid = a.provider_account_id WHERE r.record
 	ON CONFLICT (account_id, date, user_id) DO UPDATE SET balance = excluded.balance, currency = excluded.currency, derived = false, updated_at = now()
 )
-SELECT id FROM a`
+SELECT provider_account_id, id FROM a`
 
 // upsertProviderCategories copies provider categories for the user the
 // first time they are seen (a user's edit is never overwritten: rows the
