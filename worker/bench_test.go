@@ -149,6 +149,45 @@ func (s *statementTimes) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.T
 	s.mu.Unlock()
 }
 
+// batchTrace is a batch under way: when it started and its statements'
+// first words.
+type batchTrace struct {
+	start time.Time
+	sqls  []string
+}
+
+type batchKey struct{}
+
+// TraceBatchStart notes the batch's start.
+func (s *statementTimes) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return context.WithValue(ctx, batchKey{}, &batchTrace{start: time.Now()})
+}
+
+// TraceBatchQuery notes one statement of the batch.
+func (s *statementTimes) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	if b, ok := ctx.Value(batchKey{}).(*batchTrace); ok {
+		words := strings.Fields(data.SQL)
+		b.sqls = append(b.sqls, strings.Join(words[:min(len(words), 4)], " "))
+	}
+}
+
+// TraceBatchEnd adds the batch's duration, as one statement named by its
+// statements' first words.
+func (s *statementTimes) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	b, ok := ctx.Value(batchKey{}).(*batchTrace)
+	if !ok {
+		return
+	}
+	key := "batch: " + strings.Join(b.sqls, " + ")
+	took := time.Since(b.start)
+	s.mu.Lock()
+	s.times[key] += took
+	if !s.since.IsZero() {
+		s.steps = append(s.steps, traceStep{b.start.Sub(s.since), took, key})
+	}
+	s.mu.Unlock()
+}
+
 // startSteps starts noting the statements of a sync in order.
 func (s *statementTimes) startSteps() {
 	s.mu.Lock()
