@@ -5,15 +5,20 @@
 -- (00035): a sync that replaced 35 pending rows ran 70 statements and 70
 -- triggers inside one UPDATE. Now one statement trigger per UPDATE of
 -- transactions deletes the transfers of every row the statement left
--- deleted, with one DELETE (index probes per deleted row), and none when
--- the statement deleted no row. Rejections stay, as before.
+-- deleted, with one DELETE (a probe of each side's unique key per
+-- deleted row: an OR of the two let the planner scan the user's transfers
+-- for every row), and none when the statement deleted no row. Rejections
+-- stay, as before.
 -- +goose StatementBegin
 CREATE FUNCTION drop_deleted_transactions_transfers() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM changed_rows WHERE status = 'deleted') THEN
-        DELETE FROM transfers t USING changed_rows n
-        WHERE n.status = 'deleted' AND t.user_id = n.user_id
-            AND (t.outflow_transaction_id = n.id OR t.inflow_transaction_id = n.id);
+        DELETE FROM transfers t WHERE t.id IN (
+            SELECT z.id FROM changed_rows n CROSS JOIN LATERAL (
+                SELECT o.id FROM transfers o WHERE o.outflow_transaction_id = n.id AND o.user_id = n.user_id
+                UNION ALL
+                SELECT i.id FROM transfers i WHERE i.inflow_transaction_id = n.id AND i.user_id = n.user_id) z
+            WHERE n.status = 'deleted');
     END IF;
     RETURN NULL;
 END

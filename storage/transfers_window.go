@@ -535,7 +535,9 @@ func windowAmounts(rows []detectRow) []int64 {
 // only those of accts, a range of transactions_account_order_idx per
 // account and day; when amounts is not nil, only those whose absolute
 // amount in ten-thousandths is one of amounts (the others' text is never
-// built nor sent). Each row comes with whether it is paired. The
+// built nor sent). Each row comes with whether it is paired: two probes
+// of the transfers' unique keys (scalar subqueries, which the planner
+// cannot turn into a hash of every transfer of the user). The
 // statement is planned with its arguments each time (an unnamed
 // statement), so that the amounts are looked up in a hash table.
 func readWindow(ctx context.Context, tx pgx.Tx, userID uuid.UUID, accts []uuid.UUID, days []int64, amounts []int64) ([]detectRow, error) {
@@ -551,8 +553,8 @@ func readWindow(ctx context.Context, tx pgx.Tx, userID uuid.UUID, accts []uuid.U
 	q := `
 		SELECT x.id, x.account_id, (x.amount * 10000)::bigint, (x.tx_date - DATE '2000-01-01')::bigint, x.currency,
 			lower(concat_ws(' ', x.summary, x.original_description, x.merchant_name)),
-			EXISTS (SELECT 1 FROM transfers z WHERE z.outflow_transaction_id = x.id)
-				OR EXISTS (SELECT 1 FROM transfers z WHERE z.inflow_transaction_id = x.id)
+			COALESCE((SELECT true FROM transfers z WHERE z.outflow_transaction_id = x.id AND z.user_id = $1 LIMIT 1),
+				(SELECT true FROM transfers z WHERE z.inflow_transaction_id = x.id AND z.user_id = $1 LIMIT 1), false)
 		FROM ` + from + `
 		CROSS JOIN LATERAL (
 			SELECT x.id, x.account_id, x.amount, x.tx_date, x.currency, x.summary, x.original_description, x.merchant_name
