@@ -20,12 +20,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -455,6 +457,10 @@ func BenchmarkSyncIncrementalPlaid(b *testing.B) {
 	}
 	times := make([][]time.Duration, len(sizes))
 	rows := make([]int64, len(sizes))
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var ruBefore syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ruBefore)
 	b.ResetTimer()
 	for range b.N {
 		for run := range incrementalRuns {
@@ -471,6 +477,14 @@ func BenchmarkSyncIncrementalPlaid(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	var ruAfter syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ruAfter)
+	cpu := time.Duration(ruAfter.Utime.Nano() + ruAfter.Stime.Nano() - ruBefore.Utime.Nano() - ruBefore.Stime.Nano())
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*incrementalRuns*len(sizes)), "cpu-ms/sync")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/1e6/float64(b.N*incrementalRuns*len(sizes)), "MB-alloc/sync")
+	b.ReportMetric(float64(after.NumGC-before.NumGC)/float64(b.N*incrementalRuns*len(sizes)), "GC/sync")
 	for k, n := range sizes {
 		envs[k].tracer.report(b)
 		slices.Sort(times[k])
