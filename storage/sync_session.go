@@ -272,9 +272,6 @@ func (ss *SyncSession) ApplyBatch(ctx context.Context, reported []domain.Reporte
 		if err := ss.transfers(ctx, tx); err != nil {
 			return err
 		}
-		if err := markDataset(ctx, tx, ss.conn.ID, "transactions", true, ""); err != nil {
-			return err
-		}
 		if err := ss.recordProgress(ctx, tx, batch); err != nil {
 			return err
 		}
@@ -606,8 +603,13 @@ func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionW
 // pending sets it completes and runs the user's rules on the rows it
 // changed.
 func (ss *SyncSession) afterPage(ctx context.Context, tx pgx.Tx, w *transactionWriter, page *storedPage, changed []uuid.UUID, keepPending []string) error {
-	if err := notePendingSeen(ctx, tx, ss.conn.ID, keepPending); err != nil {
-		return err
+	// The sync's last page that replaces no pending set needs no note: its
+	// batch's cursor forgets the noted rows (saveCursor) and nothing reads
+	// them before.
+	if !page.Last || len(page.ReplacePendingFor) > 0 {
+		if err := notePendingSeen(ctx, tx, ss.conn.ID, keepPending); err != nil {
+			return err
+		}
 	}
 	if len(page.ReplacePendingFor) > 0 {
 		ids := make([]uuid.UUID, 0, len(page.ReplacePendingFor))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/finsync/finsync/domain"
 )
@@ -252,37 +253,48 @@ func (s *Store) ListPendingProviderIDs(ctx context.Context, connectionID uuid.UU
 // cursor the re-auth reset.
 var ErrCredentialsChanged = errors.New("the connection's credentials changed during the sync")
 
-// saveCursor stores the cursor to resume the connection's sync from; after
-// the sync's last page, it forgets the pending rows the sync listed. When
-// sealed (the credentials the sync used) is no longer what is stored, it
-// stores nothing and returns ErrCredentialsChanged.
+// saveCursor stores the cursor to resume the connection's sync from and
+// records that its transactions were stored (markDataset), in one round
+// trip; after the sync's last page, it forgets the pending rows the sync
+// listed. When sealed (the credentials the sync used) is no longer what is
+// stored, it stores nothing and returns ErrCredentialsChanged.
 func saveCursor(ctx context.Context, tx pgx.Tx, connectionID uuid.UUID, cursor string, last bool, sealed []byte) error {
-	tag, err := tx.Exec(ctx, `UPDATE bank_connections SET sync_cursor = $2,
+	var batch pgx.Batch
+	batch.Queue(markDatasetSQL, connectionID, "transactions", true, "")
+	batch.Queue(`UPDATE bank_connections SET sync_cursor = $2,
 		sync_pending_seen = CASE WHEN $3 THEN '{}' ELSE sync_pending_seen END
-		WHERE id = $1 AND ($4::bytea IS NULL OR credentials_encrypted = $4)`, connectionID, cursor, last, sealed)
-	if err != nil {
+		WHERE id = $1 AND ($4::bytea IS NULL OR credentials_encrypted = $4)`, connectionID, cursor, last, sealed).Exec(func(tag pgconn.CommandTag) error {
+		if tag.RowsAffected() == 0 && sealed != nil {
+			return fmt.Errorf("save cursor of connection %s: %w", connectionID, ErrCredentialsChanged)
+		}
+		return nil
+	})
+	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+		if errors.Is(err, ErrCredentialsChanged) {
+			return err
+		}
 		return fmt.Errorf("save cursor: %w", err)
-	}
-	if tag.RowsAffected() == 0 && sealed != nil {
-		return fmt.Errorf("save cursor of connection %s: %w", connectionID, ErrCredentialsChanged)
 	}
 	return nil
 }
 
 // markDataset records the outcome of fetching one of a connection's datasets.
 func markDataset(ctx context.Context, q querier, connectionID uuid.UUID, dataset string, stored bool, errorClass string) error {
-	_, err := q.Exec(ctx, `
-		INSERT INTO connection_datasets (user_id, bank_connection_id, dataset, stored_at, last_attempt_at, last_error_class)
-		SELECT c.user_id, c.id, $2, CASE WHEN $3 THEN now() END, now(), NULLIF($4, '') FROM bank_connections c WHERE c.id = $1
-		ON CONFLICT (bank_connection_id, dataset, user_id) DO UPDATE SET
-			stored_at = COALESCE(excluded.stored_at, connection_datasets.stored_at),
-			last_attempt_at = now(), last_error_class = excluded.last_error_class`,
-		connectionID, dataset, stored, errorClass)
+	_, err := q.Exec(ctx, markDatasetSQL, connectionID, dataset, stored, errorClass)
 	if err != nil {
 		return fmt.Errorf("record %s fetch: %w", dataset, err)
 	}
 	return nil
 }
+
+// markDatasetSQL records a fetch of dataset $2 of connection $1: stored
+// ($3) or not, with its error class ($4, empty for none).
+const markDatasetSQL = `
+	INSERT INTO connection_datasets (user_id, bank_connection_id, dataset, stored_at, last_attempt_at, last_error_class)
+	SELECT c.user_id, c.id, $2, CASE WHEN $3 THEN now() END, now(), NULLIF($4, '') FROM bank_connections c WHERE c.id = $1
+	ON CONFLICT (bank_connection_id, dataset, user_id) DO UPDATE SET
+		stored_at = COALESCE(excluded.stored_at, connection_datasets.stored_at),
+		last_attempt_at = now(), last_error_class = excluded.last_error_class`
 
 // SyncOutcome is how a sync ended, recorded on the connection.
 type SyncOutcome struct {
