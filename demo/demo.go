@@ -8,6 +8,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -67,9 +68,10 @@ func Run(ctx context.Context, o Options) error {
 	g, gctx := errgroup.WithContext(ctx)
 	simRoot := "http://" + o.SimAddr
 	simulator := Simulator(1)
-	g.Go(func() error { return api.Serve(gctx, o.SimAddr, simulator, o.Env.Log) })
-	if err := waitHealthy(ctx, simRoot+"/_sim/state", nil); err != nil {
-		return err
+	simErr := make(chan error, 1)
+	g.Go(func() error { err := api.Serve(gctx, o.SimAddr, simulator, o.Env.Log); simErr <- err; return err })
+	if err := waitHealthy(ctx, simRoot+"/_sim/state", simErr); err != nil {
+		return orCause(gctx, fmt.Errorf("simulator at %s: %w", o.SimAddr, err))
 	}
 	d, err := seed(ctx, st, box, o.Env.Registry, simRoot)
 	if err != nil {
@@ -100,7 +102,7 @@ func Run(ctx context.Context, o Options) error {
 	apiErr := make(chan error, 1)
 	g.Go(func() error { err := env.RunAPI(gctx, st, o.Addr, o.MetricsAddr, reg); apiErr <- err; return err })
 	if err := waitHealthy(ctx, "http://"+o.Addr+"/v2/health", apiErr); err != nil {
-		return err
+		return orCause(gctx, fmt.Errorf("API at %s: %w", o.Addr, err))
 	}
 	// The simulated providers notify this API, as real ones would.
 	if err := notifyHere(simulator, env.Registry, "http://"+o.Addr); err != nil {
@@ -134,4 +136,14 @@ func ownAddresses(cfg *config.Config, addr string) error {
 		cfg.PublicURL = u
 	}
 	return nil
+}
+
+// orCause is err, or, when one of the demo's servers or workers failed
+// first (gctx was cancelled for it), that failure: a server stopped by the
+// cancellation would only say it stopped.
+func orCause(gctx context.Context, err error) error {
+	if cause := context.Cause(gctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
 }

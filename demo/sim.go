@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -45,7 +46,10 @@ func waitHealthy(ctx context.Context, url string, errc chan error) error {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-errc:
-			return fmt.Errorf("server stopped: %w", err)
+			if err == nil {
+				return errors.New("the server stopped")
+			}
+			return fmt.Errorf("the server stopped: %w", err)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):

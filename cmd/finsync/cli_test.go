@@ -303,3 +303,24 @@ func TestSyncRunsAWaitingRetryNow(t *testing.T) {
 		t.Fatalf("%d due sync jobs in state %q, want 1 available", jobs, state)
 	}
 }
+
+// TestDevSaysWhenItsSimulatorPortIsTaken runs `finsync dev` with its
+// simulator's port held by another server that answers every request (as a
+// second demo's simulator would): dev must fail, naming the port and why,
+// rather than sync against the other process's simulator.
+func TestDevSaysWhenItsSimulatorPortIsTaken(t *testing.T) {
+	_, dbURL := storagetest.NewDB(t)
+	t.Setenv("DATABASE_URL", dbURL)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer other.Close()
+	simAddr := strings.TrimPrefix(other.URL, "http://")
+	var out, errOut syncBuffer
+	root := newRoot(&out, &errOut)
+	root.SetArgs([]string{"--json", "dev", "--addr", freeAddr(t), "--sim-addr", simAddr, "--metrics-addr", freeAddr(t), "--dir", t.TempDir()})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err := root.ExecuteContext(ctx)
+	if err == nil || !strings.Contains(err.Error(), simAddr) || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("dev with its simulator's port taken: %v", err)
+	}
+}
