@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/domain"
@@ -74,5 +75,45 @@ func TestUpsertAccountsKeepsUnknownBalances(t *testing.T) {
 	upsert(domain.ReportedAccount{CurrentBalance: money("11.00")})
 	if r := read(); str(r.current) != "11.0000" || r.available != nil || str(r.history) != "11.0000" || r.asOf == nil || !r.asOf.After(*known.asOf) {
 		t.Fatalf("a bank reporting no available balance: %s %s %s", str(r.current), str(r.available), str(r.history))
+	}
+}
+
+// TestUpsertAccountsReportedTwice: an account listed twice in one report is
+// stored as the two reports one after the other would store it: a known
+// balance then unknown ones keep the known balance, recorded for the day.
+func TestUpsertAccountsReportedTwice(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	u := f.User(domain.PlanPro, true)
+	connID := f.Connection(u.ID, "gocardless", domain.ConnectionActive)
+	conn := domain.BankConnection{ID: connID, UserID: u.ID, Provider: "gocardless"}
+	day := domain.DateOf(time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC))
+	m := domain.MustMoney("10.50")
+	reported := []domain.ReportedAccount{
+		{ProviderAccountID: "acc-1", Name: "Main", Currency: "EUR", CurrentBalance: &m},
+		{ProviderAccountID: "acc-2", Name: "Savings", Currency: "EUR", BalancesUnknown: true},
+		{ProviderAccountID: "acc-1", Name: "Main account", Currency: "EUR", BalancesUnknown: true},
+	}
+	var ids map[string]uuid.UUID
+	if err := f.St.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		ids, err = storage.UpsertAccounts(ctx, tx, conn, reported, day)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 2 {
+		t.Fatalf("ids %v", ids)
+	}
+	var name string
+	var current, history *string
+	if err := pool.QueryRow(ctx, `
+		SELECT a.name, a.current_balance::text, (SELECT string_agg(h.balance::text, ',') FROM balance_history h WHERE h.account_id = a.id)
+		FROM accounts a WHERE a.id = $1`, ids["acc-1"]).Scan(&name, &current, &history); err != nil {
+		t.Fatal(err)
+	}
+	if name != "Main account" || current == nil || *current != "10.5000" || history == nil || *history != "10.5000" {
+		t.Fatalf("account reported twice: %q %v %v", name, current, history)
 	}
 }

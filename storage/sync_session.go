@@ -551,7 +551,7 @@ func (ss *SyncSession) storePages(ctx context.Context, tx pgx.Tx, w *transaction
 	ss.forgetCopied()
 	if ss.fresh || ss.relinking || len(batch) < 2 {
 		for i := range batch {
-			if err := ss.storePage(ctx, tx, w, &batch[i]); err != nil {
+			if err := ss.storePage(ctx, tx, w, &batch[i], i == len(batch)-1); err != nil {
 				return err
 			}
 		}
@@ -574,15 +574,16 @@ func (ss *SyncSession) storePages(ctx context.Context, tx pgx.Tx, w *transaction
 		if err != nil {
 			return err
 		}
-		if err := ss.afterPage(ctx, tx, w, &batch[i], changed, keepPending[i]); err != nil {
+		if err := ss.afterPage(ctx, tx, w, &batch[i], i == len(batch)-1, changed, keepPending[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// storePage writes one page inside the batch's transaction.
-func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionWriter, page *storedPage) error {
+// storePage writes one page inside the batch's transaction (final: the
+// batch's last page).
+func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionWriter, page *storedPage, final bool) error {
 	rows, keepPending, err := ss.rows(ctx, tx, page)
 	if err != nil {
 		return err
@@ -596,17 +597,17 @@ func (ss *SyncSession) storePage(ctx context.Context, tx pgx.Tx, w *transactionW
 	if err != nil {
 		return err
 	}
-	return ss.afterPage(ctx, tx, w, page, changed, keepPending)
+	return ss.afterPage(ctx, tx, w, page, final, changed, keepPending)
 }
 
 // afterPage notes the pending rows a written page listed, replaces the
 // pending sets it completes and runs the user's rules on the rows it
-// changed.
-func (ss *SyncSession) afterPage(ctx context.Context, tx pgx.Tx, w *transactionWriter, page *storedPage, changed []uuid.UUID, keepPending []string) error {
-	// The sync's last page that replaces no pending set needs no note: its
-	// batch's cursor forgets the noted rows (saveCursor) and nothing reads
-	// them before.
-	if !page.Last || len(page.ReplacePendingFor) > 0 {
+// changed (final: the page is its batch's last).
+func (ss *SyncSession) afterPage(ctx context.Context, tx pgx.Tx, w *transactionWriter, page *storedPage, final bool, changed []uuid.UUID, keepPending []string) error {
+	// The sync's last page, last in its batch, that replaces no pending
+	// set needs no note: the batch's cursor forgets the noted rows
+	// (saveCursor) and nothing reads them before.
+	if !page.Last || !final || len(page.ReplacePendingFor) > 0 {
 		if err := notePendingSeen(ctx, tx, ss.conn.ID, keepPending); err != nil {
 			return err
 		}

@@ -19,30 +19,47 @@ import (
 // of each whose balances are known; it returns account ids by provider
 // account id. An account with BalancesUnknown keeps its last balances and
 // their as-of time. All accounts and balances are one statement
-// (upsertAccountsSQL); an account reported twice is stored as last
-// reported.
+// (upsertAccountsSQL), unless an account is reported twice.
 func upsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, accounts []domain.ReportedAccount, today domain.Date) (map[string]uuid.UUID, error) {
 	ids := make(map[string]uuid.UUID, len(accounts))
-	var c reportedAccountColumns
-	last := make(map[string]int, len(accounts))
-	for i, a := range accounts {
-		last[a.ProviderAccountID] = i
+	if len(accounts) == 0 {
+		return ids, nil
 	}
-	for i, a := range accounts {
-		if last[a.ProviderAccountID] != i {
-			continue
+	// One statement cannot write a row twice: an account reported twice
+	// (no provider is known to) is stored one report at a time, in order.
+	groups := [][]domain.ReportedAccount{accounts}
+	seen := make(map[string]bool, len(accounts))
+	for _, a := range accounts {
+		if seen[a.ProviderAccountID] {
+			groups = groups[:0]
+			for i := range accounts {
+				groups = append(groups, accounts[i:i+1])
+			}
+			break
 		}
-		if err := c.add(a); err != nil {
+		seen[a.ProviderAccountID] = true
+	}
+	for _, g := range groups {
+		if err := upsertAccountGroup(ctx, tx, conn, g, today, ids); err != nil {
 			return nil, err
 		}
 	}
-	if len(c.pids) == 0 {
-		return ids, nil
+	return ids, nil
+}
+
+// upsertAccountGroup stores accounts (each provider account id once) in
+// one statement and notes their ids in ids.
+func upsertAccountGroup(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, accounts []domain.ReportedAccount, today domain.Date, ids map[string]uuid.UUID) error {
+	var c reportedAccountColumns
+	for _, a := range accounts {
+		if err := c.add(a); err != nil {
+			return err
+		}
 	}
 	rows, err := tx.Query(ctx, upsertAccountsSQL, conn.UserID, conn.ID, conn.Provider, nullIfEmpty(conn.InstitutionName), today.Time,
 		c.pids, c.names, c.masks, c.types, c.subtypes, c.currencies, c.current, c.available, c.limits, c.liabilities, c.unknown, c.record)
 	if err != nil {
-		return nil, fmt.Errorf("upsert accounts: %w", err)
+		return fmt.Errorf("upsert accounts: %w", err)
 	}
 	var pid string
 	var id uuid.UUID
@@ -50,9 +67,9 @@ func upsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, 
 		ids[pid] = id
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("upsert accounts: %w", err)
+		return fmt.Errorf("upsert accounts: %w", err)
 	}
-	return ids, nil
+	return nil
 }
 
 // reportedAccountColumns are reported accounts as upsertAccountsSQL's arrays.

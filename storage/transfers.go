@@ -177,7 +177,7 @@ type pairSide struct {
 func (s *Store) CreateTransfer(ctx context.Context, sc Scope, outflowID, inflowID uuid.UUID) (domain.Transfer, error) {
 	var out domain.Transfer
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('transfers:' || $1::text, 0))`, sc.UserID); err != nil {
+		if _, err := tx.Exec(ctx, lockTransfersSQL, sc.UserID); err != nil {
 			return fmt.Errorf("create transfer: lock user: %w", err)
 		}
 		o, err := loadPairSide(ctx, tx, sc, outflowID, "outflowTransactionId")
@@ -263,6 +263,10 @@ func (s *Store) DeleteTransfer(ctx context.Context, sc Scope, id uuid.UUID) erro
 	w.inScope("tr.outflow_account_id", sc)
 	w.inScope("tr.inflow_account_id", sc)
 	return s.inTx(ctx, func(tx pgx.Tx) error {
+		// Detection reads the user's pairs and rejections under this lock.
+		if _, err := tx.Exec(ctx, lockTransfersSQL, sc.UserID); err != nil {
+			return fmt.Errorf("delete transfer %s: lock: %w", id, err)
+		}
 		var uid, out, in uuid.UUID
 		err := tx.QueryRow(ctx, `DELETE FROM transfers tr WHERE `+w.sql()+`
 			RETURNING tr.user_id, tr.outflow_transaction_id, tr.inflow_transaction_id`, w.args...).Scan(&uid, &out, &in)
@@ -280,3 +284,8 @@ func (s *Store) DeleteTransfer(ctx context.Context, sc Scope, id uuid.UUID) erro
 		return nil
 	})
 }
+
+// lockTransfersSQL takes the user's ($1) transfers lock for the rest of the
+// transaction: detection, pairing by hand and unpairing of one user run
+// one at a time (beginDetection).
+const lockTransfersSQL = `SELECT pg_advisory_xact_lock(hashtextextended('transfers:' || $1::text, 0))`

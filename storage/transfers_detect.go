@@ -81,7 +81,7 @@ func beginDetection(ctx context.Context, tx pgx.Tx, userID uuid.UUID, ids []uuid
 	var accts *userAccounts
 	var rejections bool
 	var batch pgx.Batch
-	batch.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('transfers:' || $1::text, 0)), set_config('jit', 'off', true)`, userID)
+	batch.Queue(lockTransfersSQL+`, set_config('jit', 'off', true)`, userID)
 	if len(ids) > 0 {
 		batch.Queue(detectRowsSQL, userID, ids).Query(func(res pgx.Rows) error {
 			var err error

@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/providers/sim/simkit"
@@ -370,5 +372,48 @@ func crossAccounts() []simkit.ScenarioAccount {
 		{Key: "eur", Connection: 1, Name: "Euro Main", Mask: "4444", Type: "depository", Subtype: "checking", Currency: "EUR"},
 		{Key: "eur2", Connection: 1, Name: "Euro Two", Mask: "5555", Type: "depository", Subtype: "savings", Currency: "EUR"},
 		{Key: "eur3", Connection: 1, Name: "Euro Three", Mask: "6666", Type: "depository", Subtype: "savings", Currency: "EUR"},
+	}
+}
+
+// TestMarkingDeletedDropsTransfersOnce: an UPDATE that marks a paired row
+// deleted drops its transfer, whichever side it is (migration 00036);
+// an UPDATE of a row that was deleted already leaves a transfer on it
+// alone, as the row trigger before it did.
+func TestMarkingDeletedDropsTransfersOnce(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	u := f.User(domain.PlanPro, true)
+	conn := f.Connection(u.ID, "plaid", domain.ConnectionActive)
+	chk, sav := f.Account(u.ID, conn, "plaid", "Checking"), f.Account(u.ID, conn, "plaid", "Savings")
+	day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	outs := f.Transactions(u.ID, conn, chk, "plaid", []storagetest.Tx{{Amount: "-50.00", Date: day}, {Amount: "-60.00", Date: day}, {Amount: "-70.00", Date: day}})
+	ins := f.Transactions(u.ID, conn, sav, "plaid", []storagetest.Tx{{Amount: "50.00", Date: day}, {Amount: "60.00", Date: day}, {Amount: "70.00", Date: day}})
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The third row is deleted before its pair is stored (as a race
+	// between a removal and detection could leave it).
+	exec(`UPDATE transactions SET status = 'deleted' WHERE id = $1`, outs[2])
+	for i := range outs {
+		exec(`INSERT INTO transfers (user_id, outflow_transaction_id, inflow_transaction_id, outflow_account_id, inflow_account_id,
+			date, amount, currency, inflow_amount, inflow_currency, confidence, source, reasons)
+			VALUES ($1, $2, $3, $4, $5, $6, 1, 'USD', 1, 'USD', 1, 'user', '{}')`, u.ID, outs[i], ins[i], chk, sav, day)
+	}
+	exec(`UPDATE transactions SET status = 'deleted' WHERE id = ANY($1)`, []uuid.UUID{outs[0], ins[1]})
+	exec(`UPDATE transactions SET summary = 'renamed' WHERE id = $1`, outs[2])
+	var left []uuid.UUID
+	rows, err := pool.Query(ctx, `SELECT outflow_transaction_id FROM transfers WHERE user_id = $1`, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID]); err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0] != outs[2] {
+		t.Fatalf("transfers left %v, want only the one on the row deleted before (%v)", left, outs[2])
 	}
 }
