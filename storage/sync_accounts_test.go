@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/finsync/finsync/domain"
 	"github.com/finsync/finsync/storage"
@@ -19,12 +20,8 @@ import (
 // that reports none) as null.
 func TestUpsertAccountsKeepsUnknownBalances(t *testing.T) {
 	ctx := context.Background()
-	pool, _ := storagetest.NewDB(t)
-	f := storagetest.NewFixtures(t, pool)
-	u := f.User(domain.PlanPro, true)
-	connID := f.Connection(u.ID, "gocardless", domain.ConnectionActive)
-	conn := domain.BankConnection{ID: connID, UserID: u.ID, Provider: "gocardless"}
-	day := domain.DateOf(time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC))
+	pool, f, conn, day := accountsConnection(t)
+	connID := conn.ID
 	money := func(s string) *domain.Money { m := domain.MustMoney(s); return &m }
 	upsert := func(a domain.ReportedAccount) {
 		t.Helper()
@@ -83,12 +80,7 @@ func TestUpsertAccountsKeepsUnknownBalances(t *testing.T) {
 // balance then unknown ones keep the known balance, recorded for the day.
 func TestUpsertAccountsReportedTwice(t *testing.T) {
 	ctx := context.Background()
-	pool, _ := storagetest.NewDB(t)
-	f := storagetest.NewFixtures(t, pool)
-	u := f.User(domain.PlanPro, true)
-	connID := f.Connection(u.ID, "gocardless", domain.ConnectionActive)
-	conn := domain.BankConnection{ID: connID, UserID: u.ID, Provider: "gocardless"}
-	day := domain.DateOf(time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC))
+	pool, f, conn, day := accountsConnection(t)
 	m := domain.MustMoney("10.50")
 	reported := []domain.ReportedAccount{
 		{ProviderAccountID: "acc-1", Name: "Main", Currency: "EUR", CurrentBalance: &m},
@@ -116,4 +108,16 @@ func TestUpsertAccountsReportedTwice(t *testing.T) {
 	if name != "Main account" || current == nil || *current != "10.5000" || history == nil || *history != "10.5000" {
 		t.Fatalf("account reported twice: %q %v %v", name, current, history)
 	}
+}
+
+// accountsConnection is a fresh database with a user's GoCardless
+// connection, and the day its accounts are reported on.
+func accountsConnection(t *testing.T) (*pgxpool.Pool, *storagetest.Fixtures, domain.BankConnection, domain.Date) {
+	t.Helper()
+	pool, _ := storagetest.NewDB(t)
+	f := storagetest.NewFixtures(t, pool)
+	u := f.User(domain.PlanPro, true)
+	connID := f.Connection(u.ID, "gocardless", domain.ConnectionActive)
+	return pool, f, domain.BankConnection{ID: connID, UserID: u.ID, Provider: "gocardless"},
+		domain.DateOf(time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC))
 }
