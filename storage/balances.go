@@ -54,14 +54,18 @@ func (s *Store) ListBalanceHistory(ctx context.Context, sc Scope, f BalanceFilte
 	return out, rows.Err()
 }
 
+// recordBalanceConflict is how a recorded balance meets the day's stored
+// one: it replaces it, a derived one included.
+const recordBalanceConflict = `ON CONFLICT (account_id, date, user_id) DO UPDATE SET
+	balance = excluded.balance, currency = excluded.currency, derived = false, updated_at = now()`
+
 // recordBalance upserts an account's recorded balance for one day (a second
 // record the same day replaces the first, and a record replaces a derived
 // balance of that day).
 func recordBalance(ctx context.Context, q querier, userID, accountID uuid.UUID, day domain.Date, balance domain.Money, currency string) error {
 	_, err := q.Exec(ctx, `
 		INSERT INTO balance_history (user_id, account_id, date, balance, currency)
-		VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (account_id, date, user_id) DO UPDATE SET balance = excluded.balance, currency = excluded.currency, derived = false, updated_at = now()`,
+		VALUES ($1, $2, $3, $4, $5) `+recordBalanceConflict,
 		userID, accountID, day.Time, balance, currency)
 	if err != nil {
 		return fmt.Errorf("record balance of account %s on %s: %w", accountID, day, err)

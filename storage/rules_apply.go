@@ -82,11 +82,11 @@ func applyRulesTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionI
 	if len(transactionIDs) == 0 {
 		return nil
 	}
-	set, any, err := prepareRules(ctx, tx, userID, cache)
+	set, anyRules, err := prepareRules(ctx, tx, userID, cache)
 	if err != nil {
 		return err
 	}
-	if !any {
+	if !anyRules {
 		// A user who never had a rule has no outcome to apply or undo: the
 		// rows are not read (a first sync of a million rows would read them
 		// all back). One whose rules are all archived may have outcomes to
@@ -110,7 +110,7 @@ func applyRulesTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, transactionI
 // the lock is held.
 func prepareRules(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cache *rules.Cache) (*rules.Set, bool, error) {
 	var stored []Rule
-	var any bool
+	var anyRules bool
 	var batch pgx.Batch
 	batch.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('finsync.rules:' || $1::text, 0))`, userID)
 	batch.Queue(activeRulesSQL, userID).Query(func(rows pgx.Rows) error {
@@ -119,7 +119,7 @@ func prepareRules(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cache *rules
 		return err
 	})
 	batch.Queue(`SELECT EXISTS (SELECT 1 FROM rules WHERE user_id = $1)`, userID).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&any)
+		return row.Scan(&anyRules)
 	})
 	if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
 		return nil, false, fmt.Errorf("lock and load rules of user %s: %w", userID, err)
@@ -128,7 +128,7 @@ func prepareRules(ctx context.Context, tx pgx.Tx, userID uuid.UUID, cache *rules
 	if err != nil {
 		return nil, false, err
 	}
-	return rules.NewSet(compiled...), any, nil
+	return rules.NewSet(compiled...), anyRules, nil
 }
 
 // compileStored compiles stored rules through cache (nil: no cache), each

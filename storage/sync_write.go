@@ -25,26 +25,29 @@ func upsertAccounts(ctx context.Context, tx pgx.Tx, conn domain.BankConnection, 
 	if len(accounts) == 0 {
 		return ids, nil
 	}
+	if !reportedTwice(accounts) {
+		return ids, upsertAccountGroup(ctx, tx, conn, accounts, today, ids)
+	}
 	// One statement cannot write a row twice: an account reported twice
 	// (no provider is known to) is stored one report at a time, in order.
-	groups := [][]domain.ReportedAccount{accounts}
-	seen := make(map[string]bool, len(accounts))
-	for _, a := range accounts {
-		if seen[a.ProviderAccountID] {
-			groups = groups[:0]
-			for i := range accounts {
-				groups = append(groups, accounts[i:i+1])
-			}
-			break
-		}
-		seen[a.ProviderAccountID] = true
-	}
-	for _, g := range groups {
-		if err := upsertAccountGroup(ctx, tx, conn, g, today, ids); err != nil {
+	for i := range accounts {
+		if err := upsertAccountGroup(ctx, tx, conn, accounts[i:i+1], today, ids); err != nil {
 			return nil, err
 		}
 	}
 	return ids, nil
+}
+
+// reportedTwice reports whether a provider account id appears twice.
+func reportedTwice(accounts []domain.ReportedAccount) bool {
+	seen := make(map[string]bool, len(accounts))
+	for _, a := range accounts {
+		if seen[a.ProviderAccountID] {
+			return true
+		}
+		seen[a.ProviderAccountID] = true
+	}
+	return false
 }
 
 // upsertAccountGroup stores accounts (each provider account id once) in
@@ -131,7 +134,7 @@ WITH r AS (
 ), balance AS (
 	INSERT INTO balance_history (user_id, account_id, date, balance, currency)
 	SELECT $1, a.id, $5, r.current, r.currency FROM a JOIN r ON r.pid = a.provider_account_id WHERE r.record
-	ON CONFLICT (account_id, date, user_id) DO UPDATE SET balance = excluded.balance, currency = excluded.currency, derived = false, updated_at = now()
+	` + recordBalanceConflict + `
 )
 SELECT provider_account_id, id FROM a`
 

@@ -267,8 +267,8 @@ type windowSearch struct {
 // chosen. Candidates come from windowCandidates (window nil: from the
 // database alone); the candidates' own candidates decide whether a
 // candidate fits one row better than any other; scoring and the choice
-// are scoreTransfer and chooseTransfers. Caveat: the caller holds
-// lockUserTransfers.
+// are scoreTransfer and chooseTransfers. Caveat: the caller began the
+// pass (beginDetection: the lock, rows and accts).
 func detectRows(ctx context.Context, tx pgx.Tx, userID uuid.UUID, rows []detectRow, accts *userAccounts, window *windowSearch) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil

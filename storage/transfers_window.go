@@ -276,7 +276,6 @@ func windowCandidates(ctx context.Context, tx pgx.Tx, userID, connID uuid.UUID, 
 		check.byID = map[[16]byte]bool{}
 	}
 	if read := append(stored, others...); len(read) > 0 {
-		check.lookUp(read)
 		check.noteRead(read)
 		db := &sessionRows{limit: int64(len(read))} // all of them: nothing to read again
 		db.add(read)

@@ -141,14 +141,19 @@ func (s *statementTimes) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.T
 		return
 	}
 	words := strings.Fields(ts.sql)
-	key := strings.Join(words[:min(len(words), 4)], " ")
-	took := time.Since(ts.start)
+	s.note(strings.Join(words[:min(len(words), 4)], " "), strings.Join(words[:min(len(words), 10)], " "), ts.start)
+}
+
+// note adds a statement's time since start under key, and, while a sync's
+// steps are noted, the statement as step.
+func (s *statementTimes) note(key, step string, start time.Time) {
+	took := time.Since(start)
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.times[key] += took
 	if !s.since.IsZero() {
-		s.steps = append(s.steps, traceStep{ts.start.Sub(s.since), took, strings.Join(words[:min(len(words), 10)], " ")})
+		s.steps = append(s.steps, traceStep{start.Sub(s.since), took, step})
 	}
-	s.mu.Unlock()
 }
 
 // batchTrace is a batch under way: when it started and its statements'
@@ -181,13 +186,7 @@ func (s *statementTimes) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.T
 		return
 	}
 	key := "batch: " + strings.Join(b.sqls, " + ")
-	took := time.Since(b.start)
-	s.mu.Lock()
-	s.times[key] += took
-	if !s.since.IsZero() {
-		s.steps = append(s.steps, traceStep{b.start.Sub(s.since), took, key})
-	}
-	s.mu.Unlock()
+	s.note(key, key, b.start)
 }
 
 // startSteps starts noting the statements of a sync in order.
@@ -460,7 +459,9 @@ func BenchmarkSyncIncrementalPlaid(b *testing.B) {
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	var ruBefore syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ruBefore)
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ruBefore); err != nil {
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	for range b.N {
 		for run := range incrementalRuns {
@@ -480,7 +481,9 @@ func BenchmarkSyncIncrementalPlaid(b *testing.B) {
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	var ruAfter syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ruAfter)
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ruAfter); err != nil {
+		b.Fatal(err)
+	}
 	cpu := time.Duration(ruAfter.Utime.Nano() + ruAfter.Stime.Nano() - ruBefore.Utime.Nano() - ruBefore.Stime.Nano())
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*incrementalRuns*len(sizes)), "cpu-ms/sync")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/1e6/float64(b.N*incrementalRuns*len(sizes)), "MB-alloc/sync")
